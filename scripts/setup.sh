@@ -1,0 +1,100 @@
+#!/bin/sh
+# Installs everything Braid needs: OCaml 5.3, dune, the OCaml libraries and the
+# measuring tools. Idempotent: what is already installed is skipped.
+#   Debian 12: adds Debian 13 (trixie) with Pin-Priority 100 and installs from it.
+#   Debian 13: installs from its own suite.
+#   A machine with opam and no apt: installs the libraries with opam.
+set -eu
+
+OCAML_LIBS="saturn backoff multicore-magic lwt angstrom alcotest qcheck qcheck-stm
+qcheck-lin dscheck cmdliner logs fmt mtime ptime uri cohttp-lwt-unix crowbar
+bigstringaf cstruct magic-mime mdx"
+DEB_LIBS="ocaml-nox ocaml-dune ocaml-findlib ocamlformat libsaturn-ocaml-dev
+libbackoff-ocaml-dev libmulticore-magic-ocaml-dev liblwt-ocaml-dev
+libangstrom-ocaml-dev libalcotest-ocaml-dev libqcheck-ocaml-dev
+libqcheck-stm-ocaml-dev libqcheck-lin-ocaml-dev libdscheck-ocaml-dev
+libcmdliner-ocaml-dev liblogs-ocaml-dev libfmt-ocaml-dev libmtime-ocaml-dev
+libptime-ocaml-dev liburi-ocaml-dev libcohttp-lwt-unix-ocaml-dev
+libcrowbar-ocaml-dev libbigstringaf-ocaml-dev libcstruct-ocaml-dev
+libmagic-mime-ocaml-dev libmdx-ocaml-dev"
+# Tools from the base suite: load generators, peers and the report's charts.
+DEB_TOOLS="curl wrk httperf apache2-utils nginx gnuplot-nox python3 procps"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || die "run as root or install sudo"
+  SUDO="sudo"
+fi
+
+ocaml_ok() {
+  command -v ocamlfind >/dev/null 2>&1 && command -v dune >/dev/null 2>&1 &&
+    case "$(ocamlfind ocamlc -version 2>/dev/null)" in 5.3.*|5.[4-9].*) true ;; *) false ;; esac
+}
+
+missing_debs() {
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || printf '%s ' "$p"
+  done
+}
+
+setup_trixie_pin() {
+  if ! grep -rqs 'trixie' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    say "adding the Debian 13 (trixie) suite with a low pin"
+    $SUDO tee /etc/apt/sources.list.d/braid-trixie.sources >/dev/null <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
+  if ! grep -rqs 'n=trixie' /etc/apt/preferences.d/; then
+    $SUDO tee /etc/apt/preferences.d/braid-trixie >/dev/null <<PIN
+Package: *
+Pin: release n=trixie
+Pin-Priority: 100
+PIN
+  fi
+}
+
+apt_install() { # $1: target suite or "", rest: packages
+  suite=$1; shift
+  [ -n "$*" ] || return 0
+  if [ "${UPDATED:-no}" = no ]; then $SUDO apt-get update -qq; UPDATED=yes; fi
+  say "installing $*"
+  if [ -n "$suite" ]; then
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t "$suite" "$@" >/dev/null
+  else
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  fi
+}
+
+UPDATED=no
+if [ -r /etc/os-release ] && command -v apt-get >/dev/null 2>&1; then
+  . /etc/os-release
+  case "${ID:-}:${VERSION_ID:-}" in
+    debian:12) setup_trixie_pin; suite=trixie ;;
+    debian:13|debian:) suite="" ;;
+    *) die "unsupported system ${PRETTY_NAME:-unknown}: Braid's setup supports Debian 12 and 13 (or opam)" ;;
+  esac
+  libs=$(missing_debs $DEB_LIBS)
+  if [ -n "$libs" ] && ocaml_ok && command -v opam >/dev/null 2>&1; then
+    say "OCaml $(ocamlfind ocamlc -version) is present with opam; using opam for libraries"
+    opam install -y $OCAML_LIBS
+  else
+    apt_install "$suite" $libs
+  fi
+  apt_install "" $(missing_debs $DEB_TOOLS)
+elif command -v opam >/dev/null 2>&1; then
+  ocaml_ok || die "opam found but no OCaml >= 5.3 in the current switch: opam switch create 5.3.0"
+  opam install -y dune $OCAML_LIBS
+  say "install curl, wrk, httperf, nginx and gnuplot with your system's package manager for the benchmarks"
+else
+  die "unsupported system: need Debian 12/13 (apt) or opam"
+fi
+
+ocaml_ok || die "OCaml 5.3 and dune are still missing after installation"
+say "ready: OCaml $(ocamlfind ocamlc -version), dune $(dune --version)"
