@@ -1,0 +1,52 @@
+(** Braid: one [Suspend] effect shared by every scheduler and every
+    synchronisation structure.
+
+    A structure that must wait performs {!Suspend} (through {!suspend}); the
+    scheduler running the caller handles it, whichever scheduler that is. So the
+    structures of [braid.sync] work across the FIFO scheduler ([braid.fifo]),
+    the work-stealing pool ([braid.pool]), the IO event loop ([braid.io]), Lwt
+    ([braid.lwt]), bare domains and systhreads, all at once.
+
+    {[
+      let answer = Braid_sync.Promise.create () in
+      Braid_fifo.run (fun () ->
+          let _ =
+            Braid.Fiber.fork (fun () -> Braid_sync.Promise.fill answer 42)
+          in
+          Braid_sync.Promise.await answer)
+    ]}
+
+    The same idea is Picos' [Trigger] and Eio's [Suspend]; Braid's contract is
+    the thesis's: a resumer that reports whether its fiber was still waiting, so
+    a structure never hands a value or a lock to a cancelled waiter. *)
+
+(** {1 The contract} *)
+
+type 'a resumer = ('a, exn) result -> bool
+(** See {!Suspend.resumer}. *)
+
+type _ Effect.t += Suspend : ('a resumer -> 'a option) -> 'a Effect.t
+
+val suspend : ('a resumer -> 'a option) -> 'a
+(** See {!Suspend.suspend}. *)
+
+exception Cancelled
+(** Raised at the blocking call of a cancelled fiber. *)
+
+(** {1 Fibers and structured concurrency} *)
+
+module Fiber : sig
+  include module type of struct
+    include Fiber
+  end
+
+  val fork : ?sw:Switch.t -> (unit -> 'a) -> 'a handle
+  (** [fork ?sw f] is {!Switch.fork} [sw f] with a switch, else a detached
+      {!Fiber.fork}. *)
+end
+
+module Switch = Switch
+
+(** {1 Writing a scheduler} *)
+
+module Scheduler = Scheduler

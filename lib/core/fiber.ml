@@ -1,0 +1,201 @@
+open Suspend
+
+type failure = exn * Printexc.raw_backtrace
+
+type scope = {
+  cancelled : bool Atomic.t;
+  shield : bool;  (** Stops cancellation of enclosing scopes. *)
+  owner : t option;
+}
+
+and t = {
+  id : int;
+  root : scope;
+  mutable scopes : scope list;
+      (** Innermost first. Only the fiber itself changes it; a canceller on
+          another domain reads it after reading [waker], which the fiber sets
+          after its last change before suspending. *)
+  waker : (unit -> unit) Atomic.t;
+  failure : failure option Atomic.t;
+}
+
+type 'a state =
+  | Running of unit resumer list
+  | Finished of ('a, failure) result
+
+type 'a handle = { fiber : t; state : 'a state Atomic.t }
+
+exception Multiple of exn list
+
+type _ Effect.t +=
+  | Fork : t * (unit -> unit) -> unit Effect.t
+  | Current : t Effect.t
+
+(* Fiber ids are positive, thread ids (see [self_id]) negative. *)
+let next_id = Atomic.make 1
+let no_waker () = ()
+
+let create () =
+  let rec fiber =
+    {
+      id = Atomic.fetch_and_add next_id 1;
+      root;
+      scopes = [ root ];
+      waker = Atomic.make no_waker;
+      failure = Atomic.make None;
+    }
+  and root =
+    { cancelled = Atomic.make false; shield = false; owner = Some fiber }
+  in
+  fiber
+
+let id f = f.id
+let set_waker f wake = Atomic.set f.waker wake
+
+let rec cancelled_in = function
+  | [] -> false
+  | s :: outer ->
+      Atomic.get s.cancelled || ((not s.shield) && cancelled_in outer)
+
+let is_cancelled_fiber f = cancelled_in f.scopes
+
+let current () =
+  try Some (Effect.perform Current) with Effect.Unhandled Current -> None
+
+let is_cancelled () =
+  match current () with Some f -> is_cancelled_fiber f | None -> false
+
+let check () = if is_cancelled () then raise Cancelled
+
+let self_id () =
+  match current () with
+  | Some f -> f.id
+  | None -> -1 - Thread.id (Thread.self ())
+
+(* Runs [f] with [scope] pushed on [fiber]'s scopes, restoring them after. *)
+let with_scope fiber scope f =
+  let saved = fiber.scopes in
+  fiber.scopes <- scope :: saved;
+  match f () with
+  | v ->
+      fiber.scopes <- saved;
+      v
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      fiber.scopes <- saved;
+      Printexc.raise_with_backtrace e bt
+
+let protect f =
+  match current () with
+  | None -> f ()
+  | Some fiber ->
+      with_scope fiber
+        { cancelled = Atomic.make false; shield = true; owner = Some fiber }
+        f
+
+module Scope = struct
+  type nonrec t = scope
+
+  let run f =
+    match current () with
+    | None -> f { cancelled = Atomic.make false; shield = false; owner = None }
+    | Some fiber ->
+        let scope =
+          { cancelled = Atomic.make false; shield = false; owner = Some fiber }
+        in
+        with_scope fiber scope (fun () -> f scope)
+
+  let cancel s =
+    if not (Atomic.exchange s.cancelled true) then
+      match s.owner with
+      | Some fiber -> (Atomic.get fiber.waker) ()
+      | None -> ()
+
+  let is_cancelled s = Atomic.get s.cancelled
+  let owner s = s.owner
+end
+
+let finish h result =
+  match Atomic.exchange h.state (Finished result) with
+  | Running joiners -> List.iter (fun wake -> ignore (wake (Ok ()))) joiners
+  | Finished _ -> assert false
+
+let prepare ?on_failure f =
+  let fiber = create () in
+  let h = { fiber; state = Atomic.make (Running []) } in
+  let body () =
+    let result =
+      match f () with
+      | v -> Ok v
+      | exception e ->
+          let bt = Printexc.get_raw_backtrace () in
+          (match e with
+          | Cancelled when is_cancelled_fiber fiber -> ()
+          | _ -> (
+              match on_failure with
+              | None -> Atomic.set fiber.failure (Some (e, bt))
+              | Some report -> report e bt));
+          Error (e, bt)
+    in
+    finish h result
+  in
+  (fiber, h, body)
+
+let start fiber body =
+  try Effect.perform (Fork (fiber, body))
+  with Effect.Unhandled (Fork _) ->
+    invalid_arg "Braid.Fiber.fork: not inside a Braid scheduler"
+
+let fork f =
+  let fiber, h, body = prepare f in
+  start fiber body;
+  h
+
+let yield () =
+  suspend (fun resume ->
+      ignore (resume (Ok ()));
+      None)
+
+let outcome h =
+  match Atomic.get h.state with Finished r -> Some r | Running _ -> None
+
+let is_done h = Option.is_some (outcome h)
+let unobserved_failure f = Atomic.get f.failure
+
+let rec add_joiner h wake =
+  match Atomic.get h.state with
+  | Finished _ -> Some ()
+  | Running joiners as seen ->
+      if Atomic.compare_and_set h.state seen (Running (wake :: joiners)) then
+        None
+      else add_joiner h wake
+
+let rec remove_joiner h wake =
+  match Atomic.get h.state with
+  | Finished _ -> ()
+  | Running joiners as seen ->
+      if List.memq wake joiners then
+        let rest = List.filter (fun w -> w != wake) joiners in
+        if not (Atomic.compare_and_set h.state seen (Running rest)) then
+          remove_joiner h wake
+
+let rec join h =
+  match Atomic.get h.state with
+  | Finished (Ok v) -> v
+  | Finished (Error (e, bt)) ->
+      Atomic.set h.fiber.failure None;
+      Printexc.raise_with_backtrace e bt
+  | Running _ ->
+      let mine = ref (fun _ -> false) in
+      (match
+         suspend (fun wake ->
+             mine := wake;
+             add_joiner h wake)
+       with
+      | () -> ()
+      | exception e ->
+          remove_joiner h !mine;
+          raise e);
+      join h
+
+let cancel h = Scope.cancel h.fiber.root

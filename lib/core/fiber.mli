@@ -1,0 +1,127 @@
+(** Fibers: lightweight threads run by any Braid scheduler.
+
+    {!fork}, {!yield} and {!join} work under every Braid scheduler (FIFO, pool,
+    IO event loop) because they only use effects those schedulers share.
+    Cancellation is cooperative: a cancelled fiber raises {!Suspend.Cancelled}
+    at its next (or current) blocking call, never in the middle of computing. *)
+
+type t
+(** A running fiber. *)
+
+type 'a handle
+(** A forked fiber whose result can be joined. *)
+
+exception Multiple of exn list
+(** Several fibers failed and none of them was joined; raised by scheduler [run]
+    functions instead of picking one. In order of failure. *)
+
+val fork : (unit -> 'a) -> 'a handle
+(** [fork f] starts [f] in a new fiber of the calling fiber's scheduler and
+    returns at once. The new fiber is not tied to its parent: cancelling the
+    parent does not cancel it (use {!Switch} for that). If [f] raises and the
+    fiber is never {!join}ed, the scheduler's [run] re-raises the exception.
+    @raise Invalid_argument outside a Braid scheduler. *)
+
+val yield : unit -> unit
+(** [yield ()] lets the other runnable fibers of the scheduler run first.
+    @raise Suspend.Cancelled if the fiber is cancelled. *)
+
+val join : 'a handle -> 'a
+(** [join h] waits for [h] to finish, blocking only the calling fiber (or
+    thread), and returns its result or raises its exception ([Cancelled] if it
+    ended by cancellation). Joining observes a failure: the scheduler will not
+    re-raise it. May be called from any domain or thread. *)
+
+val cancel : 'a handle -> unit
+(** [cancel h] cancels [h]'s fiber from any domain or thread. If it is blocked,
+    it is woken at once and its blocking call raises {!Suspend.Cancelled};
+    otherwise the next blocking call does. Protected sections ({!protect}) are
+    not interrupted. Cancelling a finished fiber does nothing. *)
+
+val is_done : 'a handle -> bool
+(** [is_done h] is true once [h]'s fiber has returned or raised. *)
+
+val check : unit -> unit
+(** [check ()] raises {!Suspend.Cancelled} if the calling fiber is cancelled: a
+    cancellation point for long computations. No-op outside a fiber. *)
+
+val is_cancelled : unit -> bool
+(** [is_cancelled ()] is true if the calling fiber has been cancelled (and is
+    not inside {!protect}). [false] outside a fiber. *)
+
+val protect : (unit -> 'a) -> 'a
+(** [protect f] runs [f] shielded from cancellation: blocking calls inside [f]
+    cannot be interrupted by a cancellation requested outside it. Use it to
+    release resources while unwinding. Pending cancellation is seen after. *)
+
+val self_id : unit -> int
+(** [self_id ()] identifies the caller for ownership checks: the current fiber
+    under a Braid scheduler (stable across domains if the fiber migrates), or
+    the current systhread otherwise. Fiber and thread ids never collide. *)
+
+(** {2 Cancellation scopes}
+
+    A scope covers a part of one fiber's execution; cancelling it interrupts
+    that part only. {!Switch} and timeouts are built on scopes. *)
+
+module Scope : sig
+  type fiber := t
+  type t
+
+  val run : (t -> 'a) -> 'a
+  (** [run f] calls [f scope] with a new scope nested in the caller's current
+      one. Cancelling [scope] (from any domain) interrupts only blocking calls
+      made inside [f]. Outside a fiber, the scope can never interrupt anything.
+  *)
+
+  val cancel : t -> unit
+  (** [cancel scope] cancels it; idempotent, callable from anywhere. *)
+
+  val is_cancelled : t -> bool
+  (** [is_cancelled scope] is true once [scope] itself was cancelled. *)
+
+  val owner : t -> fiber option
+  (** The fiber the scope belongs to, [None] outside a fiber. *)
+end
+
+(** {2 For scheduler implementors}
+
+    Braid schedulers handle these effects with {!Scheduler.run_fiber}. *)
+
+val create : unit -> t
+(** [create ()] makes a fiber that has not started. *)
+
+val prepare :
+  ?on_failure:(exn -> Printexc.raw_backtrace -> unit) ->
+  (unit -> 'a) ->
+  t * 'a handle * (unit -> unit)
+(** [prepare f] is [(fiber, handle, body)]: running [body] inside [fiber] runs
+    [f] and records its outcome in [handle]. A failure (any exception but
+    [Cancelled] after the fiber was cancelled) goes to [on_failure], which by
+    default keeps it for {!unobserved_failure} until the handle is joined. *)
+
+val start : t -> (unit -> unit) -> unit
+(** [start fiber body] asks the current scheduler to run a prepared fiber.
+    @raise Invalid_argument outside a Braid scheduler. *)
+
+val outcome : 'a handle -> ('a, exn * Printexc.raw_backtrace) result option
+(** [outcome h] is [h]'s result once done, without observing a failure. *)
+
+val unobserved_failure : t -> (exn * Printexc.raw_backtrace) option
+(** The failure of a finished fiber if it was never joined. *)
+
+val is_cancelled_fiber : t -> bool
+(** [is_cancelled_fiber f] is [f]'s cancellation state as seen by its blocking
+    calls (scopes up to the innermost {!protect}). *)
+
+val set_waker : t -> (unit -> unit) -> unit
+(** [set_waker f wake] registers how to wake [f] when it gets cancelled while
+    suspended. The scheduler sets it after each suspension. *)
+
+val id : t -> int
+
+type _ Effect.t +=
+  | Fork : t * (unit -> unit) -> unit Effect.t
+        (** Start a new fiber running [body]; the handler must run it eventually
+            on its scheduler. *)
+  | Current : t Effect.t  (** The fiber performing the effect. *)

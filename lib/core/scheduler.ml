@@ -1,0 +1,54 @@
+open Effect.Deep
+open Suspend
+
+type ops = {
+  enqueue : (unit -> unit) -> unit;
+  spawn : Fiber.t -> (unit -> unit) -> unit;
+}
+
+let resume k = function Ok v -> continue k v | Error e -> discontinue k e
+
+let suspend_fiber ops fiber block k =
+  if Fiber.is_cancelled_fiber fiber then discontinue k Cancelled
+  else
+    let resumed = Atomic.make false in
+    let resumer result =
+      Atomic.compare_and_set resumed false true
+      &&
+      (ops.enqueue (fun () -> resume k result);
+       true)
+    in
+    match block resumer with
+    | Some v -> continue k v
+    | exception e -> discontinue k e
+    | None ->
+        (* Publish the waker only now: before [block] returned None nothing
+           could be waiting, and an early [Some v] must never race with a
+           cancellation. Then re-check, in case [Fiber.cancel] ran before the
+           waker was visible (each side writes, then reads the other's). *)
+        let wake_if_cancelled () =
+          if Fiber.is_cancelled_fiber fiber then
+            ignore (resumer (Error Cancelled))
+        in
+        Fiber.set_waker fiber wake_if_cancelled;
+        wake_if_cancelled ()
+
+let run_fiber ops fiber body =
+  try_with body ()
+    {
+      effc =
+        (fun (type a) (e : a Effect.t) ->
+          match e with
+          | Suspend block ->
+              Some
+                (fun (k : (a, unit) continuation) ->
+                  suspend_fiber ops fiber block k)
+          | Fiber.Fork (child, child_body) ->
+              Some
+                (fun (k : (a, unit) continuation) ->
+                  ops.spawn child child_body;
+                  continue k ())
+          | Fiber.Current ->
+              Some (fun (k : (a, unit) continuation) -> continue k fiber)
+          | _ -> None);
+    }

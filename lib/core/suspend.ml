@@ -1,0 +1,82 @@
+type 'a resumer = ('a, exn) result -> bool
+type _ Effect.t += Suspend : ('a resumer -> 'a option) -> 'a Effect.t
+
+exception Cancelled
+
+(* Parking for callers no scheduler handles. The mutex/condition pair is
+   cached per domain and only created when the caller really goes to sleep;
+   a second systhread parking on the same domain at once makes its own. *)
+type sleeper = { mutex : Mutex.t; condition : Condition.t }
+type 'a parking = Waiting | Sleeping of sleeper | Resumed of ('a, exn) result
+
+let cached_sleeper : sleeper option Atomic.t Domain.DLS.key =
+  Domain.DLS.new_key (fun () -> Atomic.make None)
+
+let acquire_sleeper () =
+  match Atomic.exchange (Domain.DLS.get cached_sleeper) None with
+  | Some s -> s
+  | None -> { mutex = Mutex.create (); condition = Condition.create () }
+
+let release_sleeper s = Atomic.set (Domain.DLS.get cached_sleeper) (Some s)
+
+(* Long enough to catch a handoff from a running domain, short enough not to
+   starve a systhread of the same domain that is about to resume us. *)
+let spin_iterations = 2_000
+
+let rec resume_parked cell r =
+  match Atomic.get cell with
+  | Resumed _ -> false
+  | Waiting as seen ->
+      Atomic.compare_and_set cell seen (Resumed r) || resume_parked cell r
+  | Sleeping s as seen ->
+      if Atomic.compare_and_set cell seen (Resumed r) then (
+        Mutex.lock s.mutex;
+        Condition.signal s.condition;
+        Mutex.unlock s.mutex;
+        true)
+      else resume_parked cell r
+
+let unwrap = function Ok v -> v | Error e -> raise e
+
+let rec spin cell n =
+  match Atomic.get cell with
+  | Resumed r -> Some r
+  | Waiting | Sleeping _ ->
+      if n = 0 then None
+      else (
+        Domain.cpu_relax ();
+        spin cell (n - 1))
+
+let sleep cell =
+  let s = acquire_sleeper () in
+  if Atomic.compare_and_set cell Waiting (Sleeping s) then (
+    Mutex.lock s.mutex;
+    let rec wait () =
+      match Atomic.get cell with
+      | Resumed r -> r
+      | Waiting | Sleeping _ ->
+          Condition.wait s.condition s.mutex;
+          wait ()
+    in
+    let r = wait () in
+    Mutex.unlock s.mutex;
+    release_sleeper s;
+    r)
+  else (
+    release_sleeper s;
+    match Atomic.get cell with
+    | Resumed r -> r
+    | Waiting | Sleeping _ -> assert false)
+
+let park block =
+  let cell = Atomic.make Waiting in
+  match block (resume_parked cell) with
+  | Some v -> v
+  | None -> (
+      match spin cell spin_iterations with
+      | Some r -> unwrap r
+      | None -> unwrap (sleep cell))
+
+let suspend block =
+  try Effect.perform (Suspend block)
+  with Effect.Unhandled (Suspend _) -> park block

@@ -1,0 +1,106 @@
+open Braid
+module Incoming = Saturn.Single_consumer_queue
+
+type t = {
+  runnable : (unit -> unit) Queue.t;
+      (** Touched only by the scheduler's domain. *)
+  incoming : (unit -> unit) Incoming.t;  (** Resumptions from anywhere. *)
+  sleeping : bool Atomic.t;
+  lock : Mutex.t;
+  wake_up : Condition.t;
+  mutable live : int;  (** Fibers started and not yet finished. *)
+  mutable failed : Fiber.t list;  (** Most recent first. *)
+}
+
+(* Pushing then reading [sleeping] here, and setting [sleeping] then reading
+   the queue in [sleep], guarantees one side sees the other. *)
+let enqueue t task =
+  Incoming.push t.incoming task;
+  if Atomic.get t.sleeping then (
+    Mutex.lock t.lock;
+    Condition.signal t.wake_up;
+    Mutex.unlock t.lock)
+
+let sleep t =
+  Atomic.set t.sleeping true;
+  if Incoming.is_empty t.incoming then (
+    Mutex.lock t.lock;
+    while Incoming.is_empty t.incoming do
+      Condition.wait t.wake_up t.lock
+    done;
+    Mutex.unlock t.lock);
+  Atomic.set t.sleeping false
+
+(* A resumer on another domain usually answers within microseconds; spinning
+   that long avoids a futex sleep and wake-up on each cross-domain handoff. *)
+let spin_iterations = 4_000
+
+let rec spin t n =
+  n > 0
+  && ((not (Incoming.is_empty t.incoming))
+     ||
+     (Domain.cpu_relax ();
+      spin t (n - 1)))
+
+let start t ops fiber body =
+  t.live <- t.live + 1;
+  Scheduler.run_fiber ops fiber (fun () ->
+      body ();
+      t.live <- t.live - 1;
+      if Option.is_some (Fiber.unobserved_failure fiber) then
+        t.failed <- fiber :: t.failed)
+
+let make_ops t =
+  let rec ops =
+    {
+      Scheduler.enqueue = enqueue t;
+      spawn =
+        (fun fiber body ->
+          Queue.push (fun () -> start t ops fiber body) t.runnable);
+    }
+  in
+  ops
+
+let rec schedule t =
+  match Queue.take_opt t.runnable with
+  | Some task ->
+      task ();
+      schedule t
+  | None -> (
+      match Incoming.pop_opt t.incoming with
+      | Some task ->
+          task ();
+          schedule t
+      | None ->
+          if t.live > 0 then (
+            if not (spin t spin_iterations) then sleep t;
+            schedule t))
+
+let run main =
+  let t =
+    {
+      runnable = Queue.create ();
+      incoming = Incoming.create ();
+      sleeping = Atomic.make false;
+      lock = Mutex.create ();
+      wake_up = Condition.create ();
+      live = 0;
+      failed = [];
+    }
+  in
+  let fiber, handle, body = Fiber.prepare main in
+  start t (make_ops t) fiber body;
+  schedule t;
+  let unobserved =
+    List.rev t.failed
+    |> List.filter (fun f -> f != fiber)
+    |> List.filter_map Fiber.unobserved_failure
+  in
+  match (Fiber.outcome handle, unobserved) with
+  | Some (Ok v), [] -> v
+  | Some (Error (e, bt)), [] | Some (Ok _), [ (e, bt) ] ->
+      Printexc.raise_with_backtrace e bt
+  | Some (Error (e, _)), others ->
+      raise (Fiber.Multiple (e :: List.map fst others))
+  | Some (Ok _), others -> raise (Fiber.Multiple (List.map fst others))
+  | None, _ -> assert false

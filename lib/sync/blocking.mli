@@ -1,0 +1,23 @@
+(** What the structures need from a scheduler: nothing but the [Suspend]
+    contract. The model-checking tests replace this module. *)
+
+type 'a resumer = ('a, exn) result -> bool
+
+exception Cancelled
+
+val suspend : ('a resumer -> 'a option) -> 'a
+(** {!Braid.suspend}. *)
+
+val suspend_withdrawing :
+  register:('a resumer -> 'a option) -> withdraw:('a resumer -> exn -> 'a) -> 'a
+(** [suspend_withdrawing ~register ~withdraw] suspends with [register] as the
+    block function. If the wait ends with an exception [e] (cancellation, or an
+    error resumption) after [register] published resumer [r] (returned [None]),
+    the result is [withdraw r e]: it takes [r] out of the structure if it is
+    still there and raises, or returns if the operation had completed. *)
+
+val self_id : unit -> int
+(** {!Braid.Fiber.self_id}. *)
+
+val protect : (unit -> 'a) -> 'a
+(** {!Braid.Fiber.protect}. *)
