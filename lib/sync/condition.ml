@@ -16,7 +16,7 @@ let rec remove t resume =
 
 let wait t m =
   let id = Blocking.self_id () in
-  Mutex.check_owner m id "Condition.wait";
+  Mutex.check_owner m id "Braid_sync.Condition.wait";
   let registered = ref None in
   match
     Blocking.suspend (fun resume ->

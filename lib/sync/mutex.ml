@@ -62,15 +62,13 @@ let rec release t =
 let check_owner t id what =
   match Atomic.get t with
   | Locked { owner; _ } when owner = id -> ()
-  | _ ->
-      invalid_arg
-        ("Braid_sync.Mutex." ^ what ^ ": the caller does not hold the lock")
+  | _ -> invalid_arg (what ^ ": the caller does not hold the lock")
 
 let lock t = lock_as t (Blocking.self_id ())
 let try_lock t = try_lock_as t (Blocking.self_id ())
 
 let unlock t =
-  check_owner t (Blocking.self_id ()) "unlock";
+  check_owner t (Blocking.self_id ()) "Braid_sync.Mutex.unlock";
   release t
 
 let protect t f =
