@@ -2,8 +2,8 @@ open Braid
 module Incoming = Saturn.Single_consumer_queue
 
 type t = {
-  runnable : (unit -> unit) Queue.t;
-      (** Touched only by the scheduler's domain. *)
+  runnable : Run_queue.t;  (** Touched only by [owner]. *)
+  owner : Thread.t;  (** The systhread running [run]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from anywhere. *)
   sleeping : bool Atomic.t;
   lock : Mutex.t;
@@ -12,14 +12,18 @@ type t = {
   mutable failed : Fiber.t list;  (** Most recent first. *)
 }
 
-(* Pushing then reading [sleeping] here, and setting [sleeping] then reading
-   the queue in [sleep], guarantees one side sees the other. *)
+(* Resumers usually run in one of our own fibers (a put waking a taker): the
+   local queue needs no atomics. From elsewhere, pushing then reading
+   [sleeping] here, and setting [sleeping] then reading the queue in [sleep],
+   guarantees one side sees the other. *)
 let enqueue t task =
-  Incoming.push t.incoming task;
-  if Atomic.get t.sleeping then (
-    Mutex.lock t.lock;
-    Condition.signal t.wake_up;
-    Mutex.unlock t.lock)
+  if Thread.self () == t.owner then Run_queue.push t.runnable task
+  else (
+    Incoming.push t.incoming task;
+    if Atomic.get t.sleeping then (
+      Mutex.lock t.lock;
+      Condition.signal t.wake_up;
+      Mutex.unlock t.lock))
 
 let sleep t =
   Atomic.set t.sleeping true;
@@ -56,30 +60,30 @@ let make_ops t =
       Scheduler.enqueue = enqueue t;
       spawn =
         (fun fiber body ->
-          Queue.push (fun () -> start t ops fiber body) t.runnable);
+          Run_queue.push t.runnable (fun () -> start t ops fiber body));
     }
   in
   ops
 
 let rec schedule t =
-  match Queue.take_opt t.runnable with
-  | Some task ->
-      task ();
-      schedule t
-  | None -> (
-      match Incoming.pop_opt t.incoming with
-      | Some task ->
-          task ();
-          schedule t
-      | None ->
-          if t.live > 0 then (
-            if not (spin t spin_iterations) then sleep t;
-            schedule t))
+  if not (Run_queue.is_empty t.runnable) then (
+    (Run_queue.pop t.runnable) ();
+    schedule t)
+  else
+    match Incoming.pop_opt t.incoming with
+    | Some task ->
+        task ();
+        schedule t
+    | None ->
+        if t.live > 0 then (
+          if not (spin t spin_iterations) then sleep t;
+          schedule t)
 
 let run main =
   let t =
     {
-      runnable = Queue.create ();
+      runnable = Run_queue.create ();
+      owner = Thread.self ();
       incoming = Incoming.create ();
       sleeping = Atomic.make false;
       lock = Mutex.create ();

@@ -5,19 +5,19 @@ exception Cancelled = Braid.Cancelled
 let suspend = Braid.suspend
 let self_id = Braid.Fiber.self_id
 let protect = Braid.Fiber.protect
+let not_registered _ = false
 
 let suspend_withdrawing ~register ~withdraw =
-  let registered = ref None in
+  let registered = ref not_registered in
   match
     suspend (fun resume ->
         match register resume with
         | None ->
-            registered := Some resume;
+            registered := resume;
             None
         | done_at_once -> done_at_once)
   with
   | v -> v
-  | exception e -> (
-      match !registered with
-      | Some resume -> withdraw resume e
-      | None -> raise e)
+  | exception e ->
+      let resume = !registered in
+      if resume == not_registered then raise e else withdraw resume e

@@ -3,7 +3,12 @@ type 'a t = { front : 'a list; back : 'a list; length : int }
 let empty = { front = []; back = []; length = 0 }
 let is_empty q = q.length = 0
 let length q = q.length
-let push q x = { q with back = x :: q.back; length = q.length + 1 }
+
+(* Into [front] when empty: single waiters, the usual case, never need a
+   [List.rev] to be popped. *)
+let push q x =
+  if q.length = 0 then { front = [ x ]; back = []; length = 1 }
+  else { q with back = x :: q.back; length = q.length + 1 }
 
 let pop q =
   match q.front with
