@@ -1,0 +1,45 @@
+(** What every benchmark shares: timing, result rows, the human table and
+    [bench/results/NAME.json]. *)
+
+type row = { name : string; metric : string; value : float; unit : string }
+(** One measured figure: [name] says what ran (e.g. ["braid mvar serial"]),
+    [metric] what was measured (e.g. ["ns/message"], ["ratio to lwt_mvar"]). *)
+
+type experiment = {
+  name : string;  (** Used on the command line and as the JSON file name. *)
+  summary : string;  (** One line for [list]. *)
+  run : quick:bool -> row list;
+      (** Runs the experiment; [quick] must finish in well under a minute. *)
+}
+
+val row : string -> string -> float -> string -> row
+(** [row name metric value unit]. *)
+
+val now_s : unit -> float
+(** Monotonic time in seconds. *)
+
+val time_s : (unit -> unit) -> float
+(** [time_s f] is how long [f ()] took, in seconds. *)
+
+val median : float list -> float
+
+val repeat_median : int -> (unit -> float) -> float
+(** [repeat_median n measure] runs [measure] [n] times and returns the median:
+    one outlier run (a noisy neighbour) does not move it. *)
+
+val ratio : string -> float -> row
+(** [ratio name r] is [row name "ratio" r "x"]; by convention [r > 1] means
+    Braid did better (say which way in [name], e.g. ["lwt_mvar / braid"]). *)
+
+val print_table : string -> row list -> unit
+(** [print_table title rows] prints an aligned table to stdout. *)
+
+val results_dir : unit -> string
+(** [bench/results] of the source tree (found from the current directory
+    upward), created if needed. *)
+
+val write_json : experiment:string -> row list -> string
+(** Writes [bench/results/<experiment>.json] and returns its path. *)
+
+val progress : ('a, out_channel, unit) format -> 'a
+(** Prints a progress line on stderr (flushed) so long runs show life. *)

@@ -1,0 +1,78 @@
+(* The one entry point for every benchmark:
+     dune exec --profile release -- bench/main.exe NAME... [--quick]
+   Each experiment prints a table and writes bench/results/NAME.json. *)
+
+open Bench_harness
+
+let experiments : experiment list = [ Producer_consumer.experiment ]
+
+let run_one ~quick (e : experiment) =
+  progress "bench: %s%s" e.name (if quick then " (quick)" else "");
+  let rows = e.run ~quick in
+  print_table e.name rows;
+  let path = write_json ~experiment:e.name rows in
+  progress "bench: wrote %s" path
+
+let main names quick =
+  match names with
+  | [ "list" ] ->
+      List.iter
+        (fun (e : experiment) -> Printf.printf "%-20s %s\n" e.name e.summary)
+        experiments;
+      `Ok ()
+  | _ -> (
+      let wanted =
+        if names = [] || names = [ "all" ] then
+          List.map (fun (e : experiment) -> e.name) experiments
+        else names
+      in
+      match
+        List.filter
+          (fun n ->
+            not (List.exists (fun (e : experiment) -> e.name = n) experiments))
+          wanted
+      with
+      | [] ->
+          List.iter
+            (fun n ->
+              run_one ~quick
+                (List.find (fun (e : experiment) -> e.name = n) experiments))
+            wanted;
+          `Ok ()
+      | unknown ->
+          `Error
+            ( false,
+              "unknown experiment(s): " ^ String.concat ", " unknown
+              ^ " (try `list`)" ))
+
+let () =
+  let open Cmdliner in
+  let names =
+    Arg.(
+      value & pos_all string []
+      & info [] ~docv:"NAME"
+          ~doc:
+            "Experiments to run: names from $(b,list), or $(b,all) (the \
+             default).")
+  in
+  let quick =
+    Arg.(
+      value & flag
+      & info [ "quick" ]
+          ~doc:"Smaller sizes: each experiment finishes in well under a minute.")
+  in
+  let doc = "run Braid's benchmarks and write bench/results/NAME.json" in
+  let man =
+    [
+      `S Manpage.s_description;
+      `P
+        "$(b,list) prints the experiments. Each experiment measures Braid next \
+         to its peers in the same run and reports ratios; absolute times are \
+         machine-dependent.";
+    ]
+  in
+  exit
+    (Cmd.eval
+       (Cmd.v
+          (Cmd.info "bench" ~doc ~man)
+          Term.(ret (const main $ names $ quick))))
