@@ -1,10 +1,10 @@
 type 'a resumer = ('a, exn) result -> bool
 
-exception Cancelled = Braid.Cancelled
+exception Cancelled = Contract.Cancelled
 
-let suspend = Braid.suspend
-let self_id = Braid.Fiber.self_id
-let protect = Braid.Fiber.protect
+let suspend = Contract.suspend
+let self_id = Contract.self_id
+let protect = Contract.protect
 let not_registered _ = false
 
 let suspend_withdrawing ~register ~withdraw =

@@ -1,9 +1,9 @@
-(** What the structures need from a scheduler: nothing but the [Suspend]
-    contract. The model-checking tests replace this module. *)
+(** Waiting with withdrawal: the pattern every structure uses to block. *)
 
 type 'a resumer = ('a, exn) result -> bool
 
 exception Cancelled
+(** {!Braid.Cancelled}. *)
 
 val suspend : ('a resumer -> 'a option) -> 'a
 (** {!Braid.suspend}. *)
@@ -14,7 +14,8 @@ val suspend_withdrawing :
     block function. If the wait ends with an exception [e] (cancellation, or an
     error resumption) after [register] published resumer [r] (returned [None]),
     the result is [withdraw r e]: it takes [r] out of the structure if it is
-    still there and raises, or returns if the operation had completed. *)
+    still there and raises, or returns if the operation had completed. If
+    [register] itself raised, or returned a value, [withdraw] is not called. *)
 
 val self_id : unit -> int
 (** {!Braid.Fiber.self_id}. *)
