@@ -1,0 +1,135 @@
+exception Rejected of Parse_error.t
+exception Truncated
+
+let reject status reason =
+  raise_notrace (Rejected { Parse_error.status; reason; close = true })
+
+let reject_char c reason =
+  match c with
+  | '\r' -> reject 400 "bare CR"
+  | '\000' -> reject 400 "NUL character"
+  | _ -> reject 400 reason
+
+(* One byte of flags per character. *)
+let tchar = 1
+let field_char = 2
+let target_char = 4
+
+let classes =
+  String.init 256 (fun i ->
+      let c = Char.chr i in
+      let is_tchar =
+        (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z')
+        || (c >= '0' && c <= '9')
+        || String.contains "!#$%&'*+-.^_`|~" c
+      in
+      let is_field_char = c = ' ' || c = '\t' || (i >= 0x21 && i <> 0x7f) in
+      let is_target_char = i >= 0x21 && i <= 0x7e in
+      Char.chr
+        ((if is_tchar then tchar else 0)
+        lor (if is_field_char then field_char else 0)
+        lor if is_target_char then target_char else 0))
+
+let[@inline] has cls c =
+  Char.code (String.unsafe_get classes (Char.code c)) land cls <> 0
+
+let is_tchar c = has tchar c
+let is_field_char c = has field_char c
+let is_target_char c = has target_char c
+
+let rec scan_tchars buf i stop =
+  if i < stop && has tchar (Bytes.unsafe_get buf i) then
+    scan_tchars buf (i + 1) stop
+  else i
+
+let rec scan_field_chars buf i stop =
+  if i < stop && has field_char (Bytes.unsafe_get buf i) then
+    scan_field_chars buf (i + 1) stop
+  else i
+
+let rec scan_target_chars buf i stop =
+  if i < stop && has target_char (Bytes.unsafe_get buf i) then
+    scan_target_chars buf (i + 1) stop
+  else i
+
+let[@inline] is_ows c = c = ' ' || c = '\t'
+
+let rec skip_ows buf i stop =
+  if i < stop && is_ows (Bytes.unsafe_get buf i) then skip_ows buf (i + 1) stop
+  else i
+
+let rec trim_ows_end buf start stop =
+  if stop > start && is_ows (Bytes.unsafe_get buf (stop - 1)) then
+    trim_ows_end buf start (stop - 1)
+  else stop
+
+(* The scan the whole parser's speed rests on: four bytes per step. *)
+let rec scan_lf buf i stop =
+  if i + 4 <= stop then
+    if Bytes.unsafe_get buf i = '\n' then i
+    else if Bytes.unsafe_get buf (i + 1) = '\n' then i + 1
+    else if Bytes.unsafe_get buf (i + 2) = '\n' then i + 2
+    else if Bytes.unsafe_get buf (i + 3) = '\n' then i + 3
+    else scan_lf buf (i + 4) stop
+  else if i >= stop || Bytes.unsafe_get buf i = '\n' then i
+  else scan_lf buf (i + 1) stop
+
+let find_lf (input : Input.t) ~budget ~status ~reason =
+  (* [scanned] bytes after [input.pos] are known not to be LF: a refill may
+     move the window, so positions are kept relative to its start. *)
+  let rec search scanned =
+    let pos = input.pos and lim = input.lim in
+    let bound = pos + budget in
+    let stop = if lim < bound then lim else bound in
+    let i = scan_lf input.buf (pos + scanned) stop in
+    if i < stop then i
+    else if stop = bound then reject status reason
+    else if Input.refill input = 0 then raise_notrace Truncated
+    else search (i - pos)
+  in
+  search 0
+
+let content_end buf start lf =
+  if lf > start && Bytes.unsafe_get buf (lf - 1) = '\r' then lf - 1 else lf
+
+(* One frame per field: the array is allocated at the empty line, at its
+   exact size, and filled as the frames return. *)
+let rec fields (input : Input.t) ~max_fields ~count ~budget =
+  let lf =
+    find_lf input ~budget ~status:431 ~reason:"header section too large"
+  in
+  let buf = input.buf and start = input.pos in
+  let stop = content_end buf start lf in
+  let line = lf + 1 - start in
+  if stop = start then (
+    Input.consume input line;
+    Array.make (2 * count) "")
+  else (
+    if count >= max_fields then reject 431 "too many header fields";
+    let first = Bytes.unsafe_get buf start in
+    if is_ows first then reject 400 "obs-fold (line folding) is not allowed";
+    let colon = scan_tchars buf start stop in
+    if colon = stop then reject 400 "header field without a colon";
+    let c = Bytes.unsafe_get buf colon in
+    if c <> ':' then
+      if is_ows c then reject 400 "whitespace before the colon"
+      else reject_char c "invalid character in field name";
+    if colon = start then reject 400 "empty field name";
+    let value_start = skip_ows buf (colon + 1) stop in
+    let value_stop = trim_ows_end buf value_start stop in
+    let bad = scan_field_chars buf value_start value_stop in
+    if bad < value_stop then
+      reject_char (Bytes.unsafe_get buf bad) "invalid character in field value";
+    let name = Bytes.sub_string buf start (colon - start) in
+    let value = Bytes.sub_string buf value_start (value_stop - value_start) in
+    Input.consume input line;
+    let a =
+      fields input ~max_fields ~count:(count + 1) ~budget:(budget - line)
+    in
+    Array.unsafe_set a (2 * count) name;
+    Array.unsafe_set a ((2 * count) + 1) value;
+    a)
+
+let field_section input ~max_fields ~max_bytes =
+  Headers.of_flat_array (fields input ~max_fields ~count:0 ~budget:max_bytes)

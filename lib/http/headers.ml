@@ -1,0 +1,121 @@
+(* [| name0; value0; name1; value1; ... |]: one block for the whole set, so a
+   parsed request costs one array plus the strings. *)
+type t = string array
+
+let empty = [||]
+let of_flat_array a = a
+
+let of_list fields =
+  let a = Array.make (2 * List.length fields) "" in
+  List.iteri
+    (fun i (n, v) ->
+      a.(2 * i) <- n;
+      a.((2 * i) + 1) <- v)
+    fields;
+  a
+
+let length t = Array.length t / 2
+
+let name t i =
+  if i < 0 || i >= length t then invalid_arg "Headers.name";
+  t.(2 * i)
+
+let value t i =
+  if i < 0 || i >= length t then invalid_arg "Headers.value";
+  t.((2 * i) + 1)
+
+let to_list t = List.init (length t) (fun i -> (t.(2 * i), t.((2 * i) + 1)))
+
+let equal_name a b =
+  let n = String.length a in
+  n = String.length b
+  &&
+  let rec from i =
+    i = n
+    || Char.lowercase_ascii (String.unsafe_get a i)
+       = Char.lowercase_ascii (String.unsafe_get b i)
+       && from (i + 1)
+  in
+  from 0
+
+let rec find_from t name i =
+  if i >= Array.length t then None
+  else if equal_name t.(i) name then Some t.(i + 1)
+  else find_from t name (i + 2)
+
+let find t name = find_from t name 0
+
+let find_all t name =
+  let rec from i =
+    if i < 0 then []
+    else if equal_name t.(i) name then t.(i + 1) :: from (i - 2)
+    else from (i - 2)
+  in
+  List.rev (from (Array.length t - 2))
+
+let mem t name = find_from t name 0 <> None
+
+let count t name =
+  let c = ref 0 in
+  for i = 0 to length t - 1 do
+    if equal_name t.(2 * i) name then incr c
+  done;
+  !c
+
+let is_ows c = c = ' ' || c = '\t'
+
+(* Does [s.[start .. stop-1]], trimmed of whitespace, equal [token]? *)
+let element_is s start stop token =
+  let start = ref start and stop = ref stop in
+  while !start < !stop && is_ows (String.unsafe_get s !start) do
+    incr start
+  done;
+  while !stop > !start && is_ows (String.unsafe_get s (!stop - 1)) do
+    decr stop
+  done;
+  let n = String.length token in
+  !stop - !start = n
+  &&
+  let rec from i =
+    i = n
+    || Char.lowercase_ascii (String.unsafe_get s (!start + i))
+       = Char.lowercase_ascii (String.unsafe_get token i)
+       && from (i + 1)
+  in
+  from 0
+
+let list_has_token value token =
+  let n = String.length value in
+  let rec element start =
+    start <= n
+    &&
+    let stop = ref start in
+    while !stop < n && String.unsafe_get value !stop <> ',' do
+      incr stop
+    done;
+    let stop = !stop in
+    element_is value start stop token || element (stop + 1)
+  in
+  element 0
+
+let has_token t name token =
+  let rec from i =
+    i < Array.length t
+    && ((equal_name t.(i) name && list_has_token t.(i + 1) token)
+       || from (i + 2))
+  in
+  from 0
+
+let iter f t =
+  for i = 0 to length t - 1 do
+    f t.(2 * i) t.((2 * i) + 1)
+  done
+
+let fold f t acc =
+  let acc = ref acc in
+  for i = 0 to length t - 1 do
+    acc := f t.(2 * i) t.((2 * i) + 1) !acc
+  done;
+  !acc
+
+let pp ppf t = iter (fun n v -> Format.fprintf ppf "%s: %s@\n" n v) t

@@ -1,0 +1,54 @@
+(** Header (or trailer) fields of a request, in the order received.
+
+    Names keep the case they were sent with; lookups compare names ASCII
+    case-insensitively without allocating. Values have their surrounding
+    whitespace removed. Repeated fields stay separate entries; {!find} returns
+    the first. *)
+
+type t
+
+val empty : t
+
+val of_list : (string * string) list -> t
+(** [of_list fields] keeps the order of [fields]. No validation. *)
+
+val of_flat_array : string array -> t
+(** [of_flat_array a] takes ownership of [a = [| name0; value0; name1; ... |]]
+    (even length; the caller must not change it afterwards). For parsers: it
+    costs no copy. *)
+
+val to_list : t -> (string * string) list
+val length : t -> int
+
+val name : t -> int -> string
+(** [name t i] is the name of field [i], from [0].
+    @raise Invalid_argument unless [0 <= i < length t]. *)
+
+val value : t -> int -> string
+(** [value t i] is the value of field [i]. *)
+
+val find : t -> string -> string option
+(** [find t name] is the value of the first field called [name], in any case. *)
+
+val find_all : t -> string -> string list
+(** [find_all t name] is the values of every field called [name], in order. *)
+
+val mem : t -> string -> bool
+val count : t -> string -> int
+
+val has_token : t -> string -> string -> bool
+(** [has_token t name token] is [true] if a field [name] holds [token] as an
+    element of its comma-separated list, both compared case-insensitively:
+    [has_token h "connection" "close"]. *)
+
+val iter : (string -> string -> unit) -> t -> unit
+val fold : (string -> string -> 'a -> 'a) -> t -> 'a -> 'a
+
+val equal_name : string -> string -> bool
+(** [equal_name a b] compares field names ASCII case-insensitively. *)
+
+val list_has_token : string -> string -> bool
+(** [list_has_token value token] is [true] if the comma-separated [value] holds
+    [token] (case-insensitively, ignoring whitespace around elements). *)
+
+val pp : Format.formatter -> t -> unit

@@ -1,0 +1,94 @@
+type t = { mutable buf : bytes; mutable pos : int; mutable lim : int }
+type _ Effect.t += Refill : t -> int Effect.t
+
+let create ?(size = 4096) () =
+  { buf = Bytes.create (max size 16); pos = 0; lim = 0 }
+
+let of_string s = { buf = Bytes.of_string s; pos = 0; lim = String.length s }
+let length t = t.lim - t.pos
+
+let consume t n =
+  if n < 0 || n > t.lim - t.pos then invalid_arg "Input.consume";
+  t.pos <- t.pos + n
+
+let refill t = Effect.perform (Refill t)
+
+(* Leave at least a quarter of the buffer free after [lim], so a socket read
+   is never asked for a handful of bytes. The window moves to the front when
+   it fills at most half of the buffer, else the buffer doubles: the parsers
+   bound the window by their limits, so growth is bounded too. *)
+let make_room t =
+  let capacity = Bytes.length t.buf in
+  if t.pos = t.lim then (
+    t.pos <- 0;
+    t.lim <- 0)
+  else if capacity - t.lim < capacity / 4 then (
+    let n = t.lim - t.pos in
+    (if n <= capacity / 2 then Bytes.blit t.buf t.pos t.buf 0 n
+     else
+       let bigger = Bytes.create (2 * capacity) in
+       Bytes.blit t.buf t.pos bigger 0 n;
+       t.buf <- bigger);
+    t.pos <- 0;
+    t.lim <- n)
+
+let fill t read =
+  make_room t;
+  let room = Bytes.length t.buf - t.lim in
+  let n = read t.buf t.lim room in
+  if n < 0 || n > room then invalid_arg "Input.fill: read returned a bad count";
+  t.lim <- t.lim + n;
+  n
+
+let handle (type a) t read (f : unit -> a) : a =
+  (* Built once per [handle], so answering a refill allocates nothing but
+     the continuation. *)
+  let answer (k : (int, a) Effect.Deep.continuation) =
+    match fill t read with
+    | n -> Effect.Deep.continue k n
+    | exception e ->
+        let bt = Printexc.get_raw_backtrace () in
+        Effect.Deep.discontinue_with_backtrace k e bt
+  in
+  let some_answer = Some answer in
+  Effect.Deep.try_with f ()
+    {
+      effc =
+        (fun (type b) (e : b Effect.t) ->
+          match e with
+          | Refill input when input == t ->
+              (some_answer : ((b, a) Effect.Deep.continuation -> a) option)
+          | _ -> None);
+    }
+
+let with_reader ?size read f =
+  let t = create ?size () in
+  handle t read (fun () -> f t)
+
+let end_of_input _ _ _ = 0
+
+let with_string s f =
+  let t = of_string s in
+  handle t end_of_input (fun () -> f t)
+
+let with_chunks ?size chunks f =
+  let rest = ref chunks and offset = ref 0 in
+  let rec read buf off len =
+    match !rest with
+    | [] -> 0
+    | chunk :: more ->
+        let left = String.length chunk - !offset in
+        if left = 0 then (
+          rest := more;
+          offset := 0;
+          read buf off len)
+        else
+          let n = min left len in
+          Bytes.blit_string chunk !offset buf off n;
+          if n = left then (
+            rest := more;
+            offset := 0)
+          else offset := !offset + n;
+          n
+  in
+  with_reader ?size read f

@@ -1,0 +1,90 @@
+(** The parser's input: a byte buffer with a window of unread bytes, refilled
+    through an effect.
+
+    The parser reads the window [buf.[pos] .. buf.[lim - 1]] with plain index
+    arithmetic. Only when it needs a byte past [lim] does it perform {!Refill}:
+    once per refill, never once per byte. Whoever handles the effect appends
+    bytes after [lim] (usually with {!fill}) and answers with how many it
+    appended; [0] means end of input.
+
+    So the same parser reads a socket ({!handle} or {!with_reader} with a read
+    function that may block its fiber), a string ({!with_string}) or a list of
+    chunks ({!with_chunks}, for tests).
+
+    One input serves a whole connection: bytes left after a request (the start
+    of a pipelined request) stay in the window for the next one.
+
+    {[
+      Input.with_reader (fun buf off len -> Unix.read fd buf off len)
+        (fun input ->
+          match Request_parser.read_request input Limits.default with
+          | Ok request -> ...
+          | Error _ -> ...)
+    ]} *)
+
+type t = private {
+  mutable buf : bytes;  (** The storage; replaced when it grows. *)
+  mutable pos : int;  (** First unread byte. *)
+  mutable lim : int;  (** One past the last valid byte. *)
+}
+(** Fields are readable for the parsers of this library; only this module's
+    functions change them. A refill may move the window ([pos] and [lim] change
+    together, the bytes between them are kept) and may replace [buf]: indices
+    into the buffer must be re-based on [pos] after {!refill}. *)
+
+type _ Effect.t +=
+  | Refill : t -> int Effect.t
+        (** [Refill input] asks for bytes to be appended after [input.lim]; the
+            answer is how many were appended, [0] at end of input. The handler
+            must keep the bytes of the window (as {!fill} does). *)
+
+val create : ?size:int -> unit -> t
+(** [create ~size ()] is an empty input whose buffer starts at [size] bytes
+    (default 4096) and grows when a line does not fit. *)
+
+val of_string : string -> t
+(** [of_string s] is an input whose window holds a copy of [s]. *)
+
+val length : t -> int
+(** [length t] is the number of unread bytes in the window. *)
+
+val consume : t -> int -> unit
+(** [consume t n] marks [n] bytes as read.
+    @raise Invalid_argument unless [0 <= n <= length t]. *)
+
+val refill : t -> int
+(** [refill t] performs [Refill t] once and returns its answer: the number of
+    bytes appended ([0] at end of input). Exceptions raised by the handler (for
+    example a socket error or [Braid.Cancelled]) are raised here.
+    @raise Effect.Unhandled if no handler is installed. *)
+
+val fill : t -> (bytes -> int -> int -> int) -> int
+(** [fill t read] makes room after the window (moving the window to the front of
+    the buffer, or growing the buffer when the window fills more than half of
+    it), calls [read buf off len] once to write at most [len] bytes at [off],
+    appends what it wrote and returns that count. Handlers call it.
+    @raise Invalid_argument if [read] returns a count outside [0, len]. *)
+
+(** {1 Handlers} *)
+
+val handle : t -> (bytes -> int -> int -> int) -> (unit -> 'a) -> 'a
+(** [handle t read f] runs [f ()], answering every [Refill t] performed inside
+    with [fill t read]. [read buf off len] returns the number of bytes it wrote,
+    [0] at end of input; it may block (for example by suspending a fiber until a
+    socket is readable). An exception raised by [read] is raised at the [refill]
+    that asked, so it unwinds the parser untouched. [Refill] of another input is
+    passed on to an outer handler. *)
+
+val with_reader : ?size:int -> (bytes -> int -> int -> int) -> (t -> 'a) -> 'a
+(** [with_reader read f] is [f t] for a fresh [t = create ?size ()], under
+    [handle t read]. *)
+
+val with_string : string -> (t -> 'a) -> 'a
+(** [with_string s f] runs [f] on an input holding [s] whole; any refill answers
+    end of input. *)
+
+val with_chunks : ?size:int -> string list -> (t -> 'a) -> 'a
+(** [with_chunks chunks f] runs [f] on an empty input; each refill appends the
+    next chunk (or as much of it as fits; the rest comes at the next refill),
+    then end of input. [with_chunks] on one-byte chunks feeds the parser a byte
+    per refill. *)

@@ -1,0 +1,308 @@
+open Head_scanner
+
+type error = Eof | Invalid of Parse_error.t
+
+(* The input ended before the first byte of a request. *)
+exception Clean_end
+
+(* The byte at [i] ended a part of the line too early. *)
+let reject_at buf i stop reason =
+  if i = stop then reject 400 reason
+  else reject_char (Bytes.unsafe_get buf i) reason
+
+let is_alpha c = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+let is_digit c = c >= '0' && c <= '9'
+
+(* absolute-URI starts with scheme ":" (RFC 3986 §3.1). *)
+let is_absolute target =
+  let n = String.length target in
+  let rec scheme i =
+    i < n
+    &&
+    match String.unsafe_get target i with
+    | ':' -> i > 0
+    | c ->
+        (is_alpha c || is_digit c || c = '+' || c = '-' || c = '.')
+        && scheme (i + 1)
+  in
+  n > 0 && is_alpha (String.unsafe_get target 0) && scheme 1
+
+(* authority-form is uri-host ":" port, without userinfo (RFC 9112 §3.2.3). *)
+let is_authority target =
+  match String.rindex_opt target ':' with
+  | None -> false
+  | Some colon ->
+      let n = String.length target in
+      colon > 0
+      && colon < n - 1
+      && (let rec digits i = i = n || (is_digit target.[i] && digits (i + 1)) in
+          digits (colon + 1))
+      &&
+      let rec host i =
+        i = colon
+        ||
+        match target.[i] with
+        | '/' | '?' | '#' | '@' -> false
+        | _ -> host (i + 1)
+      in
+      host 0
+
+let target_form (meth : Method.t option) target : Request.target_form =
+  if String.equal target "*" then
+    match meth with
+    | Some OPTIONS | None -> Asterisk_form
+    | Some _ -> reject 400 "asterisk-form is only for OPTIONS"
+  else
+    match meth with
+    | Some CONNECT ->
+        if is_authority target then Authority_form
+        else reject 400 "CONNECT needs an authority-form target"
+    | _ ->
+        if String.unsafe_get target 0 = '/' then Origin_form
+        else if is_absolute target then Absolute_form
+        else reject 400 "invalid request target"
+
+(* Reads the request line; returns the method ([None]: unknown), the target
+   and the version. Skips blank lines first, within the same budget. *)
+let rec request_line (input : Input.t) (limits : Limits.t) ~blank_budget =
+  let max = limits.max_request_line in
+  let lf =
+    match
+      find_lf input ~budget:(max + 2) ~status:414
+        ~reason:"request line too long"
+    with
+    | lf -> lf
+    | exception Truncated ->
+        if input.pos = input.lim then raise_notrace Clean_end
+        else reject 400 "request line truncated"
+  in
+  let buf = input.buf and start = input.pos in
+  let stop = content_end buf start lf in
+  if stop = start then (
+    let line = lf + 1 - start in
+    if line > blank_budget then reject 400 "too many blank lines";
+    Input.consume input line;
+    request_line input limits ~blank_budget:(blank_budget - line))
+  else (
+    if stop - start > max then reject 414 "request line too long";
+    let meth_stop = scan_tchars buf start stop in
+    if meth_stop = stop || Bytes.unsafe_get buf meth_stop <> ' ' then
+      reject_at buf meth_stop stop "malformed request line";
+    if meth_stop = start then reject 400 "empty method";
+    let target_start = meth_stop + 1 in
+    let target_stop = scan_target_chars buf target_start stop in
+    if target_stop = stop || Bytes.unsafe_get buf target_stop <> ' ' then
+      reject_at buf target_stop stop "malformed request target";
+    if target_stop = target_start then reject 400 "empty request target";
+    let v = target_stop + 1 in
+    if
+      stop - v <> 8
+      || Bytes.unsafe_get buf v <> 'H'
+      || Bytes.unsafe_get buf (v + 1) <> 'T'
+      || Bytes.unsafe_get buf (v + 2) <> 'T'
+      || Bytes.unsafe_get buf (v + 3) <> 'P'
+      || Bytes.unsafe_get buf (v + 4) <> '/'
+      || (not (is_digit (Bytes.unsafe_get buf (v + 5))))
+      || Bytes.unsafe_get buf (v + 6) <> '.'
+      || not (is_digit (Bytes.unsafe_get buf (v + 7)))
+    then
+      reject_at buf (scan_field_chars buf v stop) stop "malformed HTTP version";
+    if Bytes.unsafe_get buf (v + 5) <> '1' then
+      reject 505 "HTTP version not supported";
+    let version : Request.version =
+      if Bytes.unsafe_get buf (v + 7) = '0' then Http_1_0 else Http_1_1
+    in
+    let meth = Method.of_bytes buf start (meth_stop - start) in
+    let target =
+      Bytes.sub_string buf target_start (target_stop - target_start)
+    in
+    Input.consume input (lf + 1 - start);
+    (meth, target, version))
+
+(* Field values of the framing headers, folded left to right. Each returns
+   the new state; no allocation. *)
+
+let cl_none = -1
+let cl_invalid = -2
+let cl_conflict = -3
+
+(* Content-Length: 1*DIGIT, or a list of one repeated value (RFC 9110 §8.6),
+   folded into [current] across fields. Saturates at [max_int], which any
+   body limit then refuses. *)
+let content_length value current =
+  let n = String.length value in
+  let is_ows i = i < n && (value.[i] = ' ' || value.[i] = '\t') in
+  let rec element i current =
+    (* [i] is at the start of an element. *)
+    let j = ref i and v = ref 0 in
+    while !j < n && is_digit (String.unsafe_get value !j) do
+      let d = Char.code (String.unsafe_get value !j) - 48 in
+      v := if !v > (max_int - d) / 10 then max_int else (!v * 10) + d;
+      incr j
+    done;
+    if !j = i then cl_invalid
+    else if current <> cl_none && current <> !v then cl_conflict
+    else (
+      while is_ows !j do
+        incr j
+      done;
+      if !j = n then !v
+      else if value.[!j] <> ',' then cl_invalid
+      else (
+        incr j;
+        while is_ows !j do
+          incr j
+        done;
+        element !j !v))
+  in
+  if current < cl_none then current else element 0 current
+
+(* Transfer-Encoding state, as bits. *)
+let te_seen = 1
+let te_chunked = 2
+let te_after_chunked = 4
+let te_before_chunked = 8
+let te_chunked_twice = 16
+let chunked_token = "chunked"
+
+let transfer_codings value state =
+  let n = String.length value in
+  let rec element i state =
+    if i > n then state
+    else
+      let j = ref i in
+      while !j < n && String.unsafe_get value !j <> ',' do
+        incr j
+      done;
+      let stop = !j in
+      let start = ref i and stop' = ref stop in
+      while !start < stop && (value.[!start] = ' ' || value.[!start] = '\t') do
+        incr start
+      done;
+      while
+        !stop' > !start
+        && (value.[!stop' - 1] = ' ' || value.[!stop' - 1] = '\t')
+      do
+        decr stop'
+      done;
+      let state =
+        if !stop' = !start then state (* empty list element *)
+        else
+          let is_chunked =
+            !stop' - !start = 7
+            &&
+            let rec same k =
+              k = 7
+              || Char.lowercase_ascii value.[!start + k] = chunked_token.[k]
+                 && same (k + 1)
+            in
+            same 0
+          in
+          let state = state lor te_seen in
+          if is_chunked then
+            if state land te_chunked <> 0 then state lor te_chunked_twice
+            else state lor te_chunked
+          else if state land te_chunked <> 0 then state lor te_after_chunked
+          else state lor te_before_chunked
+      in
+      element (stop + 1) state
+  in
+  element 0 state
+
+let conn_close = 1
+let conn_keep_alive = 2
+
+let connection_options value flags =
+  let flags =
+    if Headers.list_has_token value "close" then flags lor conn_close else flags
+  in
+  if Headers.list_has_token value "keep-alive" then flags lor conn_keep_alive
+  else flags
+
+(* The head was read whole and the framing is known: these errors may keep
+   the connection when there is no body to skip. *)
+let refuse ~keep_alive (body : Request.body) status reason =
+  raise_notrace
+    (Rejected { status; reason; close = not (keep_alive && body = No_body) })
+
+let head (input : Input.t) (limits : Limits.t) =
+  let meth, target, version =
+    request_line input limits ~blank_budget:limits.max_request_line
+  in
+  let form = target_form meth target in
+  let headers =
+    try
+      field_section input ~max_fields:limits.max_header_fields
+        ~max_bytes:limits.max_header_bytes
+    with Truncated -> reject 400 "request head truncated"
+  in
+  let hosts = ref 0
+  and length = ref cl_none
+  and codings = ref 0
+  and connection = ref 0
+  and expect = ref false in
+  for i = 0 to Headers.length headers - 1 do
+    let name = Headers.name headers i in
+    match String.length name with
+    | 4 when Headers.equal_name name "host" -> incr hosts
+    | 14 when Headers.equal_name name "content-length" ->
+        length := content_length (Headers.value headers i) !length
+    | 17 when Headers.equal_name name "transfer-encoding" ->
+        codings :=
+          transfer_codings (Headers.value headers i) (!codings lor te_seen)
+    | 10 when Headers.equal_name name "connection" ->
+        connection := connection_options (Headers.value headers i) !connection
+    | 6 when Headers.equal_name name "expect" ->
+        if Headers.equal_name (Headers.value headers i) "100-continue" then
+          expect := true
+    | _ -> ()
+  done;
+  let body : Request.body =
+    if !codings <> 0 then (
+      let te = !codings in
+      if version = Http_1_0 then
+        reject 400 "Transfer-Encoding in an HTTP/1.0 request";
+      if !length <> cl_none then
+        reject 400 "both Content-Length and Transfer-Encoding";
+      if te land te_chunked_twice <> 0 then reject 400 "chunked applied twice";
+      if te land (te_chunked lor te_after_chunked lor te_before_chunked) = 0
+      then reject 400 "empty Transfer-Encoding";
+      if te land te_chunked = 0 || te land te_after_chunked <> 0 then
+        reject 501 "final transfer coding is not chunked";
+      if te land te_before_chunked <> 0 then
+        reject 501 "unsupported transfer coding";
+      Chunked)
+    else if !length = cl_invalid then reject 400 "invalid Content-Length"
+    else if !length = cl_conflict then
+      reject 400 "conflicting Content-Length values"
+    else if !length > limits.max_body then reject 413 "body too large"
+    else if !length > 0 then Content_length !length
+    else No_body
+  in
+  let keep_alive =
+    match version with
+    | Http_1_1 -> !connection land conn_close = 0
+    | Http_1_0 -> !connection = conn_keep_alive
+  in
+  if !hosts > 1 then refuse ~keep_alive body 400 "several Host fields"
+  else if !hosts = 0 && version = Http_1_1 then
+    refuse ~keep_alive body 400 "missing Host";
+  match meth with
+  | None -> refuse ~keep_alive body 501 "unknown method"
+  | Some meth ->
+      {
+        Request.meth;
+        target;
+        target_form = form;
+        version;
+        headers;
+        body;
+        keep_alive;
+        expect_continue = !expect && version = Http_1_1;
+      }
+
+let read_request input limits =
+  match head input limits with
+  | request -> Ok request
+  | exception Rejected e -> Error (Invalid e)
+  | exception Clean_end -> Error Eof

@@ -1,0 +1,52 @@
+(** Reads one request head (request line and header section) from an {!Input.t},
+    RFC 9112 §2-§6.
+
+    Direct style: it scans the input's window with index arithmetic and performs
+    {!Input.Refill} only when it needs a byte past the window, so it runs
+    unchanged on a socket, a string or one byte at a time. It reads no byte past
+    the empty line that ends the head: the body, and any pipelined request after
+    it, stay in the input.
+
+    {b Driving a connection.} Keep one {!Input.t} per connection, under a refill
+    handler ({!Input.handle}). Loop: [read_request]; on [Ok request], answer
+    [100 Continue] first if [request.expect_continue] and the body is wanted,
+    read or drain the body with {!Request_body} (this must be done before the
+    next [read_request], or the body would be read as the next request),
+    respond, and go on while [request.keep_alive]. On [Error Eof] close quietly.
+    On [Error (Invalid e)] respond with [e.status] and close if [e.close]. *)
+
+type error =
+  | Eof
+      (** The input ended cleanly before the first byte of a request (blank
+          lines aside): the peer closed an idle connection. *)
+  | Invalid of Parse_error.t
+      (** The request is invalid or truncated; answer [status]. *)
+
+val read_request : Input.t -> Limits.t -> (Request.t, error) result
+(** [read_request input limits] reads and consumes one request head.
+
+    Blank lines before the request line are skipped (RFC 9112 §2.2). A lone LF
+    is accepted as a line ending. Errors, first match wins:
+    - 414: request line longer than [limits.max_request_line];
+    - 400: malformed request line (method not a token, not exactly one space
+      between parts, bad target characters, version not [HTTP/d.d]), a target
+      whose form does not fit the method ([*] other than for OPTIONS, CONNECT
+      without [host:port]), bare CR, NUL, input ended inside the head;
+    - 505: a version other than HTTP/1.x (e.g. [HTTP/2.0]);
+    - 431: more than [limits.max_header_fields] fields or
+      [limits.max_header_bytes] bytes of header section;
+    - 400: malformed field line (no colon, whitespace before the colon,
+      obs-fold, bad characters);
+    - 400: Transfer-Encoding in HTTP/1.0, Transfer-Encoding with Content-Length,
+      chunked applied twice, invalid or conflicting Content-Length (identical
+      repeated values are accepted, RFC 9112 §6.3);
+    - 501: a final transfer coding other than chunked, or another coding before
+      it;
+    - 413: Content-Length above [limits.max_body];
+    - 400: HTTP/1.1 without exactly one Host, or several Host fields;
+    - 501: a valid but unknown method.
+
+    The last two leave the input at the next request when the request had no
+    body ([close] is then [not keep_alive]); every other error has
+    [close = true]. Exceptions raised by the refill handler (a socket error,
+    [Braid.Cancelled]) propagate; no other exception escapes. *)
