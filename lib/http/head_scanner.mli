@@ -27,8 +27,8 @@ val is_target_char : char -> bool
 (** Visible US-ASCII (0x21 to 0x7E): what a request-target may hold. *)
 
 val scan_tchars : bytes -> int -> int -> int
-(** [scan_tchars buf i stop] is the index of the first byte in [i, stop) that
-    is not a tchar, or [stop]. Likewise for the others. *)
+(** [scan_tchars buf i stop] is the index of the first byte from [i] to
+    [stop - 1] that is not a tchar, or [stop]. Likewise for the others. *)
 
 val scan_field_chars : bytes -> int -> int -> int
 val scan_target_chars : bytes -> int -> int -> int

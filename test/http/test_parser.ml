@@ -485,6 +485,10 @@ let test_chunked_errors () =
   check "bad size" "400 invalid chunk size (close)" "x\r\n";
   check "bad extension" "400 invalid chunk extension (close)"
     "5 x\r\nhello\r\n0\r\n\r\n";
+  check "empty extension name" "400 invalid chunk extension name (close)"
+    "5;\r\nhello\r\n0\r\n\r\n";
+  check "empty extension value" "400 invalid chunk extension value (close)"
+    "5;a=\r\nhello\r\n0\r\n\r\n";
   check "open quote" "400 unterminated quoted chunk extension (close)"
     "5;a=\"x\r\nhello\r\n0\r\n\r\n";
   check "no CRLF after data" "400 missing line ending after chunk data (close)"
