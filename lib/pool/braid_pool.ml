@@ -1,0 +1,326 @@
+open Braid
+module Promise = Braid_sync.Promise
+module Deque = Saturn.Work_stealing_deque
+module Injection = Saturn.Queue
+
+type task = unit -> unit
+
+type worker = {
+  deque : task Deque.t;
+      (** Owner pushes and pops (newest first); the others steal (oldest). *)
+  mutable taken : int;  (** Tasks looked for; drives {!fairness_period}. *)
+  mutable seed : int;  (** Victim selection; touched only by the owner. *)
+}
+
+type t = {
+  workers : worker array;
+  injection : task Injection.t;  (** Work from outside the workers. *)
+  parking : Parking.t;
+  live : int Atomic.t;
+      (** Tasks and fibers submitted and not finished, plus callers of [async]
+          between their check of [stopping] and their submission. Workers exit
+          once [stopping] is set and this is 0. *)
+  stopping : bool Atomic.t;
+  exited : int Atomic.t;  (** Workers that left their loop. *)
+  all_exited : unit Promise.t;
+  joining : bool Atomic.t;  (** Someone joins the domains. *)
+  joined : unit Promise.t;
+  domains : unit Domain.t array Atomic.t;  (** Set once by [create]. *)
+  failed : Fiber.t list Atomic.t;  (** Forked fibers that failed. *)
+  ops : Scheduler.ops;
+}
+
+(* Which pool worker, if any, the calling domain runs. It must be found from
+   a resumer, which is given nothing but a task, hence the domain-local key.
+   [thread] tells the worker itself apart from a systhread that a task
+   started on the worker's domain: only the worker may push on its deque. *)
+type here = { pool : t; worker : worker; thread : Thread.t }
+
+let here : here option Domain.DLS.key = Domain.DLS.new_key (fun () -> None)
+
+let on_worker t =
+  match Domain.DLS.get here with
+  | Some h -> h.pool == t && h.thread == Thread.self ()
+  | None -> false
+
+let schedule t task =
+  (match Domain.DLS.get here with
+  | Some h when h.pool == t && h.thread == Thread.self () ->
+      Deque.push h.worker.deque task
+  | _ -> Injection.push t.injection task);
+  Parking.notify t.parking
+
+(* A task, a forked fiber, or an aborted submission is over. *)
+let release t =
+  if Atomic.fetch_and_add t.live (-1) = 1 && Atomic.get t.stopping then
+    Parking.notify_all t.parking
+
+let rec record_failure t fiber =
+  let seen = Atomic.get t.failed in
+  if not (Atomic.compare_and_set t.failed seen (fiber :: seen)) then
+    record_failure t fiber
+
+let spawn t fiber body =
+  Atomic.incr t.live;
+  schedule t (fun () ->
+      Scheduler.run_fiber t.ops fiber (fun () ->
+          body ();
+          if Option.is_some (Fiber.unobserved_failure fiber) then
+            record_failure t fiber;
+          release t))
+
+(* The worker loop. *)
+
+(* Every [fairness_period]th task is taken from the oldest end: the injection
+   queue, then the bottom of the own deque. Otherwise a task that yields in a
+   loop (its continuation goes back on top of the deque) would keep a worker
+   for itself, and on a one-worker pool wait forever for work behind it. *)
+let fairness_period = 61
+
+let next_victim w n =
+  (* xorshift: a cheap, per-worker pseudo-random start for the steal scan. *)
+  let s = w.seed in
+  let s = s lxor (s lsl 13) in
+  let s = s lxor (s lsr 7) in
+  let s = s lxor (s lsl 17) in
+  w.seed <- s;
+  s land max_int mod n
+
+let steal t w =
+  let n = Array.length t.workers in
+  let start = next_victim w n in
+  let rec scan i =
+    if i = n then None
+    else
+      let victim = t.workers.((start + i) mod n) in
+      if victim == w then scan (i + 1)
+      else
+        match Deque.steal_opt victim.deque with
+        | Some _ as found -> found
+        | None -> scan (i + 1)
+  in
+  if n = 1 then None else scan 0
+
+let find_task t w =
+  w.taken <- w.taken + 1;
+  if w.taken mod fairness_period = 0 then
+    match Injection.pop_opt t.injection with
+    | Some _ as found -> found
+    | None -> (
+        match Deque.steal_opt w.deque with
+        | Some _ as found -> found
+        | None -> steal t w)
+  else
+    match Deque.pop_opt w.deque with
+    | Some _ as found -> found
+    | None -> (
+        match Injection.pop_opt t.injection with
+        | Some _ as found -> found
+        | None -> steal t w)
+
+(* Before sleeping, look for work for a few tens of microseconds: a parent
+   about to push subtasks, or a resumer on another domain, usually gives us
+   something within that window, and a futex sleep plus wake-up costs more. *)
+let spin_rounds = 64
+let relax_per_round = 32
+
+let rec spin t w rounds =
+  if rounds = 0 then None
+  else
+    match find_task t w with
+    | Some _ as found -> found
+    | None ->
+        for _ = 1 to relax_per_round do
+          Domain.cpu_relax ()
+        done;
+        spin t w (rounds - 1)
+
+type next = Run of task | Exit
+
+let poll t w () =
+  match find_task t w with
+  | Some task -> Some (Run task)
+  | None ->
+      if Atomic.get t.stopping && Atomic.get t.live = 0 then Some Exit else None
+
+let rec work t w =
+  match find_task t w with
+  | Some task ->
+      task ();
+      work t w
+  | None -> (
+      match spin t w spin_rounds with
+      | Some task ->
+          task ();
+          work t w
+      | None -> (
+          match Parking.park t.parking (poll t w) with
+          | Run task ->
+              (* There may be more where this came from: let another sleeper
+                 look too. *)
+              Parking.notify t.parking;
+              task ();
+              work t w
+          | Exit -> ()))
+
+let worker_main t w () =
+  Domain.DLS.set here (Some { pool = t; worker = w; thread = Thread.self () });
+  work t w;
+  Domain.DLS.set here None;
+  if Atomic.fetch_and_add t.exited 1 = Array.length t.workers - 1 then
+    Promise.fill t.all_exited ()
+
+(* Submission. *)
+
+let admit t =
+  Atomic.incr t.live;
+  if Atomic.get t.stopping && not (on_worker t) then (
+    release t;
+    invalid_arg "Braid_pool.async: the pool is shut down")
+
+let async t f =
+  admit t;
+  let promise = Promise.create () in
+  let fiber = Fiber.create () in
+  schedule t (fun () ->
+      Scheduler.run_fiber t.ops fiber (fun () ->
+          (match f () with
+          | v -> Promise.fill promise v
+          | exception e -> Promise.fill_error promise e);
+          release t));
+  promise
+
+let run t f = if on_worker t then f () else Promise.await (async t f)
+let size t = Array.length t.workers
+
+(* Creation and shutdown. *)
+
+let make ~domains =
+  let rec t =
+    {
+      workers =
+        Array.init domains (fun i ->
+            { deque = Deque.create (); taken = 0; seed = (2 * i) + 1 });
+      injection = Injection.create ();
+      parking = Parking.create ();
+      live = Atomic.make 0;
+      stopping = Atomic.make false;
+      exited = Atomic.make 0;
+      all_exited = Promise.create ();
+      joining = Atomic.make false;
+      joined = Promise.create ();
+      domains = Atomic.make [||];
+      failed = Atomic.make [];
+      ops =
+        {
+          Scheduler.enqueue = (fun task -> schedule t task);
+          spawn = (fun fiber body -> spawn t fiber body);
+        };
+    }
+  in
+  t
+
+let unobserved_failures t =
+  Atomic.exchange t.failed []
+  |> List.rev
+  |> List.filter_map Fiber.unobserved_failure
+
+let shutdown t =
+  if on_worker t then
+    invalid_arg "Braid_pool.shutdown: called from a task of the same pool";
+  if not (Atomic.exchange t.stopping true) then Parking.notify_all t.parking;
+  Promise.await t.all_exited;
+  if not (Atomic.exchange t.joining true) then (
+    Array.iter Domain.join (Atomic.get t.domains);
+    Promise.fill t.joined ())
+  else Promise.await t.joined;
+  match unobserved_failures t with
+  | [] -> ()
+  | [ (e, bt) ] -> Printexc.raise_with_backtrace e bt
+  | several -> raise (Fiber.Multiple (List.map fst several))
+
+let create ~domains () =
+  if domains < 1 then invalid_arg "Braid_pool.create: domains < 1";
+  let t = make ~domains in
+  let spawned = ref [] in
+  match
+    Array.iter
+      (fun w -> spawned := Domain.spawn (worker_main t w) :: !spawned)
+      t.workers
+  with
+  | () ->
+      Atomic.set t.domains (Array.of_list (List.rev !spawned));
+      t
+  | exception e ->
+      (* Let the workers that did start exit, then report. *)
+      let bt = Printexc.get_raw_backtrace () in
+      Atomic.set t.stopping true;
+      Parking.notify_all t.parking;
+      List.iter Domain.join !spawned;
+      Printexc.raise_with_backtrace e bt
+
+let with_pool ~domains f =
+  let t = create ~domains () in
+  match f t with
+  | v ->
+      shutdown t;
+      v
+  | exception e ->
+      (* [f]'s failure is the one to report. *)
+      let bt = Printexc.get_raw_backtrace () in
+      (try shutdown t with _ -> ());
+      Printexc.raise_with_backtrace e bt
+
+(* Parallel loops: recursive halving into nested async/await, so idle
+   workers balance the load by stealing the larger, older halves. *)
+
+let chunk_size_for t chunk_size ~count =
+  match chunk_size with
+  | Some c when c < 1 -> invalid_arg "Braid_pool: chunk_size < 1"
+  | Some c -> c
+  | None -> if size t = 1 then count else max 1 (count / (8 * size t))
+
+let await_quietly p = try ignore (Promise.await p) with _ -> ()
+
+let parallel_for t ?chunk_size ~start ~finish body =
+  if finish >= start then
+    let chunk = chunk_size_for t chunk_size ~count:(finish - start + 1) in
+    let rec range lo hi =
+      if hi - lo < chunk then
+        for i = lo to hi do
+          body i
+        done
+      else
+        let mid = lo + ((hi - lo) / 2) in
+        let upper = async t (fun () -> range (mid + 1) hi) in
+        match range lo mid with
+        | () -> Promise.await upper
+        | exception e ->
+            let bt = Printexc.get_raw_backtrace () in
+            await_quietly upper;
+            Printexc.raise_with_backtrace e bt
+    in
+    run t (fun () -> range start finish)
+
+let parallel_for_reduce t ?chunk_size ~start ~finish ~combine ~init body =
+  if finish < start then init
+  else
+    let chunk = chunk_size_for t chunk_size ~count:(finish - start + 1) in
+    let rec range lo hi =
+      if hi - lo < chunk then (
+        let acc = ref init in
+        for i = lo to hi do
+          acc := combine !acc (body i)
+        done;
+        !acc)
+      else
+        let mid = lo + ((hi - lo) / 2) in
+        let upper = async t (fun () -> range (mid + 1) hi) in
+        match range lo mid with
+        | lower -> combine lower (Promise.await upper)
+        | exception e ->
+            let bt = Printexc.get_raw_backtrace () in
+            await_quietly upper;
+            Printexc.raise_with_backtrace e bt
+    in
+    run t (fun () -> range start finish)

@@ -1,0 +1,140 @@
+(** A work-stealing pool of domains for CPU-bound work, that any fiber, domain
+    or systhread can await without blocking its neighbours.
+
+    {[
+      let pool = Braid_pool.create ~domains:2 () in
+      Braid_fifo.run (fun () ->
+          (* This fiber waits; the other fibers of the FIFO scheduler run. *)
+          let sum = Braid_sync.Promise.await (Braid_pool.async pool work) in
+          ...);
+      Braid_pool.shutdown pool
+    ]}
+
+    {2 How it runs}
+
+    The pool owns [domains] worker domains; the caller of {!create} is not one
+    of them. Each task runs as a Braid fiber, so inside a task every Braid
+    structure blocks only that task: a task that awaits a promise, takes an
+    MVar, joins a fiber, etc. is parked and its worker runs other tasks; when it
+    is resumed it may continue on any worker. {!Braid.Fiber.fork} inside a task
+    starts a fiber on the pool, and {!Braid.Switch} works too.
+
+    Each worker has a work-stealing deque (Saturn's): tasks created on a worker
+    (by {!async}, [Fiber.fork], or by waking a parked task) go on its own deque,
+    newest first; idle workers steal the oldest tasks of the others. Work from
+    outside the workers goes through a shared queue. Nested parallel code
+    (recursive [async]/[await], {!parallel_for}) therefore runs depth-first on
+    each worker and balances by stealing, like Cilk or Domainslib. Idle workers
+    spin for a few tens of microseconds, then sleep on a condition variable: an
+    idle pool uses no CPU.
+
+    A task that blocks its domain (a [Unix] call, [Stdlib.Mutex.lock], a busy
+    wait) blocks its worker and the tasks queued behind it: use the pool for
+    computation and Braid structures for waiting.
+
+    Domainslib's [Task] is the closest peer: the difference is that its [run]
+    and [await] block the whole calling domain unless called from a task, while
+    here any fiber of any Braid scheduler can wait for a task. *)
+
+type t
+(** A pool of worker domains. *)
+
+val create : domains:int -> unit -> t
+(** [create ~domains ()] starts a pool of [domains] worker domains. Keep
+    [domains] at most the number of cores the pool should use
+    ([Domain.recommended_domain_count ()] minus the domains you already run).
+    @raise Invalid_argument if [domains < 1].
+    @raise Failure if the runtime cannot spawn that many domains. *)
+
+val size : t -> int
+(** [size t] is the number of worker domains. *)
+
+val async : t -> (unit -> 'a) -> 'a Braid_sync.Promise.t
+(** [async t f] submits [f ()] to run on the pool and returns at once with a
+    promise of its result. Awaiting the promise ({!Braid_sync.Promise.await})
+    blocks only the awaiting fiber (or, outside a scheduler, the awaiting
+    systhread), and works from anywhere, including from a task of [t]. If [f]
+    raises [e], the promise is filled with [e]: awaiters raise [e] (with a new
+    backtrace). A failure nobody awaits is not reported.
+
+    The task is not tied to whoever awaits it: cancelling a fiber waiting for
+    the promise raises {!Braid.Cancelled} in that fiber only, and the task runs
+    to completion and fills the promise anyway.
+
+    Callable from any domain or systhread.
+    @raise Invalid_argument
+      once {!shutdown} has begun, unless called from a task of [t] (running
+      tasks may still submit subtasks while the pool drains). *)
+
+val run : t -> (unit -> 'a) -> 'a
+(** [run t f] runs [f ()] on the pool and returns its result or raises its
+    exception. It blocks only the caller: a fiber of any Braid scheduler waits
+    while its siblings keep running; a bare domain or systhread sleeps. Called
+    from a task of [t], it simply calls [f ()].
+    @raise Braid.Cancelled
+      if the calling fiber is cancelled while waiting (the task carries on, see
+      {!async}).
+    @raise Invalid_argument as {!async} does. *)
+
+val parallel_for :
+  t -> ?chunk_size:int -> start:int -> finish:int -> (int -> unit) -> unit
+(** [parallel_for t ~start ~finish body] runs [body i] for every [i] from
+    [start] to [finish] inclusive, like [for i = start to finish], in parallel
+    on [t], and returns once all are done. It blocks only the caller, as {!run}
+    does, and may be nested in tasks.
+
+    The range is halved recursively into subtasks until a part has at most
+    [chunk_size] indices, run in order by one task. The default gives about 8
+    parts per worker, a whole range with one worker; pass a larger [chunk_size]
+    when [body] is very cheap, a smaller one when its cost varies a lot.
+
+    If some [body i] raise, [parallel_for] raises one of their exceptions, but
+    only once every subtask has finished: no [body] runs after it returns.
+    @raise Invalid_argument if [chunk_size < 1], or as {!async} does. *)
+
+val parallel_for_reduce :
+  t ->
+  ?chunk_size:int ->
+  start:int ->
+  finish:int ->
+  combine:('a -> 'a -> 'a) ->
+  init:'a ->
+  (int -> 'a) ->
+  'a
+(** [parallel_for_reduce t ~start ~finish ~combine ~init body] is
+    [combine (... (combine (combine init (body start)) (body (start + 1))) ...)
+     (body finish)] ([init] if [finish < start]), computed in parallel as
+    {!parallel_for} does. Each part folds from [init] and the parts are combined
+    in index order, so the result equals the sequential fold when [combine] is
+    associative and [init] is its neutral element; [combine] need not be
+    commutative. Blocking, nesting and exceptions are as for {!parallel_for}. *)
+
+val shutdown : t -> unit
+(** [shutdown t] stops [t] and waits until its worker domains have exited and
+    been joined.
+
+    Pending work is finished, not dropped: every task submitted before
+    [shutdown] began, everything those tasks submit or fork meanwhile, and every
+    task parked on a structure, runs to completion; then the workers exit. So
+    [shutdown] waits for ever if a task waits for ever. {!async} from outside
+    the pool raises [Invalid_argument] from the moment [shutdown] begins.
+
+    It blocks only the calling fiber while the pool drains (outside a scheduler,
+    the calling systhread), then joins the exited domains, which blocks the
+    calling domain for the instant they take to terminate. Calling it again,
+    from anywhere, waits for the same shutdown.
+
+    @raise Braid.Cancelled
+      if the calling fiber is cancelled while the pool drains; the pool keeps
+      stopping, and a later [shutdown] joins it.
+    @raise Invalid_argument
+      if called from a task of [t] (it would wait for itself).
+    @raise e
+      if a fiber forked with {!Braid.Fiber.fork} inside a task raised [e] and
+      was never joined ({!Braid.Fiber.Multiple} if several did), after the pool
+      has stopped. Reported once. *)
+
+val with_pool : domains:int -> (t -> 'a) -> 'a
+(** [with_pool ~domains f] is [f t] for a new pool [t], which is {!shutdown}
+    when [f] returns or raises. If [f] raised, that exception is re-raised (and
+    a failure reported by [shutdown] is dropped). *)
