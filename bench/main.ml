@@ -4,7 +4,8 @@
 
 open Bench_harness
 
-let experiments : experiment list = [ Producer_consumer.experiment ]
+let experiments : experiment list =
+  [ Producer_consumer.experiment; Bench_parser.experiment ]
 
 let run_one ~quick (e : experiment) =
   progress "bench: %s%s" e.name (if quick then " (quick)" else "");

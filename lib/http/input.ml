@@ -1,24 +1,37 @@
-type t = { mutable buf : bytes; mutable pos : int; mutable lim : int }
+type t = {
+  mutable buf : bytes;
+  mutable pos : int;
+  mutable lim : int;
+  mutable capacity : int;
+  refill : int Effect.t;
+}
+
 type _ Effect.t += Refill : t -> int Effect.t
 
-let create ?(size = 4096) () =
-  { buf = Bytes.create (max size 16); pos = 0; lim = 0 }
+(* The effect value is built once per input: performing it allocates
+   nothing but the continuation. *)
+let make buf lim =
+  let rec t =
+    { buf; pos = 0; lim; capacity = Bytes.length buf; refill = Refill t }
+  in
+  t
 
-let of_string s = { buf = Bytes.of_string s; pos = 0; lim = String.length s }
+let create ?(size = 4096) () = make (Bytes.create (max size 16)) 0
+let of_string s = make (Bytes.of_string s) (String.length s)
 let length t = t.lim - t.pos
 
 let consume t n =
   if n < 0 || n > t.lim - t.pos then invalid_arg "Input.consume";
   t.pos <- t.pos + n
 
-let refill t = Effect.perform (Refill t)
+let refill t = Effect.perform t.refill
 
 (* Leave at least a quarter of the buffer free after [lim], so a socket read
    is never asked for a handful of bytes. The window moves to the front when
    it fills at most half of the buffer, else the buffer doubles: the parsers
    bound the window by their limits, so growth is bounded too. *)
 let make_room t =
-  let capacity = Bytes.length t.buf in
+  let capacity = t.capacity in
   if t.pos = t.lim then (
     t.pos <- 0;
     t.lim <- 0)
@@ -28,13 +41,14 @@ let make_room t =
      else
        let bigger = Bytes.create (2 * capacity) in
        Bytes.blit t.buf t.pos bigger 0 n;
-       t.buf <- bigger);
+       t.buf <- bigger;
+       t.capacity <- 2 * capacity);
     t.pos <- 0;
     t.lim <- n)
 
 let fill t read =
   make_room t;
-  let room = Bytes.length t.buf - t.lim in
+  let room = t.capacity - t.lim in
   let n = read t.buf t.lim room in
   if n < 0 || n > room then invalid_arg "Input.fill: read returned a bad count";
   t.lim <- t.lim + n;
@@ -65,6 +79,8 @@ let with_reader ?size read f =
   let t = create ?size () in
   handle t read (fun () -> f t)
 
+(* [Stdlib.min] is polymorphic: a call to the generic comparison. *)
+let min (a : int) b = if a < b then a else b
 let end_of_input _ _ _ = 0
 
 let with_string s f =

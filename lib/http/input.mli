@@ -26,6 +26,8 @@ type t = private {
   mutable buf : bytes;  (** The storage; replaced when it grows. *)
   mutable pos : int;  (** First unread byte. *)
   mutable lim : int;  (** One past the last valid byte. *)
+  mutable capacity : int;  (** [Bytes.length buf]. *)
+  refill : int Effect.t;  (** [Refill t], built once. *)
 }
 (** Fields are readable for the parsers of this library; only this module's
     functions change them. A refill may move the window ([pos] and [lim] change

@@ -1,5 +1,8 @@
 open Head_scanner
 
+(* [Stdlib.min] is polymorphic: a call to the generic comparison. *)
+let min (a : int) b = if a < b then a else b
+
 type state =
   | Fixed  (** [remaining] bytes of a Content-Length body. *)
   | Chunk_data  (** [remaining] bytes of the current chunk. *)
