@@ -222,8 +222,8 @@ let connection_options value flags =
 (* The head was read whole and the framing is known: these errors may keep
    the connection when there is no body to skip. *)
 let refuse ~keep_alive (body : Request.body) status reason =
-  raise_notrace
-    (Rejected { status; reason; close = not (keep_alive && body = No_body) })
+  let close = match body with No_body -> not keep_alive | _ -> true in
+  raise_notrace (Rejected { status; reason; close })
 
 let head (input : Input.t) (limits : Limits.t) =
   let meth, target, version =

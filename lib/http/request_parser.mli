@@ -23,30 +23,38 @@ type error =
       (** The request is invalid or truncated; answer [status]. *)
 
 val read_request : Input.t -> Limits.t -> (Request.t, error) result
-(** [read_request input limits] reads and consumes one request head.
+(** [read_request input limits] reads and consumes one request head, and nothing
+    after it.
 
     Blank lines before the request line are skipped (RFC 9112 §2.2). A lone LF
-    is accepted as a line ending. Errors, first match wins:
+    is accepted as a line ending; a CR anywhere else is not.
+
+    While reading, the first fault in the byte stream decides the answer (the
+    same one whatever the chunking):
     - 414: request line longer than [limits.max_request_line];
-    - 400: malformed request line (method not a token, not exactly one space
-      between parts, bad target characters, version not [HTTP/d.d]), a target
-      whose form does not fit the method ([*] other than for OPTIONS, CONNECT
-      without [host:port]), bare CR, NUL, input ended inside the head;
+    - 400: malformed request line: method not a token, not exactly one space
+      between the parts, a target byte outside visible ASCII, version not
+      [HTTP/d.d]; a target whose form does not fit the method ([*] other than
+      for OPTIONS, CONNECT without [host:port]); bare CR; NUL; input ending
+      inside the head;
     - 505: a version other than HTTP/1.x (e.g. [HTTP/2.0]);
-    - 431: more than [limits.max_header_fields] fields or
-      [limits.max_header_bytes] bytes of header section;
-    - 400: malformed field line (no colon, whitespace before the colon,
-      obs-fold, bad characters);
-    - 400: Transfer-Encoding in HTTP/1.0, Transfer-Encoding with Content-Length,
-      chunked applied twice, invalid or conflicting Content-Length (identical
-      repeated values are accepted, RFC 9112 §6.3);
+    - 431: more than [limits.max_header_fields] fields, or a header section
+      longer than [limits.max_header_bytes];
+    - 400: malformed field line: no colon, empty name, whitespace before the
+      colon, obs-fold, control characters or NUL in the value.
+
+    Then, on the complete head, in this order:
+    - 400: Transfer-Encoding in HTTP/1.0; Transfer-Encoding with Content-Length;
+      chunked applied twice; empty Transfer-Encoding;
     - 501: a final transfer coding other than chunked, or another coding before
-      it;
+      chunked;
+    - 400: invalid or conflicting Content-Length (one value repeated, in a list
+      or in several fields, is accepted, RFC 9112 §6.3);
     - 413: Content-Length above [limits.max_body];
-    - 400: HTTP/1.1 without exactly one Host, or several Host fields;
+    - 400: HTTP/1.1 without a Host field, or several Host fields;
     - 501: a valid but unknown method.
 
-    The last two leave the input at the next request when the request had no
+    The last two leave the input at the next request when the request has no
     body ([close] is then [not keep_alive]); every other error has
     [close = true]. Exceptions raised by the refill handler (a socket error,
     [Braid.Cancelled]) propagate; no other exception escapes. *)

@@ -687,6 +687,55 @@ let test_head_before_body () =
   in
   Alcotest.(check bool) "ignored in HTTP/1.0" false r.expect_continue
 
+let test_body_refills () =
+  (* A head and a 3000-byte body in one chunk: one refill for both. *)
+  let body = String.make 3000 'x' in
+  let message =
+    "POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 3000\r\n\r\n" ^ body
+  in
+  let result, n =
+    counting_refills [ message ] (fun input ->
+        match Request_parser.read_request input Limits.default with
+        | Ok r -> (
+            match
+              Request_body.to_string
+                (Request_body.create input Limits.default r.body)
+            with
+            | Ok b -> b
+            | Error _ -> "error")
+        | Error _ -> "error")
+  in
+  Alcotest.(check int) "body read" 3000 (String.length result);
+  Alcotest.(check int) "one refill" 1 n
+
+let test_nested_inputs () =
+  (* Each input's refills go to its own handler, through the inner one. *)
+  let read input =
+    match Request_parser.read_request input Limits.default with
+    | Ok r -> r.target
+    | Error _ -> "error"
+  in
+  let outer_refills = ref 0 in
+  let targets =
+    Input.with_reader
+      (let sent = ref false in
+       fun buf off _ ->
+         incr outer_refills;
+         if !sent then 0
+         else (
+           sent := true;
+           Bytes.blit_string get 0 buf off (String.length get);
+           String.length get))
+      (fun outer ->
+        Input.with_chunks (split 5 "GET /inner HTTP/1.1\r\nHost: h\r\n\r\n")
+          (fun inner ->
+            let a = read inner in
+            let b = read outer in
+            [ a; b ]))
+  in
+  Alcotest.(check (list string)) "targets" [ "/inner"; "/" ] targets;
+  Alcotest.(check int) "outer refills" 1 !outer_refills
+
 exception Socket_error
 
 let test_reader_exception () =
@@ -701,6 +750,52 @@ let test_reader_exception () =
   with
   | _ -> Alcotest.fail "the reader's exception was swallowed"
   | exception Socket_error -> ()
+
+(* Under a Braid scheduler, the read function may block its fiber (as a
+   socket read will), and a cancellation raised there unwinds the parser. *)
+let test_reader_blocks_fiber () =
+  let target, refills =
+    Braid_fifo.run (fun () ->
+        let box = Braid_sync.Mvar.create_empty () in
+        let producer =
+          Braid.Fiber.fork (fun () ->
+              List.iter (Braid_sync.Mvar.put box) (split 100 chrome))
+        in
+        let refills = ref 0 in
+        let read buf off len =
+          incr refills;
+          let chunk = Braid_sync.Mvar.take box in
+          assert (String.length chunk <= len);
+          Bytes.blit_string chunk 0 buf off (String.length chunk);
+          String.length chunk
+        in
+        let target = Input.with_reader read head_only in
+        Braid.Fiber.join producer;
+        (target, !refills))
+  in
+  Alcotest.(check string) "parsed" "/search?q=ocaml+effects&hl=en" target;
+  Alcotest.(check int)
+    "one refill per chunk"
+    ((String.length chrome + 99) / 100)
+    refills
+
+let test_cancelled_in_reader () =
+  let outcome =
+    Braid_fifo.run (fun () ->
+        let never = Braid_sync.Mvar.create_empty () in
+        let parser =
+          Braid.Fiber.fork (fun () ->
+              Input.with_reader
+                (fun _ _ _ -> Braid_sync.Mvar.take never)
+                (fun input -> Request_parser.read_request input Limits.default))
+        in
+        Braid.Fiber.yield ();
+        Braid.Fiber.cancel parser;
+        match Braid.Fiber.join parser with
+        | _ -> "returned"
+        | exception Braid.Cancelled -> "cancelled")
+  in
+  Alcotest.(check string) "Cancelled propagates" "cancelled" outcome
 
 let test_helpers () =
   let h =
@@ -777,5 +872,11 @@ let () =
           Alcotest.test_case "count" `Quick test_refill_count;
           Alcotest.test_case "head before body" `Quick test_head_before_body;
           Alcotest.test_case "reader exception" `Quick test_reader_exception;
+          Alcotest.test_case "body in the same refill" `Quick test_body_refills;
+          Alcotest.test_case "nested inputs" `Quick test_nested_inputs;
+          Alcotest.test_case "reader blocks its fiber" `Quick
+            test_reader_blocks_fiber;
+          Alcotest.test_case "cancelled in the reader" `Quick
+            test_cancelled_in_reader;
         ] );
     ]
