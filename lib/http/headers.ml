@@ -47,13 +47,13 @@ let find t name = find_from t name 0
 
 let find_all t name =
   let rec from i =
-    if i < 0 then []
-    else if equal_name t.(i) name then t.(i + 1) :: from (i - 2)
-    else from (i - 2)
+    if i >= Array.length t then []
+    else if equal_name t.(i) name then t.(i + 1) :: from (i + 2)
+    else from (i + 2)
   in
-  List.rev (from (Array.length t - 2))
+  from 0
 
-let mem t name = find_from t name 0 <> None
+let mem t name = Option.is_some (find_from t name 0)
 
 let count t name =
   let c = ref 0 in
