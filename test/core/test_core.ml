@@ -292,6 +292,7 @@ let switch_finished () =
       ignore (Switch.fork (Option.get !saved) ignore))
 
 let () =
+  Test_support.Watchdog.start "test_core";
   let tc name f = Alcotest.test_case name `Quick f in
   Alcotest.run "braid"
     [

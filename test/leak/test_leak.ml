@@ -81,4 +81,6 @@ let tests =
   |> List.map (fun (name, setup, block) ->
          Alcotest.test_case name `Quick (fun () -> flat ~setup name block))
 
-let () = Alcotest.run "leak" [ ("block then cancel", tests) ]
+let () =
+  Test_support.Watchdog.start "test_leak";
+  Alcotest.run "leak" [ ("block then cancel", tests) ]

@@ -507,6 +507,7 @@ let bare_threads () =
   check_int "count" 200 !count
 
 let () =
+  Test_support.Watchdog.start "test_sync";
   let tc name f = Alcotest.test_case name `Quick f in
   Alcotest.run "braid.sync"
     [
