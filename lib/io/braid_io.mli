@@ -1,0 +1,104 @@
+(** Braid's IO scheduler: an epoll event loop on the calling domain, with
+    direct-style networking, timers, timeouts and signals.
+
+    {[
+      Braid_io.run @@ fun () ->
+      Switch.run @@ fun sw ->
+      let listener = Net.listen ~sw (Net.tcp "127.0.0.1" 8080) in
+      while true do
+        Net.accept_fork ~sw listener ~on_error:ignore (fun client _ ->
+            match Time.timeout 30. (fun () -> serve client) with
+            | Some () -> ()
+            | None -> prerr_endline "client timed out")
+      done
+    ]}
+
+    Each connection is a cheap fiber written in direct style: a read that would
+    block suspends the fiber (through {!Braid.suspend}, like every Braid
+    structure), and the loop runs the other fibers until epoll says the socket
+    is ready. So Braid's promises, channels, mutexes and switches all work
+    inside IO fibers, and a pool worker on another domain can fill a promise an
+    IO fiber awaits: the loop is woken through an eventfd.
+
+    Structured concurrency is {!Braid.Switch} (re-exported as {!Switch}):
+    sockets belong to a switch, which closes them when it finishes; failures
+    cancel sibling fibers; cancelling a fiber blocked in [accept], [read],
+    [write], [connect] or [sleep] wakes it at once and removes its epoll or
+    timer registration. Eio calls the same design [Eio_linux]; Lwt's is
+    [Lwt_unix] with monadic code.
+
+    Linux only (epoll, eventfd). *)
+
+module Switch = Braid.Switch
+module Fiber = Braid.Fiber
+module Fd = Fd
+module Net = Net
+module Time = Time
+module Signal = Signal
+module Epoll = Epoll
+
+(** {1 Running loops} *)
+
+val run : (unit -> 'a) -> 'a
+(** [run main] runs an event loop on the calling domain (and systhread), with
+    [main] as its first fiber, and returns [main]'s result once every fiber
+    forked in the loop has finished. Descriptors still open then are closed.
+
+    Failures are never lost: if [main] raised, or a forked fiber raised and was
+    never joined, [run] re-raises it after all fibers finished
+    ({!Braid.Fiber.Multiple} if several did).
+
+    Fibers run one at a time on this thread. When none is runnable the loop
+    sleeps in [epoll_wait] until a descriptor is ready, a timer is due, a signal
+    arrives, or a resumer on another domain or systhread wakes one of its
+    fibers. Blocks the calling domain until done.
+    @raise Invalid_argument
+      if this domain already runs a loop (one loop per domain; start more with
+      {!run_domains}). *)
+
+val run_domains : domains:int -> (domain:int -> 'a) -> 'a list
+(** [run_domains ~domains f] runs [f ~domain:i] in its own event loop on each of
+    [domains] domains, [i = 0] on the calling domain and the others on new
+    domains, and returns their results in order of [i] once all finished. If one
+    raises, the others are cancelled (their blocking calls raise
+    {!Braid.Cancelled}) and [run_domains] re-raises the first failure after they
+    all finished.
+
+    To serve one address from every domain, each listens on it with
+    [~reuse_port:true] and the kernel spreads incoming connections among them
+    ([SO_REUSEPORT]). With port 0, let domain 0 bind first and publish the port
+    (a {!Braid_sync.Promise} works from IO fibers):
+    {[
+      let port = Braid_sync.Promise.create () in
+      Braid_io.run_domains ~domains:4 @@ fun ~domain ->
+      Switch.run @@ fun sw ->
+      let addr =
+        if domain = 0 then Net.tcp "127.0.0.1" 0
+        else Net.tcp "127.0.0.1" (Braid_sync.Promise.await port)
+      in
+      let listener = Net.listen ~sw ~reuse_port:true addr in
+      (if domain = 0 then
+         match Net.local_addr listener with
+         | ADDR_INET (_, p) -> Braid_sync.Promise.fill port p
+         | ADDR_UNIX _ -> assert false);
+      serve ~sw listener
+    ]}
+    A listener that closes drops the connections still queued on it, so stop
+    accepting on all domains together (cancel, or fail one domain).
+    @raise Invalid_argument
+      if [domains < 1] or the calling domain already runs a loop. *)
+
+(** {1 Introspection} *)
+
+type stats = Loop.stats = {
+  fibers : int;  (** Fibers of the loop not yet finished, the caller's too. *)
+  open_fds : int;  (** Descriptors registered and not closed. *)
+  fd_waiters : int;  (** Fibers waiting for a descriptor. *)
+  timers : int;  (** Pending sleeps and timeouts. *)
+  signal_waiters : int;  (** Fibers waiting for a signal. *)
+}
+
+val stats : unit -> stats
+(** [stats ()] describes the calling fiber's loop: tests use it to check that
+    cancellation leaves no registration behind.
+    @raise Invalid_argument outside a fiber of {!run}. *)

@@ -1,0 +1,86 @@
+type t = Loop.fd
+
+exception Error = Handle.Error
+
+let fail = Handle.fail
+let closed op = fail op Unix.EBADF
+let to_unix = Loop.unix
+let is_open = Loop.is_open
+let close = Handle.close
+let register = Handle.register
+let wait = Handle.wait
+
+let of_unix ~sw unix =
+  let op = "Braid_io.Fd.of_unix" in
+  let loop = Loop.current ~op in
+  let socket =
+    match
+      Unix.set_nonblock unix;
+      (Unix.fstat unix).st_kind
+    with
+    | kind -> kind = Unix.S_SOCK
+    | exception Unix.Unix_error (error, _, _) ->
+        (try Unix.close unix with Unix.Unix_error _ -> ());
+        fail "of_unix" error
+  in
+  register ~sw loop unix ~socket ~op
+
+let pipe ~sw () =
+  let loop = Loop.current ~op:"Braid_io.Fd.pipe" in
+  let r, w =
+    try Unix.pipe ~cloexec:true ()
+    with Unix.Unix_error (error, _, _) -> fail "pipe" error
+  in
+  let setup unix =
+    match Unix.set_nonblock unix with
+    | () -> register ~sw loop unix ~socket:false ~op:"Braid_io.Fd.pipe"
+    | exception Unix.Unix_error (error, _, _) ->
+        (try Unix.close unix with Unix.Unix_error _ -> ());
+        fail "pipe" error
+  in
+  match setup r with
+  | read_end -> (read_end, setup w)
+  | exception e ->
+      (try Unix.close w with Unix.Unix_error _ -> ());
+      raise e
+
+let await_readable fd = wait fd ~write:false ~op:"await_readable"
+let await_writable fd = wait fd ~write:true ~op:"await_writable"
+
+let check_range name buf off len =
+  if off < 0 || len < 0 || off > Bytes.length buf - len then
+    invalid_arg ("Braid_io." ^ name ^ ": invalid range")
+
+let rec read fd buf off len =
+  if not (Loop.is_open fd) then closed "read";
+  match Syscall.read (Loop.unix fd) buf off len with
+  | -1 ->
+      wait fd ~write:false ~op:"read";
+      read fd buf off len
+  | n -> n
+  | exception Unix.Unix_error (error, _, _) -> fail "read" error
+
+let read_into fd buf off len =
+  check_range "read_into" buf off len;
+  read fd buf off len
+
+let rec write fd buf off len =
+  if len > 0 then (
+    if not (Loop.is_open fd) then closed "write";
+    let unix = Loop.unix fd in
+    match
+      if Loop.is_socket fd then Syscall.send unix buf off len
+      else Syscall.write unix buf off len
+    with
+    | -1 ->
+        wait fd ~write:true ~op:"write";
+        write fd buf off len
+    | n -> write fd buf (off + n) (len - n)
+    | exception Unix.Unix_error (error, _, _) -> fail "write" error)
+
+let write_all fd buf off len =
+  check_range "write_all" buf off len;
+  write fd buf off len
+
+(* The bytes are only read by the system call. *)
+let write_string fd s = write fd (Bytes.unsafe_of_string s) 0 (String.length s)

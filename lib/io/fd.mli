@@ -1,0 +1,80 @@
+(** Descriptors owned by an event loop: wait for them, read and write them in
+    direct style.
+
+    An [Fd.t] belongs to the loop of the fiber that created it and to a
+    {!Braid.Switch.t}, which closes it when it finishes. Its operations block
+    only the calling fiber: they try the system call first and, when it would
+    block, suspend the fiber until epoll reports the descriptor ready. They must
+    be called from fibers of the owning loop (an [Invalid_argument] otherwise),
+    except {!close}, which may be called from anywhere. Several fibers may wait
+    on the same descriptor; readiness wakes them all and they retry.
+
+    {!Net.socket} is this type, so sockets can be waited for directly. *)
+
+type t = Loop.fd
+
+exception Error of { op : string; error : Unix.error }
+(** An operation failed: [op] names it (["read"], ["write"], ["accept"],
+    ["connect"], ["listen"], ["shutdown"], ["close"], ...), [error] says why.
+    Using a closed descriptor, or closing it while a fiber waits on it, gives
+    [Unix.EBADF]. [EINTR] and [EAGAIN] never surface: they are retried or waited
+    out. Also raised by {!Net} (it is {!Net.Error}). *)
+
+val of_unix : sw:Braid.Switch.t -> Unix.file_descr -> t
+(** [of_unix ~sw fd] takes ownership of [fd]: sets it non-blocking, registers it
+    with the calling fiber's loop, and closes it when [sw] finishes. Pipes,
+    sockets, terminals and eventfds can be waited for; regular files are always
+    ready (their reads never wait for the loop).
+    @raise Invalid_argument
+      outside a fiber of {!Braid_io.run} or if [sw] has finished (then [fd] is
+      closed). *)
+
+val pipe : sw:Braid.Switch.t -> unit -> t * t
+(** [pipe ~sw ()] is [(read_end, write_end)] of a new pipe, owned by [sw]. *)
+
+val to_unix : t -> Unix.file_descr
+(** The underlying descriptor, for options ([Unix.setsockopt]) and the like. Do
+    not close it behind the loop's back: use {!close}. *)
+
+val is_open : t -> bool
+
+val await_readable : t -> unit
+(** [await_readable fd] returns when [fd] may have become readable since the
+    caller last got [EAGAIN] from it; the wake-up can be spurious. Blocks only
+    the calling fiber. A cancelled wait leaves no registration behind.
+    @raise Error
+      [{op = "await_readable"; error = EBADF}] if [fd] is or gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled (woken at once). *)
+
+val await_writable : t -> unit
+(** Like {!await_readable}, for writing. *)
+
+val read_into : t -> bytes -> int -> int -> int
+(** [read_into fd buf off len] reads at most [len] bytes into [buf] at [off] and
+    returns how many, [0] at end of file (or if [len = 0]). Blocks only the
+    calling fiber, until some data is available.
+    @raise Error [{op = "read"; _}]
+    @raise Braid.Cancelled if the fiber is cancelled while waiting.
+    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+
+val write_all : t -> bytes -> int -> int -> unit
+(** [write_all fd buf off len] writes the [len] bytes of [buf] at [off], waiting
+    (this fiber only) whenever the descriptor is full. On a socket a vanished
+    peer gives [EPIPE], never a [SIGPIPE].
+    @raise Error [{op = "write"; _}]
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting; part of the data may have been
+      written.
+    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+
+val write_string : t -> string -> unit
+(** [write_string fd s] writes all of [s], as {!write_all}. *)
+
+val close : t -> unit
+(** [close fd] closes [fd] now: removes it from epoll and wakes the fibers
+    waiting on it (they raise {!Error} with [EBADF]). Idempotent; the switch
+    that owns [fd] will not close it again. Called from another thread than the
+    loop's, the loop closes it shortly after.
+    @raise Error
+      [{op = "close"; _}] if [close(2)] reports an error (the descriptor is
+      released anyway). *)

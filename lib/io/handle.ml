@@ -1,0 +1,36 @@
+exception Error of { op : string; error : Unix.error }
+
+let () =
+  Printexc.register_printer (function
+    | Error { op; error } ->
+        Some
+          (Printf.sprintf "Braid_io.Net.Error(%s: %s)" op
+             (Unix.error_message error))
+    | _ -> None)
+
+let fail op error = raise (Error { op; error })
+
+let close fd =
+  try Loop.close fd with Unix.Unix_error (error, _, _) -> fail "close" error
+
+(* The switch keeps [fd] until it finishes, even if it was closed earlier:
+   hence [Net.accept_fork] for long-lived switches. *)
+let attach ~sw fd =
+  match Braid.Switch.on_release sw (fun () -> close fd) with
+  | () -> ()
+  | exception e ->
+      (try close fd with Error _ -> ());
+      raise e
+
+let register ~sw loop unix ~socket ~op =
+  match Loop.register loop unix ~socket ~op with
+  | fd ->
+      attach ~sw fd;
+      fd
+  | exception e ->
+      (try Unix.close unix with Unix.Unix_error _ -> ());
+      raise e
+
+let wait fd ~write ~op =
+  try Loop.await fd ~write ~op:("Braid_io." ^ op)
+  with Loop.Closed -> fail op Unix.EBADF

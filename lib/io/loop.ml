@@ -1,0 +1,467 @@
+open Braid
+module Incoming = Saturn.Single_consumer_queue
+
+exception Closed
+
+type stats = {
+  fibers : int;
+  open_fds : int;
+  fd_waiters : int;
+  timers : int;
+  signal_waiters : int;
+}
+
+type fd = {
+  loop : t;
+  unix : Unix.file_descr;
+  socket : bool;
+  token : int;  (** Index in [loop.fds]; [-1] if epoll cannot watch it. *)
+  mutable readers : unit resumer list;
+  mutable writers : unit resumer list;
+  mutable is_open : bool;
+}
+
+and t = {
+  epoll : Epoll.t;
+  events : Epoll.events;
+  wake_fd : Unix.file_descr;  (** An eventfd: foreign resumers wake us. *)
+  owner : Thread.t;
+  runnable : Task_queue.t;  (** Touched only by [owner]. *)
+  incoming : (unit -> unit) Incoming.t;  (** Resumptions from elsewhere. *)
+  sleeping : bool Atomic.t;
+      (** Set while [owner] is in (or entering) a wait. *)
+  timers : Timer_heap.t;
+  mutable fds : fd option array;  (** By token. *)
+  mutable free_tokens : int list;
+  mutable next_token : int;
+  mutable open_fds : int;
+  mutable fd_waiters : int;
+  mutable watching_signals : bool;
+  mutable signal_waiters : unit resumer list;
+  mutable live : int;  (** Fibers spawned and not yet finished. *)
+  mutable failed : Fiber.t list;  (** Most recent first. *)
+}
+
+let wake_token = 0
+let signal_token = 1
+let first_fd_token = 2
+let events_per_wait = 512
+let now_ns () = Int64.to_int (Mtime_clock.now_ns ())
+let on_loop_thread t = Thread.self () == t.owner
+
+(* The loop running on each domain. Systhreads share their domain's entry;
+   [on_loop_thread] tells the loop's own thread apart. *)
+let running : t option Domain.DLS.key = Domain.DLS.new_key (fun () -> None)
+
+let current ~op =
+  match Domain.DLS.get running with
+  | Some t when on_loop_thread t -> t
+  | Some _ | None ->
+      invalid_arg (op ^ ": must be called from a fiber of Braid_io.run")
+
+let running_here () = Option.is_some (Domain.DLS.get running)
+
+let check_owner t ~op =
+  if not (on_loop_thread t) then
+    invalid_arg
+      (op ^ ": the descriptor belongs to the event loop of another thread")
+
+let wake_if_sleeping t =
+  if Atomic.get t.sleeping && Atomic.exchange t.sleeping false then
+    Epoll.eventfd_signal t.wake_fd
+
+(* From the loop's thread (the common case: one fiber waking another) the
+   local queue needs no atomics. From elsewhere, pushing then reading
+   [sleeping] here, and setting [sleeping] then checking the queue in
+   [poll], guarantees that one side sees the other. *)
+let enqueue t task =
+  if on_loop_thread t then Task_queue.push t.runnable task
+  else
+    match Incoming.push t.incoming task with
+    | () -> wake_if_sleeping t
+    | exception Incoming.Closed ->
+        (* The loop has finished, so none of its fibers can be waiting:
+           this is a stale resumption with nothing to resume. *)
+        ()
+
+(* Runs [task] on the loop's thread; here if the loop has finished. *)
+let run_on_loop t task =
+  if on_loop_thread t then task ()
+  else
+    match Incoming.push t.incoming task with
+    | () -> wake_if_sleeping t
+    | exception Incoming.Closed -> task ()
+
+(* {1 Descriptors} *)
+
+let watched_events =
+  Epoll.(readable lor writable lor read_hang_up lor edge_triggered)
+
+let take_token t =
+  match t.free_tokens with
+  | token :: rest ->
+      t.free_tokens <- rest;
+      token
+  | [] ->
+      let token = t.next_token in
+      t.next_token <- token + 1;
+      if token >= Array.length t.fds then (
+        let grown = Array.make (2 * Array.length t.fds) None in
+        Array.blit t.fds 0 grown 0 (Array.length t.fds);
+        t.fds <- grown);
+      token
+
+(* Registered once, edge-triggered, for reading and writing: a wait costs no
+   system call. Every operation tries its system call first and waits only
+   after EAGAIN, so an edge that arrives while nobody waits is not lost: the
+   next caller finds the data. *)
+let register t unix ~socket ~op =
+  check_owner t ~op;
+  let token = take_token t in
+  match Epoll.add t.epoll unix watched_events ~token with
+  | () ->
+      let fd =
+        {
+          loop = t;
+          unix;
+          socket;
+          token;
+          readers = [];
+          writers = [];
+          is_open = true;
+        }
+      in
+      t.fds.(token) <- Some fd;
+      t.open_fds <- t.open_fds + 1;
+      fd
+  | exception Unix.Unix_error (Unix.EPERM, _, _) ->
+      (* Regular files and directories: always ready, never waited for. *)
+      t.free_tokens <- token :: t.free_tokens;
+      t.open_fds <- t.open_fds + 1;
+      {
+        loop = t;
+        unix;
+        socket;
+        token = -1;
+        readers = [];
+        writers = [];
+        is_open = true;
+      }
+  | exception e ->
+      t.free_tokens <- token :: t.free_tokens;
+      raise e
+
+let unix fd = fd.unix
+let is_socket fd = fd.socket
+let is_open fd = fd.is_open
+let loop_of fd = fd.loop
+let not_waiting : unit resumer = fun _ -> false
+
+let withdraw t fd ~write mine =
+  let waiters = if write then fd.writers else fd.readers in
+  if List.memq mine waiters then (
+    let rest = List.filter (fun w -> w != mine) waiters in
+    if write then fd.writers <- rest else fd.readers <- rest;
+    t.fd_waiters <- t.fd_waiters - 1)
+
+let await fd ~write ~op =
+  if not fd.is_open then raise Closed;
+  let t = fd.loop in
+  check_owner t ~op;
+  if fd.token >= 0 then
+    let mine = ref not_waiting in
+    match
+      suspend (fun resume ->
+          mine := resume;
+          if write then fd.writers <- resume :: fd.writers
+          else fd.readers <- resume :: fd.readers;
+          t.fd_waiters <- t.fd_waiters + 1;
+          None)
+    with
+    | () -> ()
+    | exception e ->
+        let bt = Printexc.get_raw_backtrace () in
+        withdraw t fd ~write !mine;
+        Printexc.raise_with_backtrace e bt
+
+let wake_all t waiters result =
+  match waiters with
+  | [] -> ()
+  | [ w ] ->
+      t.fd_waiters <- t.fd_waiters - 1;
+      ignore (w result)
+  | many ->
+      t.fd_waiters <- t.fd_waiters - List.length many;
+      List.iter (fun w -> ignore (w result)) many
+
+let close_now fd =
+  if fd.is_open then (
+    fd.is_open <- false;
+    let t = fd.loop in
+    if fd.token >= 0 then (
+      (* Closing alone would leave the registration alive if the descriptor
+         was duplicated (dup, fork), and its events would then reach
+         whatever reuses the token. *)
+      (try Epoll.remove t.epoll fd.unix with Unix.Unix_error _ -> ());
+      t.fds.(fd.token) <- None;
+      t.free_tokens <- fd.token :: t.free_tokens);
+    t.open_fds <- t.open_fds - 1;
+    let readers = fd.readers and writers = fd.writers in
+    fd.readers <- [];
+    fd.writers <- [];
+    wake_all t readers (Error Closed);
+    wake_all t writers (Error Closed);
+    try Unix.close fd.unix
+    with Unix.Unix_error (Unix.EINTR, _, _) ->
+      (* Linux has released the descriptor anyway; retrying could close a
+         descriptor someone else just opened. *)
+      ())
+
+let close fd =
+  if on_loop_thread fd.loop then close_now fd
+  else
+    run_on_loop fd.loop (fun () ->
+        try close_now fd with Unix.Unix_error _ -> ())
+
+(* {1 Timers} *)
+
+let add_timer t ~deadline action = Timer_heap.add t.timers ~deadline action
+let remove_timer t timer = Timer_heap.remove t.timers timer
+
+let sleep_until t ~deadline =
+  check_owner t ~op:"Braid_io.Time.sleep";
+  let timer = ref Timer_heap.none in
+  match
+    suspend (fun resume ->
+        timer :=
+          Timer_heap.add t.timers ~deadline (fun () -> ignore (resume (Ok ())));
+        None)
+  with
+  | () -> ()
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      Timer_heap.remove t.timers !timer;
+      Printexc.raise_with_backtrace e bt
+
+(* {1 Signals} *)
+
+let watch_signals t signal_fd =
+  if not t.watching_signals then (
+    Epoll.add t.epoll signal_fd
+      Epoll.(readable lor edge_triggered)
+      ~token:signal_token;
+    t.watching_signals <- true)
+
+let await_signal_event t =
+  let mine = ref not_waiting in
+  match
+    suspend (fun resume ->
+        mine := resume;
+        t.signal_waiters <- resume :: t.signal_waiters;
+        None)
+  with
+  | () -> ()
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      t.signal_waiters <- List.filter (fun w -> w != !mine) t.signal_waiters;
+      Printexc.raise_with_backtrace e bt
+
+(* {1 The loop} *)
+
+let stats t =
+  {
+    fibers = t.live;
+    open_fds = t.open_fds;
+    fd_waiters = t.fd_waiters;
+    timers = Timer_heap.length t.timers;
+    signal_waiters = List.length t.signal_waiters;
+  }
+
+let create () =
+  let epoll = Epoll.create () in
+  match Epoll.eventfd () with
+  | exception e ->
+      Epoll.close epoll;
+      raise e
+  | wake_fd -> (
+      match Epoll.add epoll wake_fd Epoll.readable ~token:wake_token with
+      | exception e ->
+          Unix.close wake_fd;
+          Epoll.close epoll;
+          raise e
+      | () ->
+          {
+            epoll;
+            events = Epoll.events events_per_wait;
+            wake_fd;
+            owner = Thread.self ();
+            runnable = Task_queue.create ();
+            incoming = Incoming.create ();
+            sleeping = Atomic.make false;
+            timers = Timer_heap.create ();
+            fds = Array.make 64 None;
+            free_tokens = [];
+            next_token = first_fd_token;
+            open_fds = 0;
+            fd_waiters = 0;
+            watching_signals = false;
+            signal_waiters = [];
+            live = 0;
+            failed = [];
+          })
+
+let run_fiber t ops fiber body =
+  Scheduler.run_fiber ops fiber (fun () ->
+      body ();
+      t.live <- t.live - 1;
+      if Option.is_some (Fiber.unobserved_failure fiber) then
+        t.failed <- fiber :: t.failed)
+
+let make_ops t =
+  let rec ops =
+    {
+      Scheduler.enqueue = enqueue t;
+      spawn =
+        (fun fiber body ->
+          t.live <- t.live + 1;
+          Task_queue.push t.runnable (fun () -> run_fiber t ops fiber body));
+    }
+  in
+  ops
+
+let foreign_batch = 1024
+
+(* Runs what is runnable now; what these tasks make runnable waits for the
+   next turn, after a look at the descriptors, so IO is never starved. *)
+let run_ready t =
+  for _ = 1 to Task_queue.length t.runnable do
+    (Task_queue.pop t.runnable) ()
+  done;
+  let rec drain n =
+    if n > 0 then
+      match Incoming.pop_opt t.incoming with
+      | Some task ->
+          task ();
+          drain (n - 1)
+      | None -> ()
+  in
+  drain foreign_batch
+
+(* epoll_wait counts in milliseconds: round up, or we would wake before the
+   deadline and spin until it. *)
+let max_timeout_ms = 1_000_000_000
+
+let timeout_until deadline =
+  if deadline = max_int then -1
+  else
+    let remaining = deadline - now_ns () in
+    if remaining <= 0 then 0
+    else min max_timeout_ms ((remaining + 999_999) / 1_000_000)
+
+let dispatch t n =
+  for i = 0 to n - 1 do
+    let token = Epoll.token t.events i in
+    if token >= first_fd_token then (
+      match t.fds.(token) with
+      | None -> ()
+      | Some fd ->
+          let flags = Epoll.flags t.events i in
+          if
+            (flags land Epoll.(readable lor read_hang_up lor hang_up lor error))
+            <> 0
+            && fd.readers != []
+          then (
+            let readers = fd.readers in
+            fd.readers <- [];
+            wake_all t readers (Ok ()));
+          if
+            (flags land Epoll.(writable lor hang_up lor error)) <> 0
+            && fd.writers != []
+          then (
+            let writers = fd.writers in
+            fd.writers <- [];
+            wake_all t writers (Ok ())))
+    else if token = wake_token then Epoll.eventfd_drain t.wake_fd
+    else if token = signal_token then (
+      let waiters = t.signal_waiters in
+      t.signal_waiters <- [];
+      List.iter (fun w -> ignore (w (Ok ()))) waiters)
+  done
+
+let poll t =
+  let timeout_ms =
+    if not (Task_queue.is_empty t.runnable) then 0
+    else
+      let timeout = timeout_until (Timer_heap.next_deadline t.timers) in
+      if timeout = 0 then 0
+      else (
+        Atomic.set t.sleeping true;
+        if Incoming.is_empty t.incoming then timeout
+        else (
+          Atomic.set t.sleeping false;
+          0))
+  in
+  let n = Epoll.wait t.epoll t.events ~timeout_ms in
+  if timeout_ms <> 0 then Atomic.set t.sleeping false;
+  dispatch t n;
+  if Timer_heap.length t.timers > 0 then
+    Timer_heap.fire_due t.timers ~now:(now_ns ())
+
+let rec schedule t =
+  run_ready t;
+  if t.live > 0 then (
+    poll t;
+    schedule t)
+
+(* Descriptors still open belong to no live fiber: close them, then run the
+   close requests that other threads may have queued meanwhile. *)
+let shut_down t =
+  Array.iter
+    (function
+      | Some fd -> ( try close_now fd with Unix.Unix_error _ -> ())
+      | None -> ())
+    t.fds;
+  Incoming.close t.incoming;
+  (try
+     while true do
+       (Incoming.pop_exn t.incoming) ()
+     done
+   with Incoming.Closed | Incoming.Empty -> ());
+  Epoll.close t.epoll;
+  Unix.close t.wake_fd
+
+let outcome t fiber handle =
+  let others =
+    List.rev t.failed
+    |> List.filter (fun f -> f != fiber)
+    |> List.filter_map Fiber.unobserved_failure
+  in
+  match (Fiber.outcome handle, others) with
+  | Some (Ok v), [] -> v
+  | Some (Error (e, bt)), [] | Some (Ok _), [ (e, bt) ] ->
+      Printexc.raise_with_backtrace e bt
+  | Some (Error (e, _)), others ->
+      raise (Fiber.Multiple (e :: List.map fst others))
+  | Some (Ok _), others -> raise (Fiber.Multiple (List.map fst others))
+  | None, _ -> assert false
+
+let run main =
+  (match Domain.DLS.get running with
+  | Some _ ->
+      invalid_arg
+        "Braid_io.run: this domain is already running an event loop (one per \
+         domain)"
+  | None -> ());
+  let t = create () in
+  Domain.DLS.set running (Some t);
+  Fun.protect
+    ~finally:(fun () ->
+      Domain.DLS.set running None;
+      shut_down t)
+    (fun () ->
+      let fiber, handle, body = Fiber.prepare main in
+      let ops = make_ops t in
+      t.live <- 1;
+      run_fiber t ops fiber body;
+      schedule t;
+      outcome t fiber handle)

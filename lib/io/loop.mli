@@ -1,0 +1,93 @@
+(** The event loop: a fiber scheduler on one thread that also waits for
+    descriptors (epoll, edge-triggered), timers and signals. Internal: the
+    public face is {!Braid_io}, {!Fd}, {!Net}, {!Time} and {!Signal}.
+
+    Everything here except {!enqueue}, {!close} and the resumers it hands out
+    must be called on the loop's own thread, from one of its fibers. *)
+
+type t
+
+val run : (unit -> 'a) -> 'a
+(** See {!Braid_io.run}. *)
+
+val current : op:string -> t
+(** [current ~op] is the loop of the calling fiber.
+    @raise Invalid_argument naming [op] outside a fiber of {!run}. *)
+
+val running_here : unit -> bool
+(** [running_here ()] is true if the calling domain runs a loop. *)
+
+val enqueue : t -> (unit -> unit) -> unit
+(** [enqueue t task] runs [task] on the loop soon; from any thread, waking the
+    loop if it sleeps. *)
+
+val now_ns : unit -> int
+(** Monotonic clock in nanoseconds (the one timers use). *)
+
+(** {1 Descriptors} *)
+
+exception Closed
+(** Raised by {!await} when the descriptor is (or gets) closed. *)
+
+type fd
+(** A descriptor registered with a loop. *)
+
+val register : t -> Unix.file_descr -> socket:bool -> op:string -> fd
+(** [register t unix ~socket ~op] watches [unix] (already non-blocking). A
+    descriptor epoll cannot watch (a regular file) is accepted and never waited
+    for.
+    @raise Invalid_argument naming [op] off the loop's thread. *)
+
+val unix : fd -> Unix.file_descr
+val is_socket : fd -> bool
+val is_open : fd -> bool
+val loop_of : fd -> t
+
+val await : fd -> write:bool -> op:string -> unit
+(** [await fd ~write ~op] suspends the calling fiber until [fd] may be ready for
+    reading (or writing). Spurious wake-ups are possible: retry the operation. A
+    cancelled wait leaves no registration behind.
+    @raise Closed if [fd] is or gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled.
+    @raise Invalid_argument naming [op] if called off the loop's thread. *)
+
+val close : fd -> unit
+(** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and
+    closes it. Idempotent. From another thread, the loop does it soon.
+    @raise Unix.Unix_error if [close(2)] fails (on the loop's thread only). *)
+
+(** {1 Timers} *)
+
+val add_timer : t -> deadline:int -> (unit -> unit) -> Timer_heap.timer
+(** [add_timer t ~deadline action] runs [action] on the loop (outside any fiber)
+    once {!now_ns} reaches [deadline]. [action] must not raise. *)
+
+val remove_timer : t -> Timer_heap.timer -> unit
+
+val sleep_until : t -> deadline:int -> unit
+(** [sleep_until t ~deadline] suspends the calling fiber until [deadline]. A
+    cancelled sleep removes its timer.
+    @raise Braid.Cancelled if the fiber is cancelled. *)
+
+(** {1 Signals} *)
+
+val watch_signals : t -> Unix.file_descr -> unit
+(** [watch_signals t fd] makes the loop watch the process-wide signal eventfd
+    [fd] (edge-triggered, never drained). Idempotent. *)
+
+val await_signal_event : t -> unit
+(** [await_signal_event t] suspends the calling fiber until the signal eventfd
+    reports an edge. The caller checks which signal counters moved.
+    @raise Braid.Cancelled if the fiber is cancelled. *)
+
+(** {1 Introspection} *)
+
+type stats = {
+  fibers : int;  (** Fibers not yet finished, the caller included. *)
+  open_fds : int;  (** Descriptors registered and not closed. *)
+  fd_waiters : int;  (** Fibers waiting for a descriptor. *)
+  timers : int;  (** Pending sleeps and timeouts. *)
+  signal_waiters : int;  (** Fibers waiting for a signal. *)
+}
+
+val stats : t -> stats

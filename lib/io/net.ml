@@ -1,0 +1,138 @@
+type socket = Fd.t
+
+exception Error = Handle.Error
+
+let fail op error = raise (Error { op; error })
+
+let tcp ip port =
+  match Unix.inet_addr_of_string ip with
+  | addr -> Unix.ADDR_INET (addr, port)
+  | exception Failure _ ->
+      invalid_arg ("Braid_io.Net.tcp: not an IP address: " ^ ip)
+
+let unix_path path = Unix.ADDR_UNIX path
+let close = Fd.close
+let read_into = Fd.read_into
+let write_all = Fd.write_all
+let write_string = Fd.write_string
+
+let checked op f s =
+  if not (Fd.is_open s) then fail op Unix.EBADF;
+  try f (Fd.to_unix s) with Unix.Unix_error (error, _, _) -> fail op error
+
+let local_addr = checked "getsockname" Unix.getsockname
+let peer_addr = checked "getpeername" Unix.getpeername
+let shutdown s cmd = checked "shutdown" (fun fd -> Unix.shutdown fd cmd) s
+
+let socket ~sw ~op addr =
+  let loop = Loop.current ~op:("Braid_io.Net." ^ op) in
+  let unix =
+    try Unix.socket ~cloexec:true (Unix.domain_of_sockaddr addr) SOCK_STREAM 0
+    with Unix.Unix_error (error, _, _) -> fail op error
+  in
+  (match Unix.set_nonblock unix with
+  | () -> ()
+  | exception Unix.Unix_error (error, _, _) ->
+      Unix.close unix;
+      fail op error);
+  Handle.register ~sw loop unix ~socket:true ~op:("Braid_io.Net." ^ op)
+
+let listen ~sw ?(backlog = 4096) ?(reuse_addr = true) ?(reuse_port = false) addr
+    =
+  let s = socket ~sw ~op:"listen" addr in
+  let unix = Fd.to_unix s in
+  match
+    (match addr with
+    | Unix.ADDR_INET _ when reuse_addr ->
+        Unix.setsockopt unix Unix.SO_REUSEADDR true
+    | _ -> ());
+    if reuse_port then Unix.setsockopt unix Unix.SO_REUSEPORT true;
+    Unix.bind unix addr;
+    Unix.listen unix backlog
+  with
+  | () -> s
+  | exception Unix.Unix_error (error, _, _) ->
+      (try Fd.close s with Error _ -> ());
+      fail "listen" error
+
+let rec accept_raw listener =
+  if not (Fd.is_open listener) then fail "accept" Unix.EBADF;
+  match Syscall.accept (Fd.to_unix listener) with
+  | Some connection -> connection
+  | None ->
+      Handle.wait listener ~write:false ~op:"accept";
+      accept_raw listener
+  | exception Unix.Unix_error (error, _, _) -> fail "accept" error
+
+let accept ~sw listener =
+  let unix, addr = accept_raw listener in
+  let s =
+    Handle.register ~sw (Loop.loop_of listener) unix ~socket:true
+      ~op:"Braid_io.Net.accept"
+  in
+  (s, addr)
+
+let accept_fork ~sw ~on_error listener handle =
+  let unix, addr = accept_raw listener in
+  let op = "Braid_io.Net.accept_fork" in
+  let client =
+    match Loop.register (Loop.loop_of listener) unix ~socket:true ~op with
+    | client -> client
+    | exception e ->
+        Unix.close unix;
+        raise e
+  in
+  let serve () =
+    match
+      Braid.Switch.run (fun own ->
+          Handle.attach ~sw:own client;
+          handle client addr)
+    with
+    | () -> ()
+    | exception Braid.Cancelled when Braid.Fiber.is_cancelled () ->
+        raise Braid.Cancelled
+    | exception e -> on_error e
+  in
+  match Braid.Fiber.fork ~sw serve with
+  | _ -> ()
+  | exception e ->
+      (try Fd.close client with Error _ -> ());
+      raise e
+
+(* A Unix-domain connect with a full backlog fails with EAGAIN and nothing
+   signals when to retry: poll gently. *)
+let unix_backlog_retry_ns = 1_000_000
+
+let rec connect_unix s addr =
+  match Unix.connect (Fd.to_unix s) addr with
+  | () -> ()
+  | exception Unix.Unix_error ((Unix.EAGAIN | Unix.EWOULDBLOCK), _, _) ->
+      let loop = Loop.loop_of s in
+      Loop.sleep_until loop ~deadline:(Loop.now_ns () + unix_backlog_retry_ns);
+      connect_unix s addr
+  | exception Unix.Unix_error (Unix.EINTR, _, _) -> connect_unix s addr
+  | exception Unix.Unix_error (error, _, _) -> fail "connect" error
+
+let connect_inet s addr =
+  match Unix.connect (Fd.to_unix s) addr with
+  | () -> ()
+  | exception Unix.Unix_error ((Unix.EINPROGRESS | Unix.EINTR), _, _) -> (
+      (* The handshake goes on in the kernel; writable means it is over. *)
+      Handle.wait s ~write:true ~op:"connect";
+      match Unix.getsockopt_error (Fd.to_unix s) with
+      | None -> ()
+      | Some error -> fail "connect" error)
+  | exception Unix.Unix_error (error, _, _) -> fail "connect" error
+
+let connect ~sw addr =
+  let s = socket ~sw ~op:"connect" addr in
+  match
+    match addr with
+    | Unix.ADDR_UNIX _ -> connect_unix s addr
+    | Unix.ADDR_INET _ -> connect_inet s addr
+  with
+  | () -> s
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      (try Fd.close s with Error _ -> ());
+      Printexc.raise_with_backtrace e bt

@@ -1,0 +1,144 @@
+(** Direct-style TCP and Unix-domain stream sockets.
+
+    Every socket belongs to the event loop of the fiber that created it and to a
+    {!Braid.Switch.t} that closes it when it finishes. Operations block only the
+    calling fiber: a socket is non-blocking, and an operation that would block
+    suspends the fiber until epoll says the socket is ready, while the loop runs
+    the other fibers. They must be called from fibers of the owning loop
+    ([Invalid_argument] otherwise); {!close} may be called from anywhere.
+
+    Cancelling a fiber blocked in {!accept}, {!connect}, {!read_into} or
+    {!write_all} wakes it at once with {!Braid.Cancelled} and removes its
+    registration; closing a socket wakes the fibers blocked on it with {!Error}
+    ([EBADF]).
+    {[
+      Braid_io.run @@ fun () ->
+      Switch.run @@ fun sw ->
+      let listener = Net.listen ~sw (Net.tcp "127.0.0.1" 8080) in
+      while true do
+        Net.accept_fork ~sw listener ~on_error:raise (fun client _addr ->
+            let buf = Bytes.create 4096 in
+            let rec echo () =
+              match Net.read_into client buf 0 4096 with
+              | 0 -> ()
+              | n ->
+                  Net.write_all client buf 0 n;
+                  echo ()
+            in
+            echo ())
+      done
+    ]} *)
+
+type socket = Fd.t
+(** A socket is a descriptor: {!Fd.await_readable} and friends apply. *)
+
+exception Error of { op : string; error : Unix.error }
+(** The same exception as {!Fd.Error}: [op] names the failed operation
+    (["listen"], ["accept"], ["connect"], ["read"], ["write"], ["shutdown"],
+    ["close"], ...) and [error] the reason, e.g. [ECONNREFUSED] for [connect],
+    [ECONNRESET] for [read], [EPIPE] for [write] to a closed peer, [EBADF] for a
+    socket closed before or during the operation. [EINTR] and [EAGAIN] never
+    surface. *)
+
+(** {1 Addresses} *)
+
+val tcp : string -> int -> Unix.sockaddr
+(** [tcp ip port] is a TCP address; [ip] is an IPv4 or IPv6 literal
+    (["127.0.0.1"], ["::1"], ["0.0.0.0"]). No name resolution (it would block
+    the loop).
+    @raise Invalid_argument if [ip] is not a literal address. *)
+
+val unix_path : string -> Unix.sockaddr
+(** [unix_path path] is a Unix-domain socket address. *)
+
+(** {1 Servers} *)
+
+val listen :
+  sw:Braid.Switch.t ->
+  ?backlog:int ->
+  ?reuse_addr:bool ->
+  ?reuse_port:bool ->
+  Unix.sockaddr ->
+  socket
+(** [listen ~sw addr] is a socket bound to [addr] and listening, closed when
+    [sw] finishes. Does not block. [backlog] defaults to 4096 (the kernel caps
+    it at [net.core.somaxconn]); [reuse_addr] (default [true], TCP only) sets
+    [SO_REUSEADDR]; [reuse_port] (default [false]) sets [SO_REUSEPORT], so that
+    several sockets, typically one per domain's loop, can listen on the same
+    address and the kernel spreads connections among them (see
+    {!Braid_io.run_domains}). With port 0 the kernel picks a port: {!local_addr}
+    tells which. A Unix-domain path must not exist yet.
+    @raise Error [{op = "listen"; _}] e.g. [EADDRINUSE]. *)
+
+val accept : sw:Braid.Switch.t -> socket -> socket * Unix.sockaddr
+(** [accept ~sw listener] waits (this fiber only) for a connection and returns
+    it with the peer's address; the new socket is closed when [sw] finishes.
+    Several fibers may accept on one listener.
+
+    [sw] keeps a reference to the socket until it finishes, even if the socket
+    was closed before: a server accepting forever on one switch should use
+    {!accept_fork}, which gives each connection its own switch.
+    @raise Error [{op = "accept"; _}] e.g. [EMFILE].
+    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
+
+val accept_fork :
+  sw:Braid.Switch.t ->
+  on_error:(exn -> unit) ->
+  socket ->
+  (socket -> Unix.sockaddr -> unit) ->
+  unit
+(** [accept_fork ~sw ~on_error listener handle] waits for a connection, then
+    runs [handle client addr] in a new fiber of [sw] and returns. [client]
+    belongs to a switch private to that fiber: it is closed as soon as [handle]
+    returns or raises, so memory stays flat however many connections [sw]
+    serves. If [handle] raises (other than by cancellation of [sw]), [on_error]
+    gets the exception; if [on_error] raises, [sw] fails.
+    @raise Error [{op = "accept"; _}]
+    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
+
+(** {1 Clients} *)
+
+val connect : sw:Braid.Switch.t -> Unix.sockaddr -> socket
+(** [connect ~sw addr] connects to [addr], waiting (this fiber only) for the
+    connection to be established; the socket is closed when [sw] finishes. A
+    Unix-domain server with a full backlog is retried every millisecond.
+    @raise Error [{op = "connect"; _}] e.g. [ECONNREFUSED], [ENOENT].
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting (the socket is then closed). *)
+
+(** {1 Data} *)
+
+val read_into : socket -> bytes -> int -> int -> int
+(** [read_into s buf off len] reads at most [len] bytes into [buf] at [off],
+    waiting (this fiber only) until some are available; [0] means the peer
+    closed its side (or [len = 0]).
+    @raise Error [{op = "read"; _}] e.g. [ECONNRESET].
+    @raise Braid.Cancelled if the fiber is cancelled while waiting.
+    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+
+val write_all : socket -> bytes -> int -> int -> unit
+(** [write_all s buf off len] sends the [len] bytes of [buf] at [off], waiting
+    (this fiber only) while the socket's buffer is full.
+    @raise Error [{op = "write"; _}] e.g. [EPIPE], [ECONNRESET].
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting; part of the data may have been
+      sent.
+    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+
+val write_string : socket -> string -> unit
+(** [write_string s str] sends all of [str], as {!write_all}. *)
+
+val shutdown : socket -> Unix.shutdown_command -> unit
+(** [shutdown s cmd] shuts down one or both directions ([SHUTDOWN_SEND] makes
+    the peer read end-of-file). Does not block.
+    @raise Error [{op = "shutdown"; _}] e.g. [ENOTCONN]. *)
+
+val close : socket -> unit
+(** [close s] is {!Fd.close}: idempotent; wakes fibers blocked on [s] with
+    {!Error} [EBADF]; removes [s] from epoll. *)
+
+val local_addr : socket -> Unix.sockaddr
+(** The address the socket is bound to. @raise Error [{op = "getsockname"}] *)
+
+val peer_addr : socket -> Unix.sockaddr
+(** The address of the peer. @raise Error [{op = "getpeername"}] *)

@@ -1,0 +1,9 @@
+external read : Unix.file_descr -> bytes -> int -> int -> int = "braid_io_read"
+
+external write : Unix.file_descr -> bytes -> int -> int -> int
+  = "braid_io_write"
+
+external send : Unix.file_descr -> bytes -> int -> int -> int = "braid_io_send"
+
+external accept : Unix.file_descr -> (Unix.file_descr * Unix.sockaddr) option
+  = "braid_io_accept"

@@ -1,0 +1,18 @@
+(** The system calls the loop makes per message, without copying and without
+    releasing the runtime lock: for non-blocking descriptors only. EINTR is
+    retried inside; other errors raise [Unix.Unix_error]. Internal. *)
+
+val read : Unix.file_descr -> bytes -> int -> int -> int
+(** [read fd buf off len] is the number of bytes read (0 at end of file), or
+    [-1] if the call would block. Bounds are not checked. *)
+
+val write : Unix.file_descr -> bytes -> int -> int -> int
+(** Like {!read}, for [write(2)]. *)
+
+val send : Unix.file_descr -> bytes -> int -> int -> int
+(** Like {!write} with [send(2)] and [MSG_NOSIGNAL]: a vanished peer gives
+    [EPIPE] instead of a [SIGPIPE]. Sockets only. *)
+
+val accept : Unix.file_descr -> (Unix.file_descr * Unix.sockaddr) option
+(** [accept fd] is a pending connection (non-blocking, close-on-exec) and its
+    peer's address, or [None] if none is pending. *)

@@ -1,0 +1,90 @@
+(* Helpers shared by the IO tests. *)
+
+open Braid_io
+
+let loopback = Net.tcp "127.0.0.1" 0
+
+let port_of = function
+  | Unix.ADDR_INET (_, port) -> port
+  | Unix.ADDR_UNIX _ -> invalid_arg "port_of: a Unix-domain address"
+
+(* Reads exactly [n] bytes, or fails on a premature end of stream. *)
+let read_exactly s buf n =
+  let rec go off =
+    if off < n then
+      match Net.read_into s buf off (n - off) with
+      | 0 -> Alcotest.failf "end of stream after %d of %d bytes" off n
+      | k -> go (off + k)
+  in
+  go 0
+
+let rec echo client =
+  let buf = Bytes.create 4096 in
+  match Net.read_into client buf 0 4096 with
+  | 0 -> ()
+  | n ->
+      Net.write_all client buf 0 n;
+      echo client
+
+(* Runs [f addr] while an echo server serves [addr], then stops the server
+   (cancelling its fiber, which closes every connection it still has). *)
+let with_echo_server f =
+  Switch.run @@ fun sw ->
+  let listener = Net.listen ~sw loopback in
+  let server =
+    Fiber.fork ~sw (fun () ->
+        Switch.run (fun sw ->
+            while true do
+              Net.accept_fork ~sw ~on_error:raise listener (fun client _ ->
+                  echo client)
+            done))
+  in
+  let result = f (Net.local_addr listener) in
+  Fiber.cancel server;
+  (match Fiber.join server with () -> () | exception Braid.Cancelled -> ());
+  result
+
+(* A test that hangs instead of failing is no test: bound every scenario.
+   The bound is generous (a loaded 2-core machine), and never a timing
+   assertion: passing tests finish long before it. *)
+let watchdogs = ref 0
+
+let within ?(seconds = 40.) name f =
+  incr watchdogs;
+  match Time.timeout seconds f with
+  | Some v ->
+      decr watchdogs;
+      v
+  | None -> Alcotest.failf "%s: still not done after %.0f s" name seconds
+  | exception e ->
+      decr watchdogs;
+      raise e
+
+(* Fibers waiting for descriptors, and pending timers of the current loop
+   other than [within]'s. *)
+let waiters () =
+  let s = Braid_io.stats () in
+  (s.fd_waiters, s.timers - !watchdogs)
+
+let check_no_waiters what =
+  Alcotest.(check (pair int int))
+    (what ^ ": no waiter left")
+    (0, 0) (waiters ())
+
+(* Lets every runnable fiber run until none is: a fiber that was woken has
+   then reacted. *)
+let settle () =
+  for _ = 1 to 10 do
+    Fiber.yield ()
+  done
+
+let open_fds () = Array.length (Sys.readdir "/proc/self/fd")
+
+let () =
+  Printexc.register_printer (function
+    | Fiber.Multiple es ->
+        Some
+          ("Multiple ["
+          ^ String.concat "; " (List.map Printexc.to_string es)
+          ^ "]")
+    | _ -> None)
