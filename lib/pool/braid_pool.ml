@@ -149,15 +149,24 @@ let rec work t w =
       task ();
       work t w
   | None -> (
-      match spin t w spin_rounds with
+      let found =
+        if Parking.try_search t.parking then (
+          let found = spin t w spin_rounds in
+          Parking.stop_searching t.parking;
+          found)
+        else None
+      in
+      match found with
       | Some task ->
+          (* Submissions from outside that arrived while we searched did not
+             wake anyone: if some are left, a sleeper should take them.
+             (Workers that push on their deque notify on their next push.) *)
+          if not (Injection.is_empty t.injection) then Parking.notify t.parking;
           task ();
           work t w
       | None -> (
           match Parking.park t.parking (poll t w) with
           | Run task ->
-              (* There may be more where this came from: let another sleeper
-                 look too. *)
               Parking.notify t.parking;
               task ();
               work t w

@@ -5,6 +5,9 @@ type t = {
       (** Workers inside [park]. Changed only under [lock], so a notifier
           holding [lock] sees exactly the workers that are waiting (or that were
           signalled and will poll again). *)
+  searching : int Atomic.t;
+      (** Workers spinning in search of work: they will find new work without
+          being woken. *)
   waking : bool Atomic.t;
       (** A signal is on its way: a sleeper will poll after it, so further
           notifications are redundant until it has. Saves a lock and a futex
@@ -16,11 +19,15 @@ let create () =
     lock = Mutex.create ();
     wake_up = Condition.create ();
     sleepers = Atomic.make 0;
+    searching = Atomic.make 0;
     waking = Atomic.make false;
   }
 
 let notify t =
-  if Atomic.get t.sleepers > 0 && Atomic.compare_and_set t.waking false true
+  if
+    Atomic.get t.searching = 0
+    && Atomic.get t.sleepers > 0
+    && Atomic.compare_and_set t.waking false true
   then (
     Mutex.lock t.lock;
     (* Every counted sleeper is in [Condition.wait] or about to poll again,
@@ -29,6 +36,11 @@ let notify t =
     if Atomic.get t.sleepers > 0 then Condition.signal t.wake_up
     else Atomic.set t.waking false;
     Mutex.unlock t.lock)
+
+let try_search t =
+  Atomic.get t.searching = 0 && Atomic.compare_and_set t.searching 0 1
+
+let stop_searching t = Atomic.decr t.searching
 
 let notify_all t =
   Mutex.lock t.lock;

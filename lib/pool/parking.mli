@@ -10,10 +10,23 @@ type t
 val create : unit -> t
 
 val notify : t -> unit
-(** [notify t] wakes one parked worker, if any is parked and none is already
-    being woken. Cheap when no worker sleeps (one atomic read): call it after
-    every publication of work. Never blocks for long (takes [t]'s lock only when
-    a worker sleeps). Callable from any domain or systhread. *)
+(** [notify t] wakes one parked worker, if any is parked, none is already being
+    woken and none is searching. Cheap when no worker sleeps (one atomic read):
+    call it after every publication of work. Never blocks for long (takes [t]'s
+    lock only when a worker sleeps). Callable from any domain or systhread. *)
+
+val try_search : t -> bool
+(** [try_search t] is [true] if the caller became the one worker searching for
+    work (spinning before it parks); then it must call {!stop_searching} after.
+    While a worker searches, {!notify} wakes nobody: the searcher will find the
+    work. At most one searcher keeps an oversubscribed machine from losing cores
+    to spinning. *)
+
+val stop_searching : t -> unit
+(** [stop_searching t] ends the caller's search. If it found no work, it must
+    {!park} next, whose first poll looks again: work published while it searched
+    is never missed. If it found work, it should {!notify}, so that a sleeper
+    takes over the search. *)
 
 val notify_all : t -> unit
 (** [notify_all t] makes every parked worker poll again (for shutdown). *)
