@@ -178,7 +178,7 @@ let run ~quick =
     ratio "saturn spsc / braid channel (parallel)" (p_saturn /. p_chan);
   ]
 
-let experiment =
+let experiment : experiment =
   {
     name = "producer-consumer";
     summary =

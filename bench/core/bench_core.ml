@@ -1,0 +1,2 @@
+let producer_consumer = Producer_consumer.experiment
+let cancellation_cost = Cancellation_cost.experiment
