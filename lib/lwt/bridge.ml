@@ -1,0 +1,235 @@
+open Braid
+module Incoming = Saturn.Single_consumer_queue
+
+module Owner = struct
+  type t = { fiber : Fiber.t; mutable busy : bool }
+
+  let create () = { fiber = Fiber.create (); busy = false }
+end
+
+type t = {
+  lwt_thread : Thread.t;
+  local : (unit -> unit) Queue.t;  (** Lwt's thread only. *)
+  mutable draining : bool;  (** Lwt's thread only. *)
+  mutable pause_pending : bool;  (** Lwt's thread only. *)
+  incoming : (unit -> unit) Incoming.t;  (** From other threads. *)
+  notified : bool Atomic.t;  (** A notification is on its way. *)
+  notification : int;
+  ops : Scheduler.ops;
+}
+
+let on_lwt_thread t = Thread.self () == t.lwt_thread
+
+(* A drain runs at most this many tasks before letting Lwt's loop turn, so a
+   fiber that keeps yielding cannot starve Lwt threads. *)
+let budget = 1024
+
+let rec run_tasks t =
+  t.draining <- true;
+  match drain t budget with
+  | () -> t.draining <- false
+  | exception e ->
+      t.draining <- false;
+      raise e
+
+and drain t n =
+  if n = 0 then continue_after_pause t
+  else
+    match Queue.take_opt t.local with
+    | Some task ->
+        task ();
+        drain t (n - 1)
+    | None -> (
+        match Incoming.pop_opt t.incoming with
+        | Some task ->
+            task ();
+            drain t (n - 1)
+        | None -> ())
+
+and continue_after_pause t =
+  if not t.pause_pending then (
+    t.pause_pending <- true;
+    Lwt.on_success (Lwt.pause ()) (fun () ->
+        t.pause_pending <- false;
+        if not t.draining then run_tasks t))
+
+(* Cross-thread wake-ups coalesce: one notification is in flight at most, and
+   the handler clears the flag before draining, so a push it misses sends a new
+   one. *)
+let post t task =
+  Incoming.push t.incoming task;
+  if not (Atomic.get t.notified || Atomic.exchange t.notified true) then
+    Lwt_unix.send_notification t.notification
+
+let on_notification t () =
+  Atomic.set t.notified false;
+  if not t.draining then run_tasks t
+
+(* On Lwt's thread outside a drain (Lwt code filling a promise a bridge fiber
+   awaits, say) the task runs at once, as [Lwt.wakeup] would run callbacks. *)
+let enqueue_here t task =
+  Queue.push task t.local;
+  if not t.draining then run_tasks t
+
+let enqueue t task =
+  if on_lwt_thread t then enqueue_here t task else post t task
+
+(* A forked fiber's failure that nobody has joined by the time the tasks it
+   woke have run goes where Lwt sends the failures of [Lwt.async]. *)
+let report_unjoined fiber () =
+  match Fiber.unobserved_failure fiber with
+  | Some (e, _) -> !Lwt.async_exception_hook e
+  | None -> ()
+
+let spawn t fiber body =
+  enqueue_here t (fun () ->
+      Scheduler.run_fiber t.ops fiber (fun () ->
+          body ();
+          if Option.is_some (Fiber.unobserved_failure fiber) then
+            enqueue_here t (report_unjoined fiber)))
+
+let create () =
+  let notification = Lwt_unix.make_notification ignore in
+  let rec t =
+    {
+      lwt_thread = Thread.self ();
+      local = Queue.create ();
+      draining = false;
+      pause_pending = false;
+      incoming = Incoming.create ();
+      notified = Atomic.make false;
+      notification;
+      ops =
+        {
+          Scheduler.enqueue = (fun task -> enqueue t task);
+          spawn = (fun fiber body -> spawn t fiber body);
+        };
+    }
+  in
+  Lwt_unix.set_notification notification (on_notification t);
+  t
+
+let check_thread t what =
+  if not (on_lwt_thread t) then
+    invalid_arg (what ^ ": not called from the thread that created the bridge")
+
+let claim what = function
+  | None -> Fiber.create ()
+  | Some (o : Owner.t) ->
+      if o.busy then
+        invalid_arg (what ^ ": the owner is already running another operation");
+      o.busy <- true;
+      o.fiber
+
+let release_owner = function
+  | None -> ()
+  | Some (o : Owner.t) -> o.busy <- false
+
+(* One operation: a fiber running [f] whose outcome resolves a promise. *)
+type 'a op = {
+  owner : Owner.t option;
+  outcome : 'a Lwt.u;
+  mutable scope : Fiber.Scope.t option;  (** While [f] runs. *)
+  mutable cancel_requested : bool;
+  mutable trigger : 'a Lwt.u option;  (** See [cancellable]. *)
+}
+
+let deliver op result () =
+  release_owner op.owner;
+  Lwt.wakeup_later_result op.outcome result;
+  match op.trigger with
+  | None -> ()
+  | Some trigger ->
+      op.trigger <- None;
+      Lwt.wakeup_later_result trigger result
+
+let request_cancel op () =
+  op.trigger <- None;
+  if not op.cancel_requested then (
+    op.cancel_requested <- true;
+    Option.iter Fiber.Scope.cancel op.scope)
+
+let body t op f () =
+  let result =
+    match
+      Fiber.Scope.run (fun scope ->
+          op.scope <- Some scope;
+          if op.cancel_requested then Fiber.Scope.cancel scope;
+          f ())
+    with
+    | v -> Ok v
+    | exception Cancelled when op.cancel_requested -> Error Lwt.Canceled
+    | exception e -> Error e
+  in
+  op.scope <- None;
+  (* Resolve from the drain, not from inside this fiber's handler, so Lwt
+     callbacks never run as part of the fiber. *)
+  enqueue_here t (deliver op result)
+
+(* [Lwt.cancel] rejects a task at once, but an operation whose resumer has
+   already fired must still deliver its value. So the promise returned is a
+   [catch] over a task used only to hear of the cancellation: cancelling it
+   cancels the fiber, and the promise then follows [outcome], which is
+   [Canceled] if the structure withdrew the waiter, the value otherwise. *)
+let cancellable op outcome =
+  let trigger, resolve_trigger = Lwt.task () in
+  op.trigger <- Some resolve_trigger;
+  Lwt.on_cancel trigger (request_cancel op);
+  Lwt.catch (fun () -> trigger) (fun _ -> outcome)
+
+let run ?owner t f =
+  check_thread t "Braid_lwt.run";
+  let fiber = claim "Braid_lwt.run" owner in
+  let outcome, resolve = Lwt.wait () in
+  let op =
+    {
+      owner;
+      outcome = resolve;
+      scope = None;
+      cancel_requested = false;
+      trigger = None;
+    }
+  in
+  enqueue_here t (fun () -> Scheduler.run_fiber t.ops fiber (body t op f));
+  match Lwt.state outcome with
+  | Return _ | Fail _ -> outcome
+  | Sleep -> cancellable op outcome
+
+let run_now ~owner t f =
+  check_thread t "Braid_lwt";
+  let fiber = claim "Braid_lwt" (Some owner) in
+  let was_draining = t.draining in
+  let result = ref None in
+  t.draining <- true;
+  Scheduler.run_fiber t.ops fiber (fun () ->
+      result := Some (match f () with v -> Ok v | exception e -> Error e));
+  t.draining <- was_draining;
+  owner.busy <- false;
+  if not was_draining then run_tasks t;
+  match !result with
+  | Some (Ok v) -> v
+  | Some (Error e) -> raise e
+  | None -> invalid_arg "Braid_lwt: a non-blocking operation blocked"
+
+let wait_for p resume =
+  Lwt.on_any p
+    (fun v -> ignore (resume (Ok v)))
+    (fun e -> ignore (resume (Error e)))
+
+let await_lwt t p =
+  if on_lwt_thread t then (
+    if Fiber.self_id () < 0 then
+      invalid_arg
+        "Braid_lwt.await_lwt: called by Lwt code, outside a Braid fiber: it \
+         would block Lwt's thread for ever (use Lwt.bind)";
+    match Lwt.state p with
+    | Return v -> v
+    | Fail e -> raise e
+    | Sleep ->
+        suspend (fun resume ->
+            wait_for p resume;
+            None))
+  else
+    suspend (fun resume ->
+        post t (fun () -> wait_for p resume);
+        None)
