@@ -148,29 +148,40 @@ let rec work t w =
   | Some task ->
       task ();
       work t w
+  | None -> idle t w
+
+and idle t w =
+  let found =
+    if Parking.try_search t.parking then (
+      let found = spin t w spin_rounds in
+      Parking.stop_searching t.parking;
+      found)
+    else None
+  in
+  match found with
+  | Some task ->
+      (* Submissions from outside that arrived while we searched did not wake
+         anyone: if some are left, a sleeper should take them. (Workers that
+         push on their deque notify on their next push.) *)
+      if not (Injection.is_empty t.injection) then Parking.notify t.parking;
+      task ();
+      work t w
   | None -> (
-      let found =
-        if Parking.try_search t.parking then (
-          let found = spin t w spin_rounds in
-          Parking.stop_searching t.parking;
-          found)
-        else None
-      in
-      match found with
-      | Some task ->
-          (* Submissions from outside that arrived while we searched did not
-             wake anyone: if some are left, a sleeper should take them.
-             (Workers that push on their deque notify on their next push.) *)
-          if not (Injection.is_empty t.injection) then Parking.notify t.parking;
-          task ();
-          work t w
+      match Parking.park t.parking (poll t w) with
+      | Some (Run task) -> woken_with t w task
+      | Some Exit -> ()
       | None -> (
-          match Parking.park t.parking (poll t w) with
-          | Run task ->
-              Parking.notify t.parking;
-              task ();
-              work t w
-          | Exit -> ()))
+          (* Woken: work has been published. *)
+          match find_task t w with
+          | Some task -> woken_with t w task
+          | None -> idle t w))
+
+(* Work tends to come in bursts: a sleeper that found some lets another
+   sleeper look too. *)
+and woken_with t w task =
+  Parking.notify t.parking;
+  task ();
+  work t w
 
 let worker_main t w () =
   Domain.DLS.set here (Some { pool = t; worker = w; thread = Thread.self () });

@@ -50,20 +50,18 @@ let notify_all t =
 let park t poll =
   Mutex.lock t.lock;
   Atomic.incr t.sleepers;
-  let rec wait () =
+  let found =
     match poll () with
-    | Some v -> v
+    | Some _ as found -> found
     | None ->
         Condition.wait t.wake_up t.lock;
         Atomic.set t.waking false;
-        wait ()
+        None
+    | exception e ->
+        Atomic.decr t.sleepers;
+        Mutex.unlock t.lock;
+        raise e
   in
-  match wait () with
-  | v ->
-      Atomic.decr t.sleepers;
-      Mutex.unlock t.lock;
-      v
-  | exception e ->
-      Atomic.decr t.sleepers;
-      Mutex.unlock t.lock;
-      raise e
+  Atomic.decr t.sleepers;
+  Mutex.unlock t.lock;
+  found

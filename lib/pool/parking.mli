@@ -31,8 +31,10 @@ val stop_searching : t -> unit
 val notify_all : t -> unit
 (** [notify_all t] makes every parked worker poll again (for shutdown). *)
 
-val park : t -> (unit -> 'a option) -> 'a
-(** [park t poll] returns the first [Some v] of [poll ()], sleeping on a
-    condition variable between calls. [poll] runs under [t]'s lock: it must not
-    block, nor call {!notify}. Blocks the calling systhread (not just a fiber):
-    for pool workers only. *)
+val park : t -> (unit -> 'a option) -> 'a option
+(** [park t poll] calls [poll ()] and returns its [Some v] at once; if [poll]
+    found nothing, it sleeps on a condition variable until woken, then returns
+    [None]: the caller should look for work again (spinning first, since
+    whatever woke it is usually followed by more) before parking again. [poll]
+    runs under [t]'s lock: it must not block, nor call {!notify}. Blocks the
+    calling systhread (not just a fiber): for pool workers only. *)
