@@ -336,6 +336,47 @@ let cancel_before_start t =
     (Mvar.try_put m 1 && not (Mvar.is_empty m));
   Lwt.return_unit
 
+(* The value was handed over, but the resumption had not run yet when
+   Lwt.cancel came: the operation resolves with the value. Made deterministic
+   by doing it all from a fiber of the bridge, whose tasks run in order. *)
+let cancel_after_hand_over t =
+  let m = Mvar.create_empty () in
+  let* taken =
+    B.run t (fun () ->
+        let p = B.Mvar.take t m in
+        Fiber.yield ();
+        (* The take now waits; hand it a value, then cancel it. *)
+        check_bool "try_put" true (Mvar.try_put m 5);
+        Lwt.cancel p;
+        p)
+  in
+  let* v = taken in
+  check_int "the value was delivered" 5 v;
+  check_bool "and not left in the MVar" true (Mvar.is_empty m);
+  Lwt.return_unit
+
+let cancel_condition_wait t =
+  let m = Mutex.create () and c = Condition.create () in
+  let waiting = ref None in
+  let p =
+    B.Mutex.with_lock t m (fun owner ->
+        let w = B.Condition.wait t ~owner c m in
+        waiting := Some w;
+        w)
+  in
+  let* () = settle 3 in
+  check_bool "released while waiting" false (Mutex.is_locked m);
+  Lwt.cancel p;
+  let* () = expect_canceled "with_lock around wait" p in
+  (match !waiting with
+  | Some w ->
+      check_bool "wait cancelled" true (Lwt.state w = Lwt.Fail Lwt.Canceled)
+  | None -> Alcotest.fail "the body never ran");
+  check_bool "unlocked by with_lock" false (Mutex.is_locked m);
+  Condition.signal c;
+  let* () = B.Mutex.with_lock t m (fun _ -> Lwt.return_unit) in
+  Lwt.return_unit
+
 (* Hand-overs from another domain racing with Lwt.cancel: each value is
    received exactly once, by a take that resolves, cancelled or not. *)
 let cancel_race_mvar t =
@@ -706,6 +747,8 @@ let () =
           case "Channel.send" cancel_channel_send;
           case "Semaphore.acquire" cancel_semaphore;
           case "before the fiber started" cancel_before_start;
+          case "after the hand-over" cancel_after_hand_over;
+          case "Condition.wait" cancel_condition_wait;
           case "race with hand-overs: Mvar" cancel_race_mvar;
           case "race with hand-overs: Channel" cancel_race_channel;
           case "race with hand-overs: Mutex" cancel_race_mutex;
