@@ -1,0 +1,379 @@
+(* What each experiment asks, what published figure it reproduces, and which
+   rows make its chart. The rows themselves come from bench/results. *)
+
+type chart =
+  | Bars of (Bench_harness.row -> bool)
+      (** One horizontal bar per selected row (all must share a unit). *)
+  | No_chart
+
+type entry = {
+  name : string;
+  title : string;
+  question : string;
+  published : string;
+  target : string;
+  chart : chart;
+}
+
+let metric m (r : Bench_harness.row) = r.metric = m
+
+let contains ~sub s =
+  let n = String.length sub and m = String.length s in
+  let rec at i = i + n <= m && (String.sub s i n = sub || at (i + 1)) in
+  at 0
+
+let entries =
+  [
+    {
+      name = "producer-consumer";
+      title = "One-slot handoff (the thesis's Table 6.1)";
+      question =
+        "How much does it cost to pass a value through a 1-slot MVar or \
+         channel between two fibers on one domain, and between two domains?";
+      published =
+        "Thesis: 1.51 µs serial, 4.15 µs across domains for its MVar; Eio's \
+         stream 1.63 / 4.39 µs (on a slower machine).";
+      target =
+        "serial ≤ 100 ns/message, parallel ≤ 1 µs/message; ratios to Lwt_mvar \
+         and a Saturn baseline.";
+      chart = Bars (metric "time per message");
+    };
+    {
+      name = "cancellation-cost";
+      title = "Cancellation cost (the thesis's §6.3)";
+      question =
+        "Does cancelling producers blocked on a channel slow the exchange \
+         down? 50,000 items, 20 producers, 4 consumers; total work constant.";
+      published = "Thesis: at most 5% slowdown.";
+      target = "≤ 2% slowdown.";
+      chart =
+        Bars
+          (fun r ->
+            contains ~sub:"stopping by themselves" r.metric
+            || contains ~sub:"no-cancellation" r.metric);
+    };
+    {
+      name = "fib";
+      title = "Nested parallelism: recursive Fibonacci on the pool";
+      question =
+        "Does nested async/await on the work-stealing pool scale from 1 to 2 \
+         domains?";
+      published = "Domainslib-style fib 32 with a sequential cutoff below 20.";
+      target = "speed-up ≥ 1.8× on 2 domains.";
+      chart = Bars (fun r -> contains ~sub:"wall time" r.metric);
+    };
+    {
+      name = "pool-overhead";
+      title = "Pool task overhead";
+      question =
+        "What does one async + await of a trivial task cost, from outside and \
+         from inside the pool?";
+      published = "—";
+      target = "—";
+      chart =
+        Bars
+          (fun r ->
+            r.metric = "async + await"
+            && not (contains ~sub:"Domain.spawn" r.name));
+    };
+    {
+      name = "echo";
+      title = "Echo server";
+      question =
+        "100 connections ping-ponging 64-byte messages: how many messages per \
+         second?";
+      published = "—";
+      target = "≥ 1.5× an Lwt_unix echo server.";
+      chart =
+        Bars
+          (fun r ->
+            contains ~sub:"messages" r.unit || contains ~sub:"msg/s" r.unit);
+    };
+    {
+      name = "timers";
+      title = "100,000 sleeping fibers";
+      question = "Memory per sleeping fiber and time to wake them all.";
+      published = "—";
+      target = "—";
+      chart = No_chart;
+    };
+    {
+      name = "parser";
+      title = "Effects-based HTTP parser versus Angstrom";
+      question =
+        "Is a direct-style parser that performs an effect to refill its buffer \
+         faster, and leaner, than a callback-style Angstrom parser of the same \
+         grammar?";
+      published =
+        "An effects-based parser was 1.2–13× faster than callback-style \
+         Angstrom.";
+      target = "≥ 2× Angstrom's speed and ≤ ¼ of its allocation.";
+      chart = Bars (metric "time");
+    };
+    {
+      name = "http";
+      title = "HTTP keep-alive throughput";
+      question =
+        "wrk, 100 keep-alive connections, GET of a 1 KiB static file for 10 s; \
+         server pinned to one core.";
+      published = "—";
+      target = "≥ 1.0× nginx (1 worker) and ≥ 3× cohttp-lwt-unix.";
+      chart = Bars (fun r -> contains ~sub:"req/s" r.unit);
+    };
+    {
+      name = "reverse-post";
+      title =
+        "Effects versus direct calls in the same server (the 2022 Polysemy \
+         study)";
+      question =
+        "Does handling logging, file access, clock and the handler store as \
+         effects cost time or memory against the same server calling them \
+         directly?";
+      published =
+        "Haskell/Polysemy: the effects version was ~10% slower and used ~12% \
+         more memory.";
+      target = "≤ 2% difference in time and in allocation.";
+      chart = Bars (fun r -> contains ~sub:"mean response" r.metric);
+    };
+    {
+      name = "conn-rate";
+      title = "Connection rate (Marlow's Figure 1)";
+      question =
+        "httperf opens connections at rising rates, one 1 KiB GET each: where \
+         does each server stop keeping up?";
+      published =
+        "Marlow's Haskell server kept up with the C servers of its day.";
+      target = "Braid keeps up at least as far as nginx (1 worker).";
+      chart = Bars (fun r -> contains ~sub:"reply rate" r.metric);
+    };
+    {
+      name = "lwt-bridge";
+      title = "Lwt bridge";
+      question =
+        "What does a message Lwt → Braid fiber → Lwt cost through Braid \
+         structures, against Lwt_mvar inside Lwt?";
+      published = "—";
+      target = "—";
+      chart = Bars (fun r -> r.unit = "ns" && r.metric <> "ratio");
+    };
+    {
+      name = "fib-server";
+      title = "The thesis's Fibonacci server (§2.1, §6.2)";
+      question =
+        "GET /fib/:n under offered load: does awaiting the pool from the \
+         connection fiber beat a domain-blocking wait and a per-request domain \
+         manager?";
+      published =
+        "Thesis: only the composed version keeps serving while computing.";
+      target = "composed beats both others on throughput and p90.";
+      chart = Bars (fun r -> contains ~sub:"throughput" r.metric);
+    };
+    {
+      name = "error-handling";
+      title = "Error-handling styles (Rzeźnicki's Scala study, ported)";
+      question =
+        "validate → transform → fetch → call the outside world → post-process \
+         or bookkeeping: result with let*, exceptions, or an effect handler; \
+         synchronous, across the pool (Future) or a fiber yield (IO).";
+      published =
+        "Rzeźnicki 2019 (JMH, Scala): verdict tables normalised to the Either \
+         style.";
+      target = "A table of ns/op normalised to the result style.";
+      chart =
+        Bars
+          (fun r ->
+            r.metric = "time / result style"
+            && contains ~sub:"10/20" r.name
+            && contains ~sub:"timeFactor 2," r.name);
+    };
+  ]
+
+(* Reading results. *)
+
+let read_rows file : Bench_harness.row list =
+  let json = Yojson.Safe.from_file file in
+  let open Yojson.Safe.Util in
+  json |> member "rows" |> to_list
+  |> List.map (fun r ->
+         {
+           Bench_harness.name = r |> member "name" |> to_string;
+           metric = r |> member "metric" |> to_string;
+           value =
+             (match r |> member "value" with
+             | `Null -> Float.nan
+             | v -> to_number v);
+           unit = r |> member "unit" |> to_string;
+         })
+
+let command_output cmd =
+  try
+    let ic = Unix.open_process_in (cmd ^ " 2>&1") in
+    let line = try input_line ic with End_of_file -> "" in
+    ignore (Unix.close_process_in ic);
+    String.trim line
+  with _ -> ""
+
+let cpu_model () =
+  try
+    let ic = open_in "/proc/cpuinfo" in
+    let rec find () =
+      match input_line ic with
+      | line when String.length line > 10 && String.sub line 0 10 = "model name"
+        ->
+          close_in ic;
+          String.trim (List.nth (String.split_on_char ':' line) 1)
+      | _ -> find ()
+      | exception End_of_file ->
+          close_in ic;
+          "unknown CPU"
+    in
+    find ()
+  with Sys_error _ -> "unknown CPU"
+
+(* Charts. *)
+
+let gnuplot_available () = Sys.command "command -v gnuplot >/dev/null 2>&1" = 0
+
+let bar_chart ~svg ~title (rows : Bench_harness.row list) =
+  let data = Filename.temp_file "braid-chart" ".dat" in
+  let oc = open_out data in
+  List.iteri
+    (fun i (r : Bench_harness.row) ->
+      (* Braid's rows in blue, peers' in grey. *)
+      let colour =
+        if contains ~sub:"braid" (String.lowercase_ascii r.name) then 0x4477aa
+        else 0x999999
+      in
+      Printf.fprintf oc "%d \"%s\" %g %d\n" i
+        (String.map (function '"' -> '\'' | c -> c) r.name)
+        r.value colour)
+    rows;
+  close_out oc;
+  let unit = match rows with r :: _ -> r.unit | [] -> "" in
+  let values =
+    List.map (fun (r : Bench_harness.row) -> r.value) rows
+    |> List.filter (fun v -> v > 0.)
+  in
+  let spread =
+    match values with
+    | [] -> 1.
+    | _ -> List.fold_left max 0. values /. List.fold_left min infinity values
+  in
+  (* One outlier must not flatten the rest: past 30x, a log scale. *)
+  let log_scale = spread > 30. in
+  let height = 120 + (28 * List.length rows) in
+  let script = Filename.temp_file "braid-chart" ".gp" in
+  let oc = open_out script in
+  Printf.fprintf oc
+    "set terminal svg size 860,%d dynamic noenhanced font 'Helvetica,12' \
+     background rgb 'white'\n\
+     set output '%s'\n\
+     set title \"%s\"\n\
+     set xlabel \"%s%s\"\n\
+     set style fill solid 0.7 border -1\n\
+     set yrange [%f:-0.6]\n\
+     %s\n\
+     set ytics nomirror\n\
+     set grid xtics\n\
+     set lmargin 52\n\
+     unset key\n\
+     plot '%s' using 3:1:(%g):3:($1-0.35):($1+0.35):($4):ytic(2) with \
+     boxxyerror lc rgb variable\n"
+    height svg title unit
+    (if log_scale then " (log scale)" else "")
+    (float_of_int (List.length rows) -. 0.4)
+    (if log_scale then
+       Printf.sprintf "set logscale x\nset xrange [%g:*]"
+         (List.fold_left min infinity values /. 2.)
+     else "set xrange [0:*]")
+    data
+    (if log_scale then List.fold_left min infinity values /. 2. else 0.);
+  close_out oc;
+  let ok =
+    Sys.command
+      (Printf.sprintf "gnuplot %s >/dev/null 2>&1" (Filename.quote script))
+    = 0
+  in
+  Sys.remove data;
+  Sys.remove script;
+  ok
+
+(* The report. *)
+
+let format_value v =
+  if Float.is_nan v then "—"
+  else if Float.is_integer v && Float.abs v < 1e15 then Printf.sprintf "%.0f" v
+  else if Float.abs v >= 100. then Printf.sprintf "%.1f" v
+  else if Float.abs v >= 1. then Printf.sprintf "%.3f" v
+  else Printf.sprintf "%.4g" v
+
+let render () =
+  let results = Bench_harness.results_dir () in
+  let root = Filename.dirname (Filename.dirname results) in
+  let docs = Filename.concat root "docs" in
+  let charts = Filename.concat docs "bench" in
+  if not (Sys.file_exists charts) then Sys.mkdir charts 0o755;
+  let b = Buffer.create 16384 in
+  let p fmt = Printf.bprintf b fmt in
+  let commit =
+    command_output
+      (Printf.sprintf "git -C %s rev-parse --short HEAD" (Filename.quote root))
+  in
+  p "# Braid benchmarks\n\n";
+  p
+    "Generated by `make bench` (or `dune exec --profile release -- \
+     bench/main.exe report` from existing results) from \
+     `bench/results/*.json`. Every figure compares Braid with peers measured \
+     **in the same run** on the same machine; absolute times on a shared \
+     2-core VM are noisy, ratios less so.\n\n";
+  p "## Setup\n\n";
+  p "| | |\n|---|---|\n";
+  p "| machine | %s, %d cores, %s |\n" (cpu_model ())
+    (Domain.recommended_domain_count ())
+    (command_output "uname -sr");
+  p "| OCaml | %s |\n" Sys.ocaml_version;
+  p "| peers | %s; %s; %s |\n"
+    (command_output "nginx -v")
+    (command_output "wrk --version | head -1")
+    (command_output "httperf --version");
+  p "| commit | %s |\n" (if commit = "" then "unknown" else commit);
+  p "| rendered | %s |\n\n" (command_output "date -u '+%Y-%m-%d %H:%M UTC'");
+  let with_gnuplot = gnuplot_available () in
+  if not with_gnuplot then
+    p "_gnuplot is not installed: charts were not drawn._\n\n";
+  List.iter
+    (fun e ->
+      p "## %s\n\n" e.title;
+      p "**Question.** %s\n\n" e.question;
+      p "**Published figure.** %s\n\n" e.published;
+      p "**Target.** %s\n\n" e.target;
+      p
+        "**Reproduce.** `dune exec --profile release -- bench/main.exe %s` \
+         (add `--quick` for a short run).\n\n"
+        e.name;
+      let path = Filename.concat results (e.name ^ ".json") in
+      if not (Sys.file_exists path) then p "_Not run yet._\n\n"
+      else
+        let rows = read_rows path in
+        (match e.chart with
+        | Bars select when with_gnuplot -> (
+            match List.filter select rows with
+            | [] -> ()
+            | selected ->
+                let svg = Filename.concat charts (e.name ^ ".svg") in
+                if bar_chart ~svg ~title:e.title selected then
+                  p "![%s](bench/%s.svg)\n\n" e.title e.name)
+        | Bars _ | No_chart -> ());
+        p "| name | metric | value | unit |\n|---|---|---:|---|\n";
+        List.iter
+          (fun (r : Bench_harness.row) ->
+            p "| %s | %s | %s | %s |\n" r.name r.metric (format_value r.value)
+              r.unit)
+          rows;
+        p "\n")
+    entries;
+  let out = Filename.concat docs "benchmarks.md" in
+  let oc = open_out out in
+  Buffer.output_buffer oc b;
+  close_out oc;
+  out
