@@ -96,8 +96,10 @@ val run : ?owner:Owner.t -> t -> (unit -> 'a) -> 'a Lwt.t
     of its result: direct-style Braid code inside an Lwt program. Inside [f],
     every Braid structure works and blocks only this fiber (Lwt threads and
     other fibers keep running), as do [Braid.Fiber.fork] (the new fiber runs in
-    the bridge too), [Braid.Switch] and {!await_lwt}. [f] starts at once if
-    called from plain Lwt code, and runs until it first waits; a long
+    the bridge too), [Braid.Switch] and {!await_lwt}. [f] starts at once (or, if
+    the bridge is busy running a fiber or delivering a result further up the
+    stack, right after that) and runs until it first waits; started at once and
+    never waiting, its promise is resolved when [run] returns. A long
     computation that never waits holds up Lwt's loop as any Lwt callback would.
 
     The promise is fulfilled with [f]'s result or rejected with its exception.
@@ -107,10 +109,9 @@ val run : ?owner:Owner.t -> t -> (unit -> 'a) -> 'a Lwt.t
 
     [?owner] runs [f] as that owner instead of a fresh fiber.
 
-    A fiber forked with [Braid.Fiber.fork] that fails and has not been joined by
-    the time its failure would be lost is reported to
-    [!Lwt.async_exception_hook], like a failed [Lwt.async]; prefer
-    [Braid.Switch].
+    A fiber forked with [Braid.Fiber.fork] that fails is reported to
+    [!Lwt.async_exception_hook], like a failed [Lwt.async], unless a fiber
+    already waiting to join it observes the failure; prefer [Braid.Switch].
     @raise Invalid_argument
       if not called on the bridge's thread, or if [owner] is running another
       operation. *)
