@@ -5,7 +5,13 @@
 open Bench_harness
 
 let experiments : experiment list =
-  [ Producer_consumer.experiment; Bench_parser.experiment; Bench_lwt.experiment ]
+  [
+    Bench_core.producer_consumer;
+    Bench_core.cancellation_cost;
+    Bench_error_handling.experiment;
+    Bench_parser.experiment;
+    Bench_lwt.experiment;
+  ]
 
 let run_one ~quick (e : experiment) =
   progress "bench: %s%s" e.name (if quick then " (quick)" else "");
