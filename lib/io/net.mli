@@ -138,7 +138,9 @@ val close : socket -> unit
     {!Error} [EBADF]; removes [s] from epoll. *)
 
 val local_addr : socket -> Unix.sockaddr
-(** The address the socket is bound to. @raise Error [{op = "getsockname"}] *)
+(** The address the socket is bound to.
+    @raise Error [{op = "getsockname"; _}] *)
 
 val peer_addr : socket -> Unix.sockaddr
-(** The address of the peer. @raise Error [{op = "getpeername"}] *)
+(** The address of the peer.
+    @raise Error [{op = "getpeername"; _}] *)

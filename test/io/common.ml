@@ -47,24 +47,24 @@ let with_echo_server f =
 (* A test that hangs instead of failing is no test: bound every scenario.
    The bound is generous (a loaded 2-core machine), and never a timing
    assertion: passing tests finish long before it. *)
-let watchdogs = ref 0
+let watchdogs = Domain.DLS.new_key (fun () -> ref 0)
 
 let within ?(seconds = 40.) name f =
-  incr watchdogs;
-  match Time.timeout seconds f with
-  | Some v ->
-      decr watchdogs;
-      v
+  let active = Domain.DLS.get watchdogs in
+  incr active;
+  match
+    Fun.protect
+      ~finally:(fun () -> decr active)
+      (fun () -> Time.timeout seconds f)
+  with
+  | Some v -> v
   | None -> Alcotest.failf "%s: still not done after %.0f s" name seconds
-  | exception e ->
-      decr watchdogs;
-      raise e
 
 (* Fibers waiting for descriptors, and pending timers of the current loop
    other than [within]'s. *)
 let waiters () =
   let s = Braid_io.stats () in
-  (s.fd_waiters, s.timers - !watchdogs)
+  (s.fd_waiters, s.timers - !(Domain.DLS.get watchdogs))
 
 let check_no_waiters what =
   Alcotest.(check (pair int int))
@@ -77,6 +77,15 @@ let settle () =
   for _ = 1 to 10 do
     Fiber.yield ()
   done
+
+(* How a one-byte read ends, as a value: a fiber on a switch must not raise
+   what the test expects, or it would fail the switch. *)
+let read_outcome s =
+  match Net.read_into s (Bytes.create 1) 0 1 with
+  | n -> Printf.sprintf "read %d" n
+  | exception Net.Error { op = "read"; error = Unix.EBADF } -> "EBADF"
+  | exception Net.Error { op; error } ->
+      Printf.sprintf "%s: %s" op (Unix.error_message error)
 
 let open_fds () = Array.length (Sys.readdir "/proc/self/fd")
 

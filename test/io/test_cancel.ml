@@ -51,7 +51,7 @@ let read () =
       ignore (Net.read_into a buf 0 4));
   (* No byte was lost to the cancelled reader, and the socket can be waited
      on again. *)
-  let reader = Fiber.fork (fun () -> read_exactly a buf 4) in
+  let reader = Fiber.fork ~sw (fun () -> read_exactly a buf 4) in
   settle ();
   Net.write_string b "data";
   Fiber.join reader;
@@ -82,7 +82,7 @@ let await_readable () =
   let r, w = Fd.pipe ~sw () in
   cancel_while_blocked "await_readable" ~waiting:(1, 0) (fun () ->
       Fd.await_readable r);
-  let waiter = Fiber.fork (fun () -> Fd.await_readable r) in
+  let waiter = Fiber.fork ~sw (fun () -> Fd.await_readable r) in
   settle ();
   Fd.write_string w "x";
   Fiber.join waiter;

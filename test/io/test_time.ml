@@ -134,6 +134,28 @@ let outer_cancellation_wins () =
   | exception Braid.Cancelled -> ());
   check_no_waiters "after cancelling"
 
+(* The timeout's own deadline passed, and the enclosing scope was cancelled
+   too before the work noticed: the enclosing cancellation wins, [timeout]
+   raises instead of returning None. *)
+let both_cancelled () =
+  run @@ fun () ->
+  let outcome =
+    Fiber.Scope.run (fun outer ->
+        match
+          Time.timeout 0.01 (fun () ->
+              (* Shielded: the timeout fires during this sleep, unnoticed. *)
+              Fiber.protect (fun () ->
+                  Time.sleep 0.05;
+                  Fiber.Scope.cancel outer);
+              Time.sleep 3600.)
+        with
+        | Some () -> "returned"
+        | None -> "timed out"
+        | exception Braid.Cancelled -> "cancelled")
+  in
+  Alcotest.(check string) "the enclosing cancellation" "cancelled" outcome;
+  check_no_waiters "after both"
+
 (* Sleepers wake in deadline order, whatever order they started in. *)
 let sleep_order () =
   run @@ fun () ->
@@ -175,6 +197,7 @@ let () =
           case "work that raises" work_that_raises;
           case "unwinds the work's resources" unwinds_resources;
           case "outer cancellation is not a timeout" outer_cancellation_wins;
+          case "timed out and cancelled from outside" both_cancelled;
         ] );
       ( "sleep",
         [
