@@ -1,0 +1,37 @@
+let reverse (r : Handler.request) =
+  match Handler.body_string r with
+  | Error e -> Response.error e.status e.reason
+  | Ok body ->
+      let n = String.length body in
+      Response.string ~content_type:"application/octet-stream"
+        (String.init n (fun i -> String.unsafe_get body (n - 1 - i)))
+
+let fib_limit = 35
+
+let rec sequential n =
+  if n < 2 then n else sequential (n - 1) + sequential (n - 2)
+
+(* Below the cut-off a task is too small to be worth stealing. *)
+let rec parallel pool n =
+  if n < 20 then sequential n
+  else
+    let a = Braid_pool.async pool (fun () -> parallel pool (n - 1)) in
+    let b = parallel pool (n - 2) in
+    Braid_sync.Promise.await a + b
+
+let fib pool (r : Handler.request) =
+  match Option.bind (Handler.param r "n") int_of_string_opt with
+  | Some n when n >= 0 && n <= fib_limit ->
+      let result =
+        Braid_sync.Promise.await
+          (Braid_pool.async pool (fun () -> parallel pool n))
+      in
+      Response.string (string_of_int result ^ "\n")
+  | _ ->
+      Response.error 400
+        (Printf.sprintf "n must be an integer from 0 to %d" fib_limit)
+
+let routes pool router =
+  router
+  |> Router.add POST "/reverse" reverse
+  |> Router.add GET "/fib/:n" (fib pool)

@@ -1,0 +1,17 @@
+(** The demonstration routes of [braid serve --demo]. *)
+
+val reverse : Handler.t
+(** [POST /reverse]: answers the request body reversed byte-wise
+    ([application/octet-stream]). The body limit is the server's. *)
+
+val fib_limit : int
+(** The largest [n] that [/fib/:n] computes: 35. *)
+
+val fib : Braid_pool.t -> Handler.t
+(** [GET /fib/:n]: the [n]th Fibonacci number, computed by the naive recursion
+    on the work-stealing [pool] (split into pool tasks down to [n = 20]) and
+    awaited by the connection's fiber, which blocks only itself: the event loop
+    keeps serving. [400] unless [n] is an integer from 0 to {!fib_limit}. *)
+
+val routes : Braid_pool.t -> Router.t -> Router.t
+(** [routes pool r] is [r] with [POST /reverse] and [GET /fib/:n]. *)

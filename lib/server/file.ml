@@ -1,0 +1,29 @@
+type kind = Regular | Directory | Symlink | Other
+
+type info = {
+  kind : kind;
+  size : int;
+  mtime : float;
+  ctime : float;
+  device : int;
+  inode : int;
+}
+
+type error = Not_found | Forbidden | Failed of string
+
+type contents =
+  | In_memory of string
+  | Reader of {
+      read : offset:int -> bytes -> int -> int -> int;
+      close : unit -> unit;
+    }
+
+let error_to_string = function
+  | Not_found -> "not found"
+  | Forbidden -> "forbidden"
+  | Failed reason -> reason
+
+let same_version a b =
+  a.inode = b.inode && a.device = b.device && a.size = b.size
+  && Float.equal a.mtime b.mtime
+  && Float.equal a.ctime b.ctime

@@ -1,0 +1,44 @@
+open Braid_http
+
+type request = {
+  head : Request.t;
+  path : string;
+  query : string option;
+  params : (string * string) list;
+  peer : Unix.sockaddr option;
+  body : Body.t;
+  now : float;
+  log : Log.event -> unit;
+}
+
+type t = request -> Response.t
+
+let param r name = List.assoc_opt name r.params
+let header r name = Request.header r.head name
+let body_string r = Body.to_string r.body
+
+let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = [])
+    ?(body = "") target =
+  let headers = Headers.of_list headers in
+  let path, query = Url_path.split_target target in
+  {
+    head =
+      {
+        meth;
+        target;
+        target_form = Origin_form;
+        version = Http_1_1;
+        headers;
+        body =
+          (if body = "" then No_body else Content_length (String.length body));
+        keep_alive = true;
+        expect_continue = false;
+      };
+    path;
+    query;
+    params;
+    peer = None;
+    body = Body.of_string body;
+    now = 0.;
+    log = ignore;
+  }

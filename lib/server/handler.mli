@@ -1,0 +1,43 @@
+(** Request handlers: a function from the request in context to a response.
+
+    A handler runs in the connection's fiber. It may block that fiber (read the
+    body, await a {!Braid_sync.Promise} filled by a pool task, sleep); the event
+    loop serves other connections meanwhile. It must not block the domain for
+    long (heavy computation belongs on a {!Braid_pool}). An exception from a
+    handler becomes a [500] response and an error log event; the connection
+    stays usable. *)
+
+type request = {
+  head : Braid_http.Request.t;  (** Method, target, version, header fields. *)
+  path : string;  (** The target's path, not decoded. *)
+  query : string option;  (** After ["?"], not decoded. *)
+  params : (string * string) list;
+      (** Pattern parameters, decoded: [("n", "10")] for [/fib/:n]. *)
+  peer : Unix.sockaddr option;  (** [None] when not on a socket. *)
+  body : Body.t;
+  now : float;  (** When the head was read, seconds since the epoch. *)
+  log : Log.event -> unit;
+      (** The connection's logging capability: events go wherever the server's
+          log handler sends them. *)
+}
+
+type t = request -> Response.t
+
+val param : request -> string -> string option
+(** [param r name] is the value of pattern parameter [name]. *)
+
+val header : request -> string -> string option
+(** [header r name] is the first request field [name]. *)
+
+val body_string : request -> (string, Braid_http.Parse_error.t) result
+(** [body_string r] is {!Body.to_string} [r.body]. *)
+
+val request_for_test :
+  ?meth:Braid_http.Method.t ->
+  ?headers:(string * string) list ->
+  ?params:(string * string) list ->
+  ?body:string ->
+  string ->
+  request
+(** [request_for_test target] is an HTTP/1.1 request for calling a handler
+    directly in a test: no peer, time 0, logging ignored. *)

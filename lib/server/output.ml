@@ -1,0 +1,84 @@
+type t = {
+  mutable buf : bytes;
+  mutable len : int;
+  write : bytes -> int -> int -> unit;
+}
+
+let create ~size write = { buf = Bytes.create (max size 64); len = 0; write }
+let length t = t.len
+let room t = Bytes.length t.buf - t.len
+
+let flush t =
+  if t.len > 0 then (
+    let n = t.len in
+    t.len <- 0;
+    t.write t.buf 0 n)
+
+let grow t need =
+  let cap = ref (Bytes.length t.buf) in
+  while !cap - t.len < need do
+    cap := 2 * !cap
+  done;
+  let bigger = Bytes.create !cap in
+  Bytes.blit t.buf 0 bigger 0 t.len;
+  t.buf <- bigger
+
+let ensure t need = if Bytes.length t.buf - t.len < need then grow t need
+
+let add_substring t s off len =
+  ensure t len;
+  Bytes.unsafe_blit_string s off t.buf t.len len;
+  t.len <- t.len + len
+
+let add_string t s = add_substring t s 0 (String.length s)
+
+let add_bytes t b off len =
+  ensure t len;
+  Bytes.unsafe_blit b off t.buf t.len len;
+  t.len <- t.len + len
+
+let add_char t c =
+  ensure t 1;
+  Bytes.unsafe_set t.buf t.len c;
+  t.len <- t.len + 1
+
+let rec digits n = if n < 10 then 1 else 1 + digits (n / 10)
+
+let add_int t n =
+  if n < 0 then invalid_arg "Output.add_int";
+  let d = digits n in
+  ensure t d;
+  let rec go n i =
+    Bytes.unsafe_set t.buf i (Char.unsafe_chr (48 + (n mod 10)));
+    if n >= 10 then go (n / 10) (i - 1)
+  in
+  go n (t.len + d - 1);
+  t.len <- t.len + d
+
+let hex_digit = "0123456789abcdef"
+
+let add_hex t n =
+  if n < 0 then invalid_arg "Output.add_hex";
+  let rec count n = if n < 16 then 1 else 1 + count (n lsr 4) in
+  let d = count n in
+  ensure t d;
+  let rec go n i =
+    Bytes.unsafe_set t.buf i hex_digit.[n land 15];
+    if n >= 16 then go (n lsr 4) (i - 1)
+  in
+  go n (t.len + d - 1);
+  t.len <- t.len + d
+
+(* Copying beats a second system call below a few pages. *)
+let send t buf off len =
+  if len <= room t || len <= 4096 then add_bytes t buf off len
+  else (
+    flush t;
+    t.write buf off len)
+
+let fill_from t read =
+  if room t = 0 then flush t;
+  (* A buffer grown for a long head stays large: fine, it is reused. *)
+  let n = read t.buf t.len (room t) in
+  t.len <- t.len + n;
+  n

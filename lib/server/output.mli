@@ -1,0 +1,43 @@
+(** A connection's output buffer: response heads and small bodies are gathered
+    here and sent with one write; responses to pipelined requests accumulate
+    until the connection is about to wait for input.
+
+    Owned by one connection's fiber. {!flush} and the writes block only that
+    fiber (through the write function), while the socket is full. *)
+
+type t
+
+val create : size:int -> (bytes -> int -> int -> unit) -> t
+(** [create ~size write] buffers up to [size] bytes (more for a long head) and
+    sends with [write buf off len], which must send everything. *)
+
+val length : t -> int
+(** Bytes buffered and not yet sent. *)
+
+val room : t -> int
+(** Bytes that fit before the buffer is full. *)
+
+val add_string : t -> string -> unit
+(** [add_string t s] appends [s], growing the buffer if needed. *)
+
+val add_substring : t -> string -> int -> int -> unit
+val add_bytes : t -> bytes -> int -> int -> unit
+val add_char : t -> char -> unit
+
+val add_int : t -> int -> unit
+(** [add_int t n] appends the decimal digits of [n >= 0], allocating nothing. *)
+
+val add_hex : t -> int -> unit
+(** [add_hex t n] appends [n >= 0] in lowercase hexadecimal. *)
+
+val send : t -> bytes -> int -> int -> unit
+(** [send t buf off len] appends the slice, or for a large one sends what is
+    buffered then the slice directly (no copy). *)
+
+val fill_from : t -> (bytes -> int -> int -> int) -> int
+(** [fill_from t read] lets [read buf off len] write at most [len] bytes at the
+    end of the buffer (flushing first if the buffer is full) and keeps the count
+    it returns. For copying a file with no intermediate buffer. *)
+
+val flush : t -> unit
+(** [flush t] sends everything buffered. *)

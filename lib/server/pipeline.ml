@@ -1,0 +1,353 @@
+open Braid_http
+
+type outcome = Peer_closed | Server_closed
+
+module type S = sig
+  type env
+
+  val serve :
+    env ->
+    Config.t ->
+    Date_cache.t ->
+    peer:Unix.sockaddr option ->
+    read:(bytes -> int -> int -> int) ->
+    write:(bytes -> int -> int -> unit) ->
+    outcome
+end
+
+(* An exception of the connection's own read or write, carried through
+   handlers untouched and re-raised as it was by [serve]. *)
+exception Io_failed of exn * Printexc.raw_backtrace
+
+(* The response cannot be completed (the head is out): close now. *)
+exception Abort
+
+let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"
+
+(* Fields the pipeline writes itself. *)
+let is_framing name =
+  Headers.equal_name name "content-length"
+  || Headers.equal_name name "transfer-encoding"
+  || Headers.equal_name name "connection"
+  || Headers.equal_name name "date"
+
+type framing = Length of int | Chunked | Unframed
+
+module Make (C : Capabilities.S) = struct
+  module Static = Static.Make (C)
+
+  type env = C.env
+
+  type conn = {
+    env : C.env;
+    config : Config.t;
+    dates : Date_cache.t;
+    peer : Unix.sockaddr option;
+    input : Input.t;
+    out : Output.t;
+    log : Log.event -> unit;
+  }
+
+  let guard c (req : Request.t) f =
+    match f () with
+    | r -> r
+    | exception ((Braid.Cancelled | Io_failed _ | Abort) as e) -> raise e
+    | exception exn ->
+        let backtrace = Printexc.get_raw_backtrace () in
+        c.log (Handler_failed { request = req; exn; backtrace });
+        Response.error 500 ""
+
+  let write_head c ~now ~status ~headers ~framing ~keep_alive
+      ~(version : Request.version) =
+    let out = c.out in
+    Output.add_string out (Status.status_line status);
+    Output.add_string out (Date_cache.header_line c.dates now);
+    List.iter
+      (fun (name, value) ->
+        if not (is_framing name) then (
+          Output.add_string out name;
+          Output.add_string out ": ";
+          Output.add_string out value;
+          Output.add_string out "\r\n"))
+      headers;
+    (match framing with
+    | Length n ->
+        Output.add_string out "Content-Length: ";
+        Output.add_int out n;
+        Output.add_string out "\r\n"
+    | Chunked -> Output.add_string out "Transfer-Encoding: chunked\r\n"
+    | Unframed -> ());
+    if not keep_alive then Output.add_string out "Connection: close\r\n"
+    else if version = Http_1_0 then
+      Output.add_string out "Connection: keep-alive\r\n";
+    Output.add_string out "\r\n"
+
+  let write_file c (contents : File.contents) ~offset ~length =
+    match contents with
+    | In_memory s ->
+        (* The file changed size since its stat: the framing is lost. *)
+        if offset + length > String.length s then raise Abort;
+        Output.send c.out (Bytes.unsafe_of_string s) offset length
+    | Reader { read; close } ->
+        let rec copy offset remaining =
+          if remaining > 0 then (
+            let n =
+              Output.fill_from c.out (fun buf off len ->
+                  read ~offset buf off (min len remaining))
+            in
+            if n = 0 then raise Abort;
+            copy (offset + n) (remaining - n))
+        in
+        Fun.protect ~finally:close (fun () ->
+            match copy offset length with
+            | () -> ()
+            | exception ((Braid.Cancelled | Io_failed _ | Abort) as e) ->
+                raise e
+            | exception e ->
+                c.log
+                  (Message
+                     {
+                       level = Error;
+                       text = "reading a file: " ^ Printexc.to_string e;
+                     });
+                raise Abort)
+
+  let write_stream c (req : Request.t) f ~chunked =
+    let sent = ref 0 and limit = c.config.output_buffer in
+    let write buf off len =
+      if chunked then (
+        Output.add_hex c.out len;
+        Output.add_string c.out "\r\n";
+        Output.send c.out buf off len;
+        Output.add_string c.out "\r\n")
+      else Output.send c.out buf off len;
+      sent := !sent + len;
+      if Output.length c.out >= limit then Output.flush c.out
+    in
+    let writer =
+      Response.Writer.make ~write ~flush:(fun () -> Output.flush c.out)
+    in
+    (match f writer with
+    | () -> ()
+    | exception ((Braid.Cancelled | Io_failed _ | Abort) as e) -> raise e
+    | exception exn ->
+        let backtrace = Printexc.get_raw_backtrace () in
+        c.log (Handler_failed { request = req; exn; backtrace });
+        raise Abort);
+    if chunked then Output.add_string c.out "0\r\n\r\n";
+    !sent
+
+  type body_state = Consumed | Unread | Failed of Parse_error.t
+
+  (* The body must be finished before the next request is read. One never
+     invited with 100 Continue may never come: do not wait for it. *)
+  let settle body =
+    match Body.failure body with
+    | Some e -> Failed e
+    | None -> (
+        if Body.is_finished body then Consumed
+        else if Body.continue_pending body then Unread
+        else
+          match Body.drain body with Ok () -> Consumed | Error e -> Failed e)
+
+  let dispatch c (req : Request.t) ~now ~path ~query =
+    let limits = c.config.limits in
+    let body_for (limits : Limits.t) =
+      match req.body with
+      | No_body -> Body.empty
+      | _ ->
+          let continue =
+            if req.expect_continue then
+              Some (fun () -> Output.add_string c.out continue_line)
+            else None
+          in
+          Body.create c.input limits req.body ~continue
+    in
+    match req.target_form with
+    | Authority_form ->
+        (Response.error 501 "CONNECT is not supported", body_for limits)
+    | Asterisk_form -> (Response.empty 200, body_for limits)
+    | Origin_form | Absolute_form -> (
+        match C.find_handler c.env req.meth path with
+        | exception ((Braid.Cancelled | Io_failed _) as e) -> raise e
+        | exception exn -> (guard c req (fun () -> raise exn), body_for limits)
+        | Found { handler; params; max_body } ->
+            let limits =
+              match max_body with
+              | Some m when m < limits.max_body -> { limits with max_body = m }
+              | _ -> limits
+            in
+            let body = body_for limits in
+            let response =
+              match req.body with
+              | Content_length n when n > limits.max_body ->
+                  Response.error 413 "body too large"
+              | _ ->
+                  guard c req (fun () ->
+                      handler
+                        {
+                          head = req;
+                          path;
+                          query;
+                          params;
+                          peer = c.peer;
+                          body;
+                          now;
+                          log = c.log;
+                        })
+            in
+            (response, body)
+        | Method_not_allowed allowed ->
+            ( Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 "",
+              body_for limits )
+        | Not_found ->
+            let response =
+              match c.config.root with
+              | Some root ->
+                  guard c req (fun () ->
+                      Static.serve c.env ~root ~index:c.config.index req ~path
+                        ~query)
+              | None -> Response.error 404 ""
+            in
+            (response, body_for limits))
+
+  let file_error (e : File.error) =
+    match e with
+    | Not_found -> Response.error 404 ""
+    | Forbidden -> Response.error 403 ""
+    | Failed _ -> Response.error 500 ""
+
+  (* Serves one parsed request; [true] if the connection goes on. *)
+  let exchange c (req : Request.t) =
+    let now = C.now c.env in
+    let path, query = Url_path.split_target req.target in
+    let response, body = dispatch c req ~now ~path ~query in
+    let is_stream = match response.body with Stream _ -> true | _ -> false in
+    (* Settled before the head, so that the head tells the truth about the
+       connection; a stream may read the body while it runs, so later. *)
+    let response, body_ok =
+      if is_stream then (response, true)
+      else
+        match settle body with
+        | Consumed -> (response, true)
+        | Unread -> (response, false)
+        | Failed e -> (Response.error e.status e.reason, false)
+    in
+    let no_content = req.meth = HEAD || Status.has_no_body response.status in
+    (* Opened before the head: a file gone meanwhile still gets an answer. *)
+    let response, contents =
+      match response.body with
+      | File { path; info; _ } when not no_content -> (
+          match C.open_file c.env path info with
+          | Ok contents -> (response, Some contents)
+          | Error e ->
+              (match e with
+              | Failed why ->
+                  c.log (Message { level = Error; text = path ^ ": " ^ why })
+              | Not_found | Forbidden -> ());
+              (file_error e, None)
+          | exception ((Braid.Cancelled | Io_failed _) as e) -> raise e
+          | exception exn -> (guard c req (fun () -> raise exn), None))
+      | _ -> (response, None)
+    in
+    let chunked = is_stream && req.version = Http_1_1 in
+    let keep_alive =
+      req.keep_alive && body_ok
+      && (not (Response.wants_close response))
+      && not (is_stream && (not chunked) && not no_content)
+    in
+    let framing =
+      if Status.has_no_body response.status then Unframed
+      else
+        match response.body with
+        | Empty -> Length 0
+        | String s -> Length (String.length s)
+        | File { length; _ } -> Length length
+        | Stream _ -> if chunked then Chunked else Unframed
+    in
+    write_head c ~now ~status:response.status ~headers:response.headers ~framing
+      ~keep_alive ~version:req.version;
+    let sent =
+      if no_content then 0
+      else
+        match (response.body, contents) with
+        | Empty, _ | File _, None -> 0
+        | String s, _ ->
+            Output.send c.out (Bytes.unsafe_of_string s) 0 (String.length s);
+            String.length s
+        | File { offset; length; _ }, Some contents ->
+            write_file c contents ~offset ~length;
+            length
+        | Stream f, _ -> write_stream c req f ~chunked
+    in
+    (match contents with
+    | Some (Reader { close; _ }) when no_content -> close ()
+    | _ -> ());
+    let keep_alive =
+      keep_alive && ((not is_stream) || settle body = Consumed)
+    in
+    c.log
+      (Access
+         {
+           peer = c.peer;
+           time = now;
+           request = Some req;
+           status = response.status;
+           body_bytes = sent;
+         });
+    keep_alive
+
+  (* A request the parser refused. *)
+  let reject c (e : Parse_error.t) =
+    let now = C.now c.env in
+    let response = Response.error e.status e.reason in
+    let text = match response.body with String s -> s | _ -> "" in
+    write_head c ~now ~status:e.status ~headers:response.headers
+      ~framing:(Length (String.length text))
+      ~keep_alive:(not e.close) ~version:Http_1_1;
+    Output.add_string c.out text;
+    c.log
+      (Access
+         {
+           peer = c.peer;
+           time = now;
+           request = None;
+           status = e.status;
+           body_bytes = String.length text;
+         })
+
+  let rec loop c =
+    match Request_parser.read_request c.input c.config.limits with
+    | Error Eof -> Peer_closed
+    | Error (Invalid e) ->
+        reject c e;
+        if e.close then Server_closed else loop c
+    | Ok req -> if exchange c req then loop c else Server_closed
+
+  let serve env (config : Config.t) dates ~peer ~read ~write =
+    let wrap f =
+      match f () with
+      | v -> v
+      | exception (Braid.Cancelled as e) -> raise e
+      | exception e -> raise (Io_failed (e, Printexc.get_raw_backtrace ()))
+    in
+    let out =
+      Output.create ~size:config.output_buffer (fun buf off len ->
+          wrap (fun () -> write buf off len))
+    in
+    (* Whatever is buffered goes out before the connection waits for more:
+       pipelined responses share writes, and none waits behind a read. *)
+    let read buf off len =
+      Output.flush out;
+      wrap (fun () -> read buf off len)
+    in
+    match
+      Input.with_reader ~size:config.input_buffer read (fun input ->
+          let c = { env; config; dates; peer; input; out; log = C.log env } in
+          let outcome = try loop c with Abort -> Server_closed in
+          Output.flush out;
+          outcome)
+    with
+    | outcome -> outcome
+    | exception Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
+end

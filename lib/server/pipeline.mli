@@ -1,0 +1,59 @@
+(** The connection pipeline: reads requests from a byte stream, dispatches them,
+    writes responses. Written once against {!Capabilities.S} and instantiated
+    twice ({!Server} picks one): with {!Services.Perform} (every service is an
+    effect) and with {!Production.Direct} (direct calls).
+
+    Per connection: one {!Braid_http.Input.t} for its whole life (pipelined
+    bytes stay for the next request), one {!Output.t}. Responses are gathered in
+    the output buffer and sent when the connection is about to wait for input,
+    so a response usually costs one write and pipelined responses share writes;
+    they always leave in request order.
+
+    What it guarantees on the wire (RFC 9110, RFC 9112):
+    - every response has [Date] (cached per second) and, unless chunked, its
+      status forbids content (1xx, 204, 304) or it is a close-delimited stream
+      to an HTTP/1.0 client, [Content-Length]; HEAD gets the length GET would
+      get and no content;
+    - keep-alive by default in HTTP/1.1, in HTTP/1.0 only when asked (then
+      answered with [Connection: keep-alive]); [Connection: close] on the last
+      response of a connection the server closes;
+    - [100 Continue] is sent only when the handler starts reading the body; a
+      request whose body was never invited ends the connection instead of being
+      drained;
+    - a request the parser rejects gets its status (400, 413, 414, 431, 501,
+      505) and the connection goes on when the parser says the stream is still
+      in sync;
+    - a malformed or oversized body gets its status (400, 413) and the
+      connection closes, whatever the handler answered;
+    - a handler exception gives [500] and a {!Log.Handler_failed} event; the
+      body is drained so the next request is read correctly. An exception from a
+      stream after its head was sent closes the connection. *)
+
+type outcome =
+  | Peer_closed  (** The peer ended the stream between requests. *)
+  | Server_closed
+      (** The server ended the exchange (after [Connection: close], an error, or
+          a request that cannot be followed). The caller should close
+          gracefully: stop sending, then discard what the peer still sends for a
+          moment, so that the last response is not destroyed by a reset. *)
+
+module type S = sig
+  type env
+
+  val serve :
+    env ->
+    Config.t ->
+    Date_cache.t ->
+    peer:Unix.sockaddr option ->
+    read:(bytes -> int -> int -> int) ->
+    write:(bytes -> int -> int -> unit) ->
+    outcome
+  (** [serve env config dates ~peer ~read ~write] serves one connection until it
+      ends. [read buf off len] returns at least one byte, or [0] at end of
+      stream; [write buf off len] sends everything. Both may block the fiber (a
+      socket) and may raise (a reset): their exceptions come out of [serve]
+      unchanged. Blocks only the calling fiber, if [read] and [write] do.
+      @raise Braid.Cancelled if the fiber is cancelled while blocked. *)
+end
+
+module Make (C : Capabilities.S) : S with type env = C.env

@@ -1,0 +1,159 @@
+type file_cache = { max_file_size : int; max_entries : int }
+
+type settings = {
+  router : Router.t;
+  log_level : Log.level;
+  access_log : (string -> unit) option;
+  file_cache : file_cache option;
+}
+
+let default_file_cache = { max_file_size = 65536; max_entries = 1024 }
+
+let settings ?(log_level = Log.Warning) ?access_log
+    ?(file_cache = Some default_file_cache) router =
+  { router; log_level; access_log; file_cache }
+
+type cached = { version : File.info; content : string }
+type t = { settings : settings; cache : (string, cached) Hashtbl.t }
+
+let create settings = { settings; cache = Hashtbl.create 64 }
+let rank = function Log.Error -> 0 | Warning -> 1 | Info -> 2 | Debug -> 3
+
+let log t (event : Log.event) =
+  match event with
+  | Access a -> (
+      match t.settings.access_log with
+      | None -> ()
+      | Some write -> write (Log.combined a))
+  | Message _ | Handler_failed _ ->
+      if rank (Log.level event) <= rank t.settings.log_level then
+        prerr_endline (Log.to_string event)
+
+let now _ = Unix.gettimeofday ()
+
+let error_of (e : Unix.error) : File.error =
+  match e with
+  | ENOENT | ENOTDIR | ENAMETOOLONG | ELOOP -> Not_found
+  | EACCES | EPERM -> Forbidden
+  | e -> Failed (Unix.error_message e)
+
+let info_of (st : Unix.stats) : File.info =
+  {
+    kind =
+      (match st.st_kind with
+      | S_REG -> Regular
+      | S_DIR -> Directory
+      | S_LNK -> Symlink
+      | S_CHR | S_BLK | S_FIFO | S_SOCK -> Other);
+    size = st.st_size;
+    mtime = st.st_mtime;
+    ctime = st.st_ctime;
+    device = st.st_dev;
+    inode = st.st_ino;
+  }
+
+let stat _ ~follow path =
+  match if follow then Unix.stat path else Unix.lstat path with
+  | st -> Ok (info_of st)
+  | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
+
+let realpath _ path =
+  match Unix.realpath path with
+  | p -> Ok p
+  | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
+
+let find_handler t meth path = Router.lookup t.settings.router meth path
+
+(* Opened without blocking: a FIFO swapped in after the stat must not hang
+   the loop; anything but a regular file is refused after the fact. *)
+let open_regular path =
+  match Unix.openfile path [ O_RDONLY; O_NONBLOCK; O_CLOEXEC ] 0 with
+  | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
+  | fd -> (
+      match Unix.fstat fd with
+      | { st_kind = S_REG; _ } as st -> Ok (fd, info_of st)
+      | _ ->
+          Unix.close fd;
+          Error File.Forbidden
+      | exception Unix.Unix_error (e, _, _) ->
+          Unix.close fd;
+          Error (error_of e))
+
+(* Reads up to [size] bytes from the start; fewer if the file shrank. *)
+let read_whole fd size =
+  let buf = Bytes.create size in
+  let rec go off =
+    if off = size then off
+    else
+      match Unix.read fd buf off (size - off) with 0 -> off | n -> go (off + n)
+  in
+  let n = go 0 in
+  if n = size then Bytes.unsafe_to_string buf else Bytes.sub_string buf 0 n
+
+let reader fd =
+  let pos = ref 0 and closed = ref false in
+  let read ~offset buf off len =
+    if !pos <> offset then (
+      ignore (Unix.lseek fd offset SEEK_SET);
+      pos := offset);
+    let n = Unix.read fd buf off len in
+    pos := !pos + n;
+    n
+  in
+  let close () =
+    if not !closed then (
+      closed := true;
+      Unix.close fd)
+  in
+  File.Reader { read; close }
+
+let open_file t path (info : File.info) =
+  let cacheable =
+    match t.settings.file_cache with
+    | Some c -> info.size <= c.max_file_size
+    | None -> false
+  in
+  match if cacheable then Hashtbl.find_opt t.cache path else None with
+  | Some c when File.same_version c.version info ->
+      Ok (File.In_memory c.content)
+  | _ -> (
+      match open_regular path with
+      | Error _ as e -> e
+      | Ok (fd, now) when cacheable -> (
+          match read_whole fd now.size with
+          | content ->
+              Unix.close fd;
+              (* Only a file still as the caller saw it is worth keeping. *)
+              (if File.same_version now info then
+                 match t.settings.file_cache with
+                 | Some c ->
+                     if Hashtbl.length t.cache >= c.max_entries then
+                       Hashtbl.reset t.cache;
+                     Hashtbl.replace t.cache path { version = now; content }
+                 | None -> ());
+              Ok (File.In_memory content)
+          | exception Unix.Unix_error (e, _, _) ->
+              Unix.close fd;
+              Error (error_of e))
+      | Ok (fd, _) -> Ok (reader fd))
+
+let capabilities t : Capabilities.t =
+  {
+    log = log t;
+    now = (fun () -> now t);
+    stat = stat t;
+    realpath = realpath t;
+    open_file = open_file t;
+    find_handler = find_handler t;
+  }
+
+module Direct = struct
+  type env = t
+
+  let log = log
+  let now = now
+  let stat = stat
+  let realpath = realpath
+  let open_file = open_file
+  let find_handler = find_handler
+end

@@ -1,0 +1,86 @@
+(** Responses as values: a status, header fields, and a body that is a string, a
+    stream, or a region of a file.
+
+    Handlers build them; the connection pipeline writes them. The pipeline owns
+    the framing: it adds [Date], [Content-Length] or
+    [Transfer-Encoding: chunked], and [Connection], and drops those fields (and
+    [Date]) if a handler supplied them. A handler that wants the connection
+    closed after its response says [Connection: close]. *)
+
+(** Writes the body of a {!stream} response. Made by the pipeline; valid only
+    while the stream function runs. Every function blocks only the calling fiber
+    (while the socket is full). *)
+module Writer : sig
+  type t
+
+  val write : t -> string -> unit
+  (** [write w s] sends [s] as body bytes (a chunk, in HTTP/1.1). Empty strings
+      are skipped. *)
+
+  val write_bytes : t -> bytes -> int -> int -> unit
+  (** [write_bytes w buf off len] is {!write} of a slice. *)
+
+  val flush : t -> unit
+  (** [flush w] sends what is buffered now, instead of when the buffer fills or
+      the stream ends. *)
+
+  val make : write:(bytes -> int -> int -> unit) -> flush:(unit -> unit) -> t
+  (** For the pipeline and tests. *)
+end
+
+type body =
+  | Empty
+  | String of string
+  | Stream of (Writer.t -> unit)
+      (** Sent with chunked coding to HTTP/1.1 clients; to HTTP/1.0 clients as
+          the rest of the connection, which then closes. If the function raises
+          after the head was sent, the connection is closed, so the client sees
+          a truncated body. Not called for HEAD. *)
+  | File of { path : string; info : File.info; offset : int; length : int }
+      (** [length] bytes of the file at [path] from [offset], read through the
+          file capability. [info] is the stat the handler made: a cache checks
+          the content against it. *)
+
+type t = { status : int; headers : (string * string) list; body : body }
+
+val make : ?headers:(string * string) list -> int -> body -> t
+
+val string :
+  ?status:int ->
+  ?headers:(string * string) list ->
+  ?content_type:string ->
+  string ->
+  t
+(** [string body] is a [200] (or [status]) with [body] and [Content-Type]
+    [content_type] (default [text/plain; charset=utf-8]). *)
+
+val html : ?status:int -> ?headers:(string * string) list -> string -> t
+(** [text/html; charset=utf-8]. *)
+
+val stream :
+  ?status:int ->
+  ?headers:(string * string) list ->
+  ?content_type:string ->
+  (Writer.t -> unit) ->
+  t
+
+val empty : ?headers:(string * string) list -> int -> t
+(** [empty status] has no content ([Content-Length: 0] unless the status forbids
+    a body). *)
+
+val error : ?headers:(string * string) list -> int -> string -> t
+(** [error status detail] is a short [text/plain] page:
+    ["404 Not Found: <detail>\n"] (or without [": detail"] if empty). *)
+
+val redirect : ?status:int -> string -> t
+(** [redirect location] is a [301] (or [status]) to [location]. *)
+
+val header : t -> string -> string option
+(** [header r name] is the first field called [name] (case-insensitively). *)
+
+val with_header : string -> string -> t -> t
+(** [with_header name value r] adds a field. *)
+
+val wants_close : t -> bool
+(** [wants_close r] is [true] if [r] has a [Connection] field listing [close].
+*)

@@ -1,0 +1,61 @@
+(** The HTTP server: one accept loop per domain, each on its own event loop (a
+    listening socket per domain with [SO_REUSEPORT], so the kernel spreads
+    connections), each connection in its own fiber ({!Connection}).
+
+    {[
+      let router = Router.empty |> Router.add GET "/hello" hello in
+      let config = { Config.default with root = Some "www" } in
+      match
+        Server.create
+          ~settings:(Production.settings router)
+          ~config
+          (Braid_io.Net.tcp "127.0.0.1" 8080)
+      with
+      | Error msg -> prerr_endline msg
+      | Ok server -> Server.run server
+    ]}
+
+    Configuration is a value: each connection captures the {!Config.t} current
+    when it is accepted, and {!set_config} changes what later connections see.
+*)
+
+type t
+
+val check_config : Config.t -> (Config.t, string) result
+(** [check_config c] is [c] with its root made absolute and free of symbolic
+    links, or why it is unusable (a root that is missing or not a directory,
+    buffers or limits that are not positive). *)
+
+val create :
+  ?domains:int ->
+  ?mode:Connection.mode ->
+  settings:Production.settings ->
+  config:Config.t ->
+  Unix.sockaddr ->
+  (t, string) result
+(** [create ~settings ~config address] is a server for [address] (not yet
+    listening) with [domains] event loops (default 1) in [mode] (default
+    {!Connection.Effects}). [config] goes through {!check_config}. *)
+
+val config : t -> Config.t
+(** The configuration new connections get. *)
+
+val set_config : t -> Config.t -> (unit, string) result
+(** [set_config t c] makes connections accepted from now on use [c] (after
+    {!check_config}); connections in progress keep theirs. Callable from any
+    domain or thread. *)
+
+val run : ?on_listen:(Unix.sockaddr -> unit) -> t -> unit
+(** [run t] listens and serves until {!stop}, then cancels every connection and
+    returns. [on_listen] gets the bound address (the port the kernel chose for
+    port 0) once the first loop listens. Blocks the calling domain, which
+    becomes the first loop; the others are new domains. Call it once, from a
+    domain that runs no event loop.
+    @raise Braid_io.Net.Error
+      if the address cannot be bound ([EADDRINUSE], [EACCES]).
+    @raise Invalid_argument if the calling domain already runs a loop. *)
+
+val stop : t -> unit
+(** [stop t] makes {!run} return: listening stops and connections are cancelled
+    (their fibers unwind and their sockets close). Callable from anywhere, any
+    number of times, even before {!run}. *)

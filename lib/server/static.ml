@@ -1,0 +1,141 @@
+open Braid_http
+
+let content_type name =
+  Magic_mime.lookup ~default:"application/octet-stream" (Filename.basename name)
+
+let not_modified (req : Request.t) ~mtime =
+  match Request.header req "if-none-match" with
+  | Some v -> String.trim v = "*"
+  | None -> (
+      match Request.header req "if-modified-since" with
+      | None -> false
+      | Some v -> (
+          match Http_date.parse v with
+          | Some since -> Float.floor mtime <= since
+          | None -> false))
+
+(* If-Range holding the exact Last-Modified date lets the range apply;
+   an entity tag never matches (none are generated). *)
+let range_applies (req : Request.t) ~mtime =
+  match Request.header req "if-range" with
+  | None -> true
+  | Some v -> (
+      match Http_date.parse v with
+      | Some date -> Float.equal date (Float.floor mtime)
+      | None -> false)
+
+let within ~root path =
+  root = "/" || path = root
+  || String.length path > String.length root
+     && String.starts_with ~prefix:root path
+     && path.[String.length root] = '/'
+
+let error_response (e : File.error) =
+  match e with
+  | Not_found -> Response.error 404 ""
+  | Forbidden -> Response.error 403 ""
+  | Failed _ -> Response.error 500 ""
+
+module Make (C : Capabilities.S) = struct
+  (* The metadata of [path] (following links) if every link on the way
+     stays under [root]. *)
+  let checked env ~root path ~linked =
+    if not linked then C.stat env ~follow:true path
+    else
+      match C.realpath env path with
+      | Error _ as e -> e
+      | Ok real when within ~root real -> C.stat env ~follow:true real
+      | Ok _ -> Error File.Forbidden
+
+  (* Looks [segs] up under [root] one [lstat] at a time: a link anywhere
+     triggers the [realpath] check. *)
+  let locate env ~root segs =
+    let rec walk dir ~linked = function
+      | [] -> checked env ~root dir ~linked
+      | seg :: rest -> (
+          let path = if dir = "/" then "/" ^ seg else dir ^ "/" ^ seg in
+          match C.stat env ~follow:false path with
+          | Error _ as e -> e
+          | Ok { kind = Symlink; _ } -> walk path ~linked:true rest
+          | Ok ({ kind = Directory; _ } as info) ->
+              if rest = [] && not linked then Ok info
+              else walk path ~linked rest
+          | Ok info ->
+              if rest <> [] then Error File.Not_found
+              else if linked then checked env ~root path ~linked
+              else Ok info)
+    in
+    match walk root ~linked:false segs with
+    | Ok info ->
+        let path =
+          List.fold_left
+            (fun d s -> if d = "/" then "/" ^ s else d ^ "/" ^ s)
+            root segs
+        in
+        Ok (path, info)
+    | Error _ as e -> e
+
+  let file (req : Request.t) path (info : File.info) =
+    let last_modified = Http_date.format info.mtime in
+    if not_modified req ~mtime:info.mtime then
+      Response.make ~headers:[ ("Last-Modified", last_modified) ] 304 Empty
+    else
+      let headers =
+        [
+          ("Content-Type", content_type path);
+          ("Last-Modified", last_modified);
+          ("Accept-Ranges", "bytes");
+        ]
+      in
+      let size = info.size in
+      let whole () =
+        Response.make ~headers 200
+          (File { path; info; offset = 0; length = size })
+      in
+      match Request.header req "range" with
+      | None -> whole ()
+      | Some _ when not (range_applies req ~mtime:info.mtime) -> whole ()
+      | Some field -> (
+          match Range.resolve field ~size with
+          | Whole -> whole ()
+          | Part { first; last } ->
+              Response.make
+                ~headers:
+                  (("Content-Range", Range.content_range ~first ~last ~size)
+                  :: headers)
+                206
+                (File { path; info; offset = first; length = last - first + 1 })
+          | Unsatisfiable ->
+              Response.make
+                ~headers:
+                  [
+                    ("Content-Range", Range.unsatisfied_range ~size);
+                    ("Last-Modified", last_modified);
+                  ]
+                416 Empty)
+
+  let serve env ~root ~index (req : Request.t) ~path ~query =
+    match req.meth with
+    | GET | HEAD -> (
+        match Url_path.resolve path with
+        | Error e -> Response.error 400 (Url_path.error_to_string e)
+        | Ok segs -> (
+            match locate env ~root segs with
+            | Error e -> error_response e
+            | Ok (full, ({ kind = Regular; _ } as info)) -> file req full info
+            | Ok (_, { kind = Directory; _ }) -> (
+                if not (String.ends_with ~suffix:"/" path) then
+                  let location = Url_path.of_segments segs ^ "/" in
+                  Response.redirect
+                    (match query with
+                    | None -> location
+                    | Some q -> location ^ "?" ^ q)
+                else
+                  match locate env ~root (segs @ [ index ]) with
+                  | Ok (file_path, ({ kind = Regular; _ } as info)) ->
+                      file req file_path info
+                  | Ok _ | Error File.Not_found -> Response.error 403 ""
+                  | Error e -> error_response e)
+            | Ok _ -> Response.error 403 ""))
+    | _ -> Response.error ~headers:[ ("Allow", "GET, HEAD") ] 405 ""
+end

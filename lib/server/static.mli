@@ -1,0 +1,48 @@
+(** Static files from a document root.
+
+    Safety rules: the request path is percent-decoded once, segment by segment;
+    a segment decoding to something holding ["/"] or NUL, a bad escape, or a
+    [".."] climbing above the root is refused with [400] (so [..], [%2e%2e],
+    [%2F] and [..%2f] all fail); then each segment is looked up with [lstat],
+    and if any of them is a symbolic link the resolved path ([realpath]) must
+    lie inside the root, else [403]. Special files (FIFOs, devices, sockets) are
+    refused with [403] and never opened. The root itself must be given without
+    symbolic links ({!Config.root}).
+
+    The checks and the [open] are separate system calls: someone who can write
+    inside the root could swap a directory for a link between them. The root is
+    therefore assumed not to be writable by adversaries ([openat2] with
+    [RESOLVE_BENEATH] would close that window).
+
+    Responses: [200] with [Content-Type] (from the file name, magic-mime),
+    [Last-Modified] and [Accept-Ranges: bytes]; [304] when [If-Modified-Since]
+    is not older than the file (unless [If-None-Match] is present: no entity
+    tags are generated, so [*] gives [304] and any other list never matches); a
+    single satisfiable [Range] gives [206] with [Content-Range], an
+    unsatisfiable one [416] with [Content-Range: bytes */size], several ranges
+    the whole file ({!Range}); [If-Range] must equal [Last-Modified] for the
+    range to apply. A directory is served through its index file; without a
+    trailing slash it is redirected ([301]) to the path with one. No index:
+    [403]. Methods other than GET and HEAD: [405] with [Allow: GET, HEAD]. *)
+
+module Make (C : Capabilities.S) : sig
+  val serve :
+    C.env ->
+    root:string ->
+    index:string ->
+    Braid_http.Request.t ->
+    path:string ->
+    query:string option ->
+    Response.t
+  (** [serve env ~root ~index request ~path ~query] answers [request] for the
+      raw (not decoded) [path] from the files under [root], through the file
+      capability of [C]. Blocks as the capability's calls do. *)
+end
+
+val content_type : string -> string
+(** [content_type file_name] is the MIME type of a file name's extension
+    (magic-mime), [application/octet-stream] if unknown. *)
+
+val not_modified : Braid_http.Request.t -> mtime:float -> bool
+(** [not_modified request ~mtime] is [true] when the conditional fields of
+    [request] make a [304] the answer for a file last modified at [mtime]. *)

@@ -1,0 +1,124 @@
+let split_target target =
+  let path_and_query s =
+    match String.index_opt s '?' with
+    | None -> (s, None)
+    | Some i ->
+        (String.sub s 0 i, Some (String.sub s (i + 1) (String.length s - i - 1)))
+  in
+  let n = String.length target in
+  if n > 0 && target.[0] = '/' then path_and_query target
+  else
+    (* absolute-form: scheme "://" authority path-abempty [ "?" query ] *)
+    match String.index_opt target ':' with
+    | Some i when i + 2 < n && target.[i + 1] = '/' && target.[i + 2] = '/' -> (
+        let authority = i + 3 in
+        let rec path_start j =
+          if j >= n || target.[j] = '/' || target.[j] = '?' then j
+          else path_start (j + 1)
+        in
+        let p = path_start authority in
+        let path, query = path_and_query (String.sub target p (n - p)) in
+        match path with "" -> ("/", query) | _ -> (path, query))
+    | _ -> (target, None)
+
+type error =
+  | Bad_escape
+  | Encoded_slash
+  | Nul_byte
+  | Escapes_root
+  | Not_absolute
+
+let error_to_string = function
+  | Bad_escape -> "bad percent-encoding in path"
+  | Encoded_slash -> "encoded slash in path"
+  | Nul_byte -> "NUL byte in path"
+  | Escapes_root -> "path escapes the root"
+  | Not_absolute -> "path is not absolute"
+
+let hex c =
+  match c with
+  | '0' .. '9' -> Char.code c - 48
+  | 'a' .. 'f' -> Char.code c - 87
+  | 'A' .. 'F' -> Char.code c - 55
+  | _ -> -1
+
+exception Bad
+
+(* [s.[off] .. s.[stop - 1]] decoded. *)
+let decode_range s off stop =
+  if not (String.contains_from s off '%' && String.index_from s off '%' < stop)
+  then String.sub s off (stop - off)
+  else
+    let b = Buffer.create (stop - off) in
+    let rec go i =
+      if i < stop then
+        if s.[i] <> '%' then (
+          Buffer.add_char b s.[i];
+          go (i + 1))
+        else if i + 2 >= stop then raise Bad
+        else
+          let h = hex s.[i + 1] and l = hex s.[i + 2] in
+          if h < 0 || l < 0 then raise Bad
+          else (
+            Buffer.add_char b (Char.chr ((h * 16) + l));
+            go (i + 3))
+    in
+    go off;
+    Buffer.contents b
+
+let percent_decode s =
+  match decode_range s 0 (String.length s) with
+  | d -> Ok d
+  | exception Bad -> Error Bad_escape
+
+(* Decoded segments after the leading "/", in order. *)
+let split_decoded path =
+  let n = String.length path in
+  let rec go start i acc =
+    if i = n || path.[i] = '/' then
+      let acc = decode_range path start i :: acc in
+      if i = n then List.rev acc else go (i + 1) (i + 1) acc
+    else go start (i + 1) acc
+  in
+  if n = 0 || path.[0] <> '/' then Error Not_absolute
+  else if n = 1 then Ok []
+  else
+    match go 1 1 [] with segs -> Ok segs | exception Bad -> Error Bad_escape
+
+let segments = split_decoded
+
+let resolve path =
+  match split_decoded path with
+  | Error _ as e -> e
+  | Ok segs ->
+      let rec go acc = function
+        | [] -> Ok (List.rev acc)
+        | ("" | ".") :: rest -> go acc rest
+        | ".." :: rest -> (
+            match acc with [] -> Error Escapes_root | _ :: up -> go up rest)
+        | seg :: rest ->
+            if String.contains seg '/' then Error Encoded_slash
+            else if String.contains seg '\000' then Error Nul_byte
+            else go (seg :: acc) rest
+      in
+      go [] segs
+
+(* RFC 3986 pchar minus pct-encoded: unreserved, sub-delims, ":" and "@". *)
+let is_pchar = function
+  | 'A' .. 'Z' | 'a' .. 'z' | '0' .. '9' | '-' | '.' | '_' | '~' -> true
+  | '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';' | '=' -> true
+  | ':' | '@' -> true
+  | _ -> false
+
+let encode_segment s =
+  if String.for_all is_pchar s then s
+  else
+    let b = Buffer.create (String.length s + 8) in
+    String.iter
+      (fun c ->
+        if is_pchar c then Buffer.add_char b c
+        else Printf.bprintf b "%%%02X" (Char.code c))
+      s;
+    Buffer.contents b
+
+let of_segments segs = "/" ^ String.concat "/" (List.map encode_segment segs)

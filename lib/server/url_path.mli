@@ -1,0 +1,48 @@
+(** Request-target paths: splitting off the query, percent-decoding (RFC 3986
+    §2.1), normalising dot-segments, and re-encoding. Pure functions.
+
+    Decoding happens exactly once, segment by segment, after splitting on ["/"]:
+    so [%2F] never becomes a separator, and a decoded ["%2e%2e"] is a [".."]
+    segment that {!resolve} then handles like a literal one. *)
+
+val split_target : string -> string * string option
+(** [split_target target] is [(path, query)] of an origin-form (["/a/b?x=1"]
+    gives [("/a/b", Some "x=1")]) or absolute-form (["http://host/a?x"] gives
+    [("/a", Some "x")]; no path gives ["/"]) request-target. Other forms come
+    back whole as the path, which matches no route and no file. Nothing is
+    decoded. *)
+
+type error =
+  | Bad_escape  (** A [%] not followed by two hexadecimal digits. *)
+  | Encoded_slash  (** A segment decodes to something holding ["/"]. *)
+  | Nul_byte  (** A segment decodes to something holding a NUL byte. *)
+  | Escapes_root  (** A [".."] would climb above the first segment. *)
+  | Not_absolute  (** The path does not start with ["/"]. *)
+
+val error_to_string : error -> string
+
+val percent_decode : string -> (string, error) result
+(** [percent_decode s] decodes every [%XX]; ["+"] stays ["+"] (paths are not
+    forms). *)
+
+val segments : string -> (string list, error) result
+(** [segments path] is the percent-decoded segments of an absolute [path], in
+    order: ["/fib/10"] gives [["fib"; "10"]], ["/"] gives [[]], and an empty
+    segment stays (["/a//b/"] gives [["a"; ""; "b"; ""]]). For routing: a
+    segment may decode to anything ([%2F] gives ["/"] inside a parameter). *)
+
+val resolve : string -> (string list, error) result
+(** [resolve path] is the decoded and normalised segments of an absolute [path],
+    for mapping it onto a directory: empty and ["."] segments are dropped,
+    [".."] removes the previous segment, and a segment decoding to something
+    with ["/"] or NUL is refused. ["/a/./b/../c"] and ["/a/%2e%2E/a/c"] give
+    [["a"; "c"]]; ["/../x"] and ["/%2e%2e/x"] give [Error Escapes_root]. *)
+
+val encode_segment : string -> string
+(** [encode_segment s] percent-encodes every byte of [s] that may not appear
+    literally in a path segment (RFC 3986 pchar), so that decoding gives [s]
+    back. *)
+
+val of_segments : string list -> string
+(** [of_segments segs] is
+    ["/" ^ String.concat "/" (List.map encode_segment segs)]. *)

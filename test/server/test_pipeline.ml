@@ -1,0 +1,591 @@
+(* The whole request pipeline without sockets: bytes in through a read
+   function, bytes out through a write function, every service answered by
+   the in-memory handlers. *)
+
+open Braid_http
+open Braid_server
+module P = Pipeline.Make (Services.Perform)
+
+(* The same pipeline calling a capability record directly, to check that the
+   effects change nothing on the wire. *)
+module Record_direct = struct
+  type env = Capabilities.t
+
+  let log (c : env) e = c.log e
+  let now (c : env) = c.now ()
+  let stat (c : env) ~follow p = c.stat ~follow p
+  let realpath (c : env) p = c.realpath p
+  let open_file (c : env) p i = c.open_file p i
+  let find_handler (c : env) m p = c.find_handler m p
+end
+
+module D = Pipeline.Make (Record_direct)
+
+let now = 1_000_000_000. (* Sun, 09 Sep 2001 01:46:40 GMT *)
+let date = "Sun, 09 Sep 2001 01:46:40 GMT"
+
+let routes =
+  Router.empty
+  |> Router.add GET "/hello" (fun _ -> Response.string "hello")
+  |> Router.add GET "/echo/:x" (fun r ->
+         Response.string (Option.get (Handler.param r "x")))
+  |> Router.add POST "/reverse" Demo.reverse
+  |> Router.add ~max_body:10 POST "/small" (fun r ->
+         match Handler.body_string r with
+         | Ok b -> Response.string (string_of_int (String.length b))
+         | Error e -> Response.error e.status e.reason)
+  |> Router.add POST "/ignore" (fun _ -> Response.string "ignored")
+  |> Router.add GET "/boom" (fun _ -> failwith "boom")
+  |> Router.add POST "/boom" (fun _ -> failwith "boom")
+  |> Router.add GET "/stream" (fun _ ->
+         Response.stream (fun w ->
+             Response.Writer.write w "a";
+             Response.Writer.write w "bc";
+             Response.Writer.flush w;
+             Response.Writer.write w "def"))
+  |> Router.add GET "/stream-boom" (fun _ ->
+         Response.stream (fun w ->
+             Response.Writer.write w "partial";
+             failwith "stream boom"))
+  |> Router.add GET "/close" (fun _ ->
+         Response.string ~headers:[ ("Connection", "close") ] "bye")
+  |> Router.add GET "/log" (fun r ->
+         r.log (Message { level = Info; text = "from a handler" });
+         Response.string "logged")
+
+let memory () =
+  let mem = In_memory.create ~now ~router:routes () in
+  In_memory.add_file mem ~mtime:(now -. 3600.) "/srv/www/index.html"
+    "<p>home</p>";
+  In_memory.add_file mem ~mtime:(now -. 3600.) "/srv/www/a.txt" "0123456789";
+  In_memory.add_directory mem "/srv/www/docs";
+  In_memory.add_file mem "/srv/www/docs/index.html" "docs";
+  mem
+
+let config = { Config.default with root = Some "/srv/www" }
+
+type step = Send of string | Expect_sent of string
+
+type run = {
+  outcome : Pipeline.outcome;
+  output : string;
+  writes : int;
+  mem : In_memory.t;
+}
+
+let contains s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
+  go 0
+
+(* Feeds [steps] one read at a time; [Expect_sent s] checks, when the server
+   asks for more input, that it has already written [s]. *)
+let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
+  let out = Buffer.create 1024 and writes = ref 0 in
+  let steps = ref steps in
+  let rec read buf off len =
+    match !steps with
+    | [] -> 0
+    | Expect_sent s :: rest ->
+        if not (contains (Buffer.contents out) s) then
+          Alcotest.failf "the server waits for input before sending %S; sent %S"
+            s (Buffer.contents out);
+        steps := rest;
+        read buf off len
+    | Send s :: rest ->
+        let n = min len (String.length s) in
+        Bytes.blit_string s 0 buf off n;
+        steps :=
+          if n < String.length s then
+            Send (String.sub s n (String.length s - n)) :: rest
+          else rest;
+        n
+  in
+  let write buf off len =
+    incr writes;
+    Buffer.add_subbytes out buf off len
+  in
+  let caps = In_memory.capabilities mem in
+  let outcome =
+    if direct then
+      D.serve caps config (Date_cache.create ()) ~peer:None ~read ~write
+    else
+      Services.run caps (fun () ->
+          P.serve () config (Date_cache.create ()) ~peer:None ~read ~write)
+  in
+  { outcome; output = Buffer.contents out; writes = !writes; mem }
+
+let run ?config ?mem ?heads input =
+  let r = drive ?config ?mem [ Send input ] in
+  let responses, rest = Wire.parse ?heads r.output in
+  if rest <> "" then Alcotest.failf "incomplete response: %S" rest;
+  (r, responses)
+
+let outcome =
+  Alcotest.testable
+    (fun ppf -> function
+      | Pipeline.Peer_closed -> Format.fprintf ppf "Peer_closed"
+      | Server_closed -> Format.fprintf ppf "Server_closed")
+    ( = )
+
+let check_statuses name expected responses =
+  Alcotest.(check (list int))
+    name expected
+    (List.map (fun (r : Wire.response) -> r.status) responses)
+
+let check_header name r field expected =
+  Alcotest.(check (option string)) name expected (Wire.header r field)
+
+let get ?(version = "1.1") ?(headers = []) path =
+  Printf.sprintf "GET %s HTTP/%s\r\nHost: t\r\n%s\r\n" path version
+    (String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") headers))
+
+(* {1 Connections} *)
+
+let keep_alive () =
+  let r, rs = run (get "/hello" ^ get "/echo/x%20y") in
+  check_statuses "both answered" [ 200; 200 ] rs;
+  Alcotest.(check (list string))
+    "bodies" [ "hello"; "x y" ]
+    (List.map (fun (r : Wire.response) -> r.body) rs);
+  List.iter
+    (fun r ->
+      check_header "no Connection field in 1.1 keep-alive" r "connection" None;
+      check_header "date" r "date" (Some date);
+      check_header "length" r "content-length"
+        (Some (string_of_int (String.length r.body))))
+    rs;
+  Alcotest.check outcome "the peer ended it" Peer_closed r.outcome
+
+let pipelining () =
+  let r, rs = run (get "/echo/1" ^ get "/echo/2" ^ get "/echo/3") in
+  Alcotest.(check (list string))
+    "in order" [ "1"; "2"; "3" ]
+    (List.map (fun (r : Wire.response) -> r.body) rs);
+  Alcotest.(check int) "three responses in one write" 1 r.writes
+
+let http_1_0 () =
+  let r, rs = run (get ~version:"1.0" "/hello" ^ get "/hello") in
+  check_statuses "one answer" [ 200 ] rs;
+  check_header "close announced" (List.hd rs) "connection" (Some "close");
+  Alcotest.check outcome "server closed" Server_closed r.outcome;
+  let r, rs =
+    run
+      (get ~version:"1.0" ~headers:[ ("Connection", "keep-alive") ] "/hello"
+      ^ get ~version:"1.0" "/hello")
+  in
+  check_statuses "keep-alive then close" [ 200; 200 ] rs;
+  check_header "keep-alive announced" (List.nth rs 0) "connection"
+    (Some "keep-alive");
+  check_header "then close" (List.nth rs 1) "connection" (Some "close");
+  Alcotest.check outcome "server closed" Server_closed r.outcome
+
+let connection_close () =
+  let r, rs =
+    run (get ~headers:[ ("Connection", "close") ] "/hello" ^ get "/hello")
+  in
+  check_statuses "one answer" [ 200 ] rs;
+  check_header "close" (List.hd rs) "connection" (Some "close");
+  Alcotest.check outcome "server closed" Server_closed r.outcome;
+  let _, rs = run (get "/close" ^ get "/hello") in
+  check_statuses "a handler asking to close" [ 200 ] rs;
+  check_header "one Connection field" (List.hd rs) "connection" (Some "close");
+  Alcotest.(check int)
+    "only one" 1
+    (Wire.header_count (List.hd rs) "connection")
+
+let head () =
+  let _, rs =
+    run ~heads:[ 0; 1; 2 ]
+      ("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n"
+     ^ "HEAD /a.txt HTTP/1.1\r\nHost: t\r\n\r\n"
+     ^ "HEAD /stream HTTP/1.1\r\nHost: t\r\n\r\n" ^ get "/hello")
+  in
+  check_statuses "all answered" [ 200; 200; 200; 200 ] rs;
+  check_header "GET's length" (List.nth rs 0) "content-length" (Some "5");
+  check_header "file length" (List.nth rs 1) "content-length" (Some "10");
+  check_header "stream framing" (List.nth rs 2) "transfer-encoding"
+    (Some "chunked");
+  Alcotest.(check string) "then GET has its body" "hello" (List.nth rs 3).body
+
+let expect_continue () =
+  let body = "abcdef" in
+  let r =
+    drive
+      [
+        Send
+          (Printf.sprintf
+             "POST /reverse HTTP/1.1\r\n\
+              Host: t\r\n\
+              Expect: 100-continue\r\n\
+              Content-Length: %d\r\n\
+              \r\n"
+             (String.length body));
+        Expect_sent "HTTP/1.1 100 Continue\r\n\r\n";
+        Send body;
+        Send (get "/hello");
+      ]
+  in
+  let rs, _ = Wire.parse r.output in
+  check_statuses "100 then the answers" [ 100; 200; 200 ] rs;
+  Alcotest.(check string) "reversed" "fedcba" (List.nth rs 1).body
+
+let expect_continue_refused () =
+  let r =
+    drive
+      [
+        Send
+          "POST /ignore HTTP/1.1\r\n\
+           Host: t\r\n\
+           Expect: 100-continue\r\n\
+           Content-Length: 1000\r\n\
+           \r\n";
+      ]
+  in
+  let rs, _ = Wire.parse r.output in
+  check_statuses "no 100 Continue, just the answer" [ 200 ] rs;
+  check_header "the body was never invited: close" (List.hd rs) "connection"
+    (Some "close");
+  Alcotest.check outcome "server closed" Server_closed r.outcome
+
+let chunked_upload () =
+  let _, rs =
+    run
+      ("POST /reverse HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+     ^ "3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nTrailer: x\r\n\r\n" ^ get "/hello")
+  in
+  check_statuses "both" [ 200; 200 ] rs;
+  Alcotest.(check string) "reversed" "gfedcba" (List.hd rs).body
+
+let unread_body_drained () =
+  let _, rs =
+    run
+      ("POST /ignore HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\nGET /x"
+     ^ get "/hello")
+  in
+  check_statuses "the body is skipped, not parsed" [ 200; 200 ] rs;
+  Alcotest.(check string) "second" "hello" (List.nth rs 1).body
+
+let streams () =
+  let _, rs = run (get "/stream" ^ get "/hello") in
+  check_statuses "both" [ 200; 200 ] rs;
+  Alcotest.(check bool) "chunked" true (List.hd rs).chunked;
+  Alcotest.(check string) "content" "abcdef" (List.hd rs).body;
+  let r, rs = run (get ~version:"1.0" "/stream") in
+  check_statuses "HTTP/1.0" [ 200 ] rs;
+  Alcotest.(check bool) "not chunked" false (List.hd rs).chunked;
+  check_header "no length" (List.hd rs) "content-length" None;
+  check_header "close-delimited" (List.hd rs) "connection" (Some "close");
+  Alcotest.(check string) "content" "abcdef" (List.hd rs).body;
+  Alcotest.check outcome "closed" Server_closed r.outcome
+
+(* {1 Bad input} *)
+
+let rejected ?(then_serves = true) name status input =
+  let r, rs = run (input ^ get "/hello") in
+  match rs with
+  | first :: rest ->
+      Alcotest.(check int) (name ^ ": status") status first.status;
+      if then_serves then (
+        check_statuses (name ^ ": then serves") [ 200 ] rest;
+        Alcotest.check outcome
+          (name ^ ": connection kept")
+          Peer_closed r.outcome)
+      else (
+        check_header
+          (name ^ ": close announced")
+          first "connection" (Some "close");
+        check_statuses (name ^ ": nothing more") [] rest;
+        Alcotest.check outcome (name ^ ": closed") Server_closed r.outcome)
+  | [] -> Alcotest.failf "%s: no response" name
+
+let bad_input () =
+  let closes = rejected ~then_serves:false in
+  closes "malformed request line" 400 "GET  /a HTTP/1.1\r\nHost: t\r\n\r\n";
+  closes "garbage" 400 "\x16\x03\x01\x02\x00\r\n\r\n";
+  closes "whitespace before colon" 400 "GET / HTTP/1.1\r\nHost : t\r\n\r\n";
+  closes "obs-fold" 400 "GET / HTTP/1.1\r\nHost: t\r\nX: a\r\n b\r\n\r\n";
+  closes "bare CR" 400 "GET / HTTP/1.1\r\nHost: t\rX: y\r\n\r\n";
+  closes "NUL" 400 "GET / HTTP/1.1\r\nHost: t\r\nX: a\000b\r\n\r\n";
+  rejected "missing Host" 400 "GET /hello HTTP/1.1\r\n\r\n";
+  closes "Content-Length and Transfer-Encoding" 400
+    "POST /reverse HTTP/1.1\r\n\
+     Host: t\r\n\
+     Content-Length: 3\r\n\
+     Transfer-Encoding: chunked\r\n\
+     \r\n\
+     0\r\n\
+     \r\n";
+  closes "two Content-Lengths" 400
+    "POST /reverse HTTP/1.1\r\n\
+     Host: t\r\n\
+     Content-Length: 3\r\n\
+     Content-Length: 4\r\n\
+     \r\n\
+     abcd";
+  closes "gzip transfer coding" 501
+    "POST /reverse HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n";
+  closes "HTTP/2.0" 505 "GET / HTTP/2.0\r\nHost: t\r\n\r\n";
+  closes "HTTP/3.1" 505 "GET / HTTP/3.1\r\nHost: t\r\n\r\n";
+  closes "request line over 8 KiB" 414
+    ("GET /" ^ String.make 9000 'a' ^ " HTTP/1.1\r\nHost: t\r\n\r\n");
+  closes "header section over 64 KiB" 431
+    ("GET / HTTP/1.1\r\nHost: t\r\n"
+    ^ String.concat ""
+        (List.init 40 (fun i ->
+             Printf.sprintf "X-%d: %s\r\n" i (String.make 2000 'v')))
+    ^ "\r\n");
+  closes "over 100 fields" 431
+    ("GET / HTTP/1.1\r\nHost: t\r\n"
+    ^ String.concat "" (List.init 101 (fun i -> Printf.sprintf "X-%d: v\r\n" i))
+    ^ "\r\n");
+  closes "Content-Length over the limit" 413
+    "POST /reverse HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n";
+  rejected "unknown method" 501 "BREW /pot HTTP/1.1\r\nHost: t\r\n\r\n"
+
+let limits_configurable () =
+  let config =
+    {
+      config with
+      limits = { Limits.default with max_request_line = 25; max_body = 4 };
+    }
+  in
+  let _, rs =
+    run ~config ("GET /" ^ String.make 30 'a' ^ " HTTP/1.1\r\n\r\n")
+  in
+  check_statuses "short request line" [ 414 ] rs;
+  let _, rs =
+    run ~config
+      "POST /reverse HTTP/1.1\r\n\
+       Host: t\r\n\
+       Transfer-Encoding: chunked\r\n\
+       \r\n\
+       3\r\n\
+       abc\r\n\
+       3\r\n\
+       def\r\n\
+       0\r\n\
+       \r\n"
+  in
+  check_statuses "chunked body over the limit" [ 413 ] rs;
+  check_header "closes" (List.hd rs) "connection" (Some "close");
+  let _, rs =
+    run
+      "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\nhello world"
+  in
+  check_statuses "a route's own limit" [ 413 ] rs;
+  let _, rs =
+    run
+      ("POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789"
+     ^ get "/hello")
+  in
+  check_statuses "within the route's limit" [ 200; 200 ] rs;
+  Alcotest.(check string) "length" "10" (List.hd rs).body
+
+let bad_chunk () =
+  let r, rs =
+    run
+      ("POST /reverse HTTP/1.1\r\n\
+        Host: t\r\n\
+        Transfer-Encoding: chunked\r\n\
+        \r\n\
+        zz\r\n" ^ get "/hello")
+  in
+  check_statuses "400 whatever the handler said" [ 400 ] rs;
+  check_header "close" (List.hd rs) "connection" (Some "close");
+  Alcotest.check outcome "closed" Server_closed r.outcome;
+  let _, rs =
+    run
+      "POST /ignore HTTP/1.1\r\n\
+       Host: t\r\n\
+       Transfer-Encoding: chunked\r\n\
+       \r\n\
+       3\r\n\
+       abcX\r\n"
+  in
+  check_statuses "found while draining" [ 400 ] rs
+
+let truncated () =
+  let r, rs = run "GET /hello HTTP/1.1\r\nHost:" in
+  check_statuses "truncated head" [ 400 ] rs;
+  Alcotest.check outcome "closed" Server_closed r.outcome;
+  let r, rs = run "" in
+  check_statuses "nothing" [] rs;
+  Alcotest.(check string) "silence" "" r.output;
+  Alcotest.check outcome "peer closed" Peer_closed r.outcome
+
+(* {1 Routing and handlers} *)
+
+let routing () =
+  let _, rs =
+    run
+      (get "/nope" ^ "DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n"
+     ^ "POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"
+     ^ get "/echo/%41")
+  in
+  check_statuses "404, 405, 405, 200" [ 404; 405; 405; 200 ] rs;
+  check_header "Allow" (List.nth rs 1) "allow" (Some "GET, HEAD");
+  check_header "Allow on files" (List.nth rs 2) "allow" (Some "GET, HEAD");
+  Alcotest.(check string) "decoded parameter" "A" (List.nth rs 3).body;
+  let _, rs = run ~config:{ config with root = None } (get "/a.txt") in
+  check_statuses "no root, no files" [ 404 ] rs
+
+let handler_exception () =
+  let r, rs =
+    run
+      (get "/boom"
+     ^ "POST /boom HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\n\r\nGET /x H\n"
+     ^ get "/hello")
+  in
+  check_statuses "500, 500, then served" [ 500; 500; 200 ] rs;
+  Alcotest.check outcome "connection kept" Peer_closed r.outcome;
+  let failures =
+    List.filter
+      (function Log.Handler_failed _ -> true | _ -> false)
+      (In_memory.events r.mem)
+  in
+  Alcotest.(check int) "both logged" 2 (List.length failures);
+  let r = drive [ Send (get "/stream-boom" ^ get "/hello") ] in
+  Alcotest.check outcome "a stream failing after its head closes" Server_closed
+    r.outcome;
+  Alcotest.(check bool) "no second response" false (contains r.output "hello")
+
+let access_log () =
+  let r, _ = run (get "/hello" ^ get "/log" ^ "GET / HTTP/2.0\r\n\r\n") in
+  let entries =
+    List.filter_map
+      (function Log.Access a -> Some a | _ -> None)
+      (In_memory.events r.mem)
+  in
+  Alcotest.(check (list int))
+    "one entry per response" [ 200; 200; 505 ]
+    (List.map (fun (a : Log.access) -> a.status) entries);
+  Alcotest.(check (list (option string)))
+    "structured"
+    [ Some "/hello"; Some "/log"; None ]
+    (List.map
+       (fun (a : Log.access) ->
+         Option.map (fun (q : Request.t) -> q.target) a.request)
+       entries);
+  Alcotest.(check bool)
+    "a handler logs through the connection's capability" true
+    (List.exists
+       (function
+         | Log.Message { text = "from a handler"; _ } -> true | _ -> false)
+       (In_memory.events r.mem))
+
+let clock_and_dates () =
+  let mem = memory () in
+  In_memory.set_now mem (now +. 86400. +. 0.5);
+  let _, rs = run ~mem (get "/hello") in
+  check_header "the clock service dates responses" (List.hd rs) "date"
+    (Some "Mon, 10 Sep 2001 01:46:40 GMT")
+
+let static_through_pipeline () =
+  let _, rs =
+    run
+      (get "/a.txt"
+      ^ get ~headers:[ ("Range", "bytes=2-4") ] "/a.txt"
+      ^ get ~headers:[ ("If-Modified-Since", date) ] "/a.txt"
+      ^ get "/docs" ^ get "/docs/" ^ get "/%2e%2e/etc/passwd"
+      ^ get ~headers:[ ("Range", "bytes=20-") ] "/a.txt")
+  in
+  check_statuses "statuses" [ 200; 206; 304; 301; 200; 400; 416 ] rs;
+  Alcotest.(check string) "file" "0123456789" (List.nth rs 0).body;
+  Alcotest.(check string) "range" "234" (List.nth rs 1).body;
+  check_header "304 has no length" (List.nth rs 2) "content-length" None;
+  check_header "redirect" (List.nth rs 3) "location" (Some "/docs/");
+  Alcotest.(check string) "index" "docs" (List.nth rs 4).body;
+  check_header "416" (List.nth rs 6) "content-range" (Some "bytes */10")
+
+let file_vanishing () =
+  (* The file disappears between the stat and the open. *)
+  let mem = memory () in
+  let caps = In_memory.capabilities mem in
+  let caps = { caps with open_file = (fun _ _ -> Error File.Not_found) } in
+  let out = Buffer.create 100 in
+  let input = ref (get "/a.txt") in
+  let read buf off _ =
+    let n = String.length !input in
+    Bytes.blit_string !input 0 buf off n;
+    input := "";
+    n
+  in
+  ignore
+    (Services.run caps (fun () ->
+         P.serve () config (Date_cache.create ()) ~peer:None ~read
+           ~write:(fun b o l -> Buffer.add_subbytes out b o l)));
+  let rs, _ = Wire.parse (Buffer.contents out) in
+  check_statuses "404, not a broken 200" [ 404 ] rs
+
+let effects_equal_direct () =
+  let input =
+    get "/hello" ^ get "/a.txt" ^ get "/stream" ^ get "/nope"
+    ^ "POST /reverse HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"
+    ^ get "/boom"
+  in
+  let a = drive [ Send input ] and b = drive ~direct:true [ Send input ] in
+  Alcotest.(check string) "same bytes" a.output b.output
+
+(* Every read returns one byte: the same answers. *)
+let byte_at_a_time () =
+  let input =
+    get "/hello"
+    ^ "POST /reverse HTTP/1.1\r\n\
+       Host: t\r\n\
+       Transfer-Encoding: chunked\r\n\
+       \r\n\
+       3\r\n\
+       abc\r\n\
+       0\r\n\
+       \r\n" ^ get "/a.txt"
+  in
+  let whole = drive [ Send input ] in
+  let bytes =
+    drive
+      (List.init (String.length input) (fun i -> Send (String.make 1 input.[i])))
+  in
+  Alcotest.(check string) "same bytes" whole.output bytes.output
+
+let () =
+  Test_support.Watchdog.start "test_pipeline";
+  Alcotest.run "pipeline"
+    [
+      ( "connections",
+        [
+          Alcotest.test_case "keep-alive" `Quick keep_alive;
+          Alcotest.test_case "pipelining" `Quick pipelining;
+          Alcotest.test_case "HTTP/1.0" `Quick http_1_0;
+          Alcotest.test_case "Connection: close" `Quick connection_close;
+          Alcotest.test_case "HEAD" `Quick head;
+          Alcotest.test_case "100-continue" `Quick expect_continue;
+          Alcotest.test_case "100-continue refused" `Quick
+            expect_continue_refused;
+          Alcotest.test_case "chunked upload" `Quick chunked_upload;
+          Alcotest.test_case "unread body drained" `Quick unread_body_drained;
+          Alcotest.test_case "streams" `Quick streams;
+          Alcotest.test_case "one byte per read" `Quick byte_at_a_time;
+        ] );
+      ( "bad input",
+        [
+          Alcotest.test_case "every status" `Quick bad_input;
+          Alcotest.test_case "limits are configurable" `Quick
+            limits_configurable;
+          Alcotest.test_case "bad chunk" `Quick bad_chunk;
+          Alcotest.test_case "truncated" `Quick truncated;
+        ] );
+      ( "handlers",
+        [
+          Alcotest.test_case "routing" `Quick routing;
+          Alcotest.test_case "exceptions" `Quick handler_exception;
+          Alcotest.test_case "static files" `Quick static_through_pipeline;
+          Alcotest.test_case "file gone before open" `Quick file_vanishing;
+        ] );
+      ( "services",
+        [
+          Alcotest.test_case "access log" `Quick access_log;
+          Alcotest.test_case "clock" `Quick clock_and_dates;
+          Alcotest.test_case "effects = direct calls" `Quick
+            effects_equal_direct;
+        ] );
+    ]
