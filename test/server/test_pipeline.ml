@@ -155,7 +155,12 @@ let keep_alive () =
       check_header "length" r "content-length"
         (Some (string_of_int (String.length r.body))))
     rs;
-  Alcotest.check outcome "the peer ended it" Peer_closed r.outcome
+  Alcotest.check outcome "the peer ended it" Peer_closed r.outcome;
+  (* A response does not wait for the next request. *)
+  let r =
+    drive [ Send (get "/hello"); Expect_sent "hello"; Send (get "/hello") ]
+  in
+  Alcotest.(check int) "one write per response" 2 r.writes
 
 let pipelining () =
   let r, rs = run (get "/echo/1" ^ get "/echo/2" ^ get "/echo/3") in

@@ -1,0 +1,527 @@
+(* Integration: the real server on a real socket (an ephemeral port of
+   127.0.0.1), driven by curl, Python's http.client and raw sockets; and the
+   [braid] binary itself. Nothing here measures time: curl's --max-time and
+   the watchdog only turn a hang into a failure. *)
+
+open Braid_server
+module Promise = Braid_sync.Promise
+
+(* {1 Helpers} *)
+
+let read_file path = In_channel.with_open_bin path In_channel.input_all
+
+let write_file path content =
+  Out_channel.with_open_bin path (fun oc -> output_string oc content)
+
+let contains s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
+  go 0
+
+let count s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i acc =
+    if i + m > n then acc
+    else if String.sub s i m = sub then go (i + m) (acc + 1)
+    else go (i + 1) acc
+  in
+  go 0 0
+
+let rec waitpid pid =
+  match Unix.waitpid [] pid with
+  | _, status -> status
+  | exception Unix.Unix_error (EINTR, _, _) -> waitpid pid
+
+(* Runs [prog args] with stdout and stderr into separate files. *)
+let run_process prog args =
+  let out = Filename.temp_file "braid-test" ".out"
+  and err = Filename.temp_file "braid-test" ".err" in
+  let fd path = Unix.openfile path [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600 in
+  let out_fd = fd out and err_fd = fd err in
+  let null = Unix.openfile "/dev/null" [ O_RDONLY ] 0 in
+  let pid =
+    Unix.create_process prog (Array.of_list (prog :: args)) null out_fd err_fd
+  in
+  List.iter Unix.close [ out_fd; err_fd; null ];
+  let status = waitpid pid in
+  let o = read_file out and e = read_file err in
+  Sys.remove out;
+  Sys.remove err;
+  (match status with
+  | WEXITED 0 -> ()
+  | WEXITED n -> Alcotest.failf "%s exited with %d: %s" prog n e
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "%s killed by signal %d" prog n);
+  (o, e)
+
+let curl args =
+  run_process "curl"
+    ("--silent" :: "--show-error" :: "--max-time" :: "30" :: args)
+
+let python script args = run_process "python3" ("-c" :: script :: args)
+
+(* {1 The server under test} *)
+
+type site = { url : string; port : int; big : string }
+
+let big_content = String.init 200_000 (fun i -> Char.chr (i * 7 mod 256))
+
+let make_site () =
+  let dir = Unix.realpath (Filename.temp_dir "braid-site" "") in
+  write_file (dir ^ "/hello.txt") "hello, world\n";
+  write_file (dir ^ "/big.bin") big_content;
+  Unix.mkdir (dir ^ "/sub") 0o755;
+  write_file (dir ^ "/sub/index.html") "<p>sub</p>";
+  dir
+
+let with_server f =
+  let root = make_site () in
+  let pool = Braid_pool.create ~domains:1 () in
+  let router =
+    Demo.routes pool Router.empty
+    |> Router.add GET "/stream" (fun _ ->
+           Response.stream (fun w ->
+               for i = 1 to 100 do
+                 Response.Writer.write w (Printf.sprintf "line %d\n" i)
+               done))
+    |> Router.add GET "/boom" (fun _ -> failwith "boom (expected by the test)")
+  in
+  let settings = Production.settings ~log_level:Error router in
+  let config = { Config.default with root = Some root } in
+  let server =
+    match Server.create ~settings ~config (Braid_io.Net.tcp "127.0.0.1" 0) with
+    | Ok s -> s
+    | Error msg -> Alcotest.fail msg
+  in
+  let listening = Promise.create () in
+  let domain =
+    Domain.spawn (fun () ->
+        match
+          Server.run
+            ~on_listen:(fun a -> ignore (Promise.try_fill listening (Ok a)))
+            server
+        with
+        | () -> ()
+        | exception e -> ignore (Promise.try_fill listening (Error e)))
+  in
+  let port =
+    match Promise.await listening with
+    | Unix.ADDR_INET (_, p) -> p
+    | Unix.ADDR_UNIX _ -> assert false
+  in
+  Fun.protect
+    ~finally:(fun () ->
+      Server.stop server;
+      Domain.join domain;
+      Braid_pool.shutdown pool;
+      ignore (Sys.command ("rm -rf " ^ Filename.quote root)))
+    (fun () ->
+      f
+        {
+          url = Printf.sprintf "http://127.0.0.1:%d" port;
+          port;
+          big = root ^ "/big.bin";
+        })
+
+(* A blocking raw socket: send [data] in one write, read until the server
+   closes. *)
+let raw port data =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect
+    ~finally:(fun () -> Unix.close s)
+    (fun () ->
+      Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+      let n = Unix.write_substring s data 0 (String.length data) in
+      if n <> String.length data then Alcotest.fail "short write";
+      let b = Buffer.create 4096 and chunk = Bytes.create 4096 in
+      let rec go () =
+        match Unix.read s chunk 0 4096 with
+        | 0 -> ()
+        | n ->
+            Buffer.add_subbytes b chunk 0 n;
+            go ()
+        | exception Unix.Unix_error (ECONNRESET, _, _) -> ()
+      in
+      go ();
+      Buffer.contents b)
+
+let statuses rs = List.map (fun (r : Wire.response) -> r.status) rs
+
+let reversed s =
+  let n = String.length s in
+  String.init n (fun i -> s.[n - 1 - i])
+
+(* {1 curl} *)
+
+let curl_static site () =
+  let out, _ = curl [ "--include"; site.url ^ "/hello.txt" ] in
+  match Wire.parse out with
+  | [ r ], "" ->
+      Alcotest.(check int) "status" 200 r.status;
+      Alcotest.(check string) "body" "hello, world\n" r.body;
+      Alcotest.(check (option string))
+        "type" (Some "text/plain")
+        (Wire.header r "content-type");
+      Alcotest.(check bool) "date" true (Wire.header r "date" <> None)
+  | _ -> Alcotest.failf "unexpected: %S" out
+
+let curl_keep_alive site () =
+  let _, err =
+    curl
+      [
+        "--verbose";
+        "-o";
+        "/dev/null";
+        "-o";
+        "/dev/null";
+        "-o";
+        "/dev/null";
+        site.url ^ "/hello.txt";
+        site.url ^ "/big.bin";
+        site.url ^ "/fib/10";
+      ]
+  in
+  Alcotest.(check int) "one connection" 1 (count err "Connected to");
+  Alcotest.(check int)
+    "re-used twice" 2
+    (count err "Re-using existing connection")
+
+let curl_chunked_upload site () =
+  let out, err =
+    curl
+      [
+        "--verbose";
+        "-H";
+        "Transfer-Encoding: chunked";
+        "--data-binary";
+        "@" ^ site.big;
+        site.url ^ "/reverse";
+      ]
+  in
+  Alcotest.(check bool)
+    "sent chunked" true
+    (contains err "Transfer-Encoding: chunked");
+  Alcotest.(check bool) "reversed" true (out = reversed big_content)
+
+let curl_continue site () =
+  let out, err =
+    curl
+      [
+        "--verbose";
+        "-H";
+        "Expect: 100-continue";
+        "--data-binary";
+        "@" ^ site.big;
+        site.url ^ "/reverse";
+      ]
+  in
+  Alcotest.(check bool)
+    "100 Continue received" true
+    (contains err "HTTP/1.1 100 Continue");
+  Alcotest.(check bool) "reversed" true (out = reversed big_content)
+
+let curl_304 site () =
+  let out, _ = curl [ "--head"; site.url ^ "/hello.txt" ] in
+  let r = List.hd (fst (Wire.parse ~heads:[ 0 ] out)) in
+  let last_modified = Option.get (Wire.header r "last-modified") in
+  let code args =
+    fst
+      (curl
+         ([ "-o"; "/dev/null"; "--write-out"; "%{http_code}" ]
+         @ args
+         @ [ site.url ^ "/hello.txt" ]))
+  in
+  Alcotest.(check string)
+    "not modified" "304"
+    (code [ "-H"; "If-Modified-Since: " ^ last_modified ]);
+  Alcotest.(check string)
+    "modified since long ago" "200"
+    (code [ "-H"; "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT" ]);
+  Alcotest.(check string)
+    "curl -z with a date" "304"
+    (code [ "-z"; last_modified ])
+
+let curl_range site () =
+  let out, _ =
+    curl
+      [
+        "--range";
+        "1000-1099";
+        "--write-out";
+        "\n%{http_code}";
+        site.url ^ "/big.bin";
+      ]
+  in
+  Alcotest.(check string)
+    "206 and the slice"
+    (String.sub big_content 1000 100 ^ "\n206")
+    out;
+  let out, _ =
+    curl [ "--include"; "--range"; "300000-"; site.url ^ "/big.bin" ]
+  in
+  let r = List.hd (fst (Wire.parse out)) in
+  Alcotest.(check int) "416" 416 r.status;
+  Alcotest.(check (option string))
+    "Content-Range" (Some "bytes */200000")
+    (Wire.header r "content-range")
+
+let curl_head_and_demo site () =
+  let out, _ = curl [ "--head"; site.url ^ "/big.bin" ] in
+  let r = List.hd (fst (Wire.parse ~heads:[ 0 ] out)) in
+  Alcotest.(check (option string))
+    "HEAD length" (Some "200000")
+    (Wire.header r "content-length");
+  Alcotest.(check string) "fib" "6765\n" (fst (curl [ site.url ^ "/fib/20" ]));
+  let out, _ =
+    curl
+      [ "--write-out"; "%{http_code}"; "-o"; "/dev/null"; site.url ^ "/fib/99" ]
+  in
+  Alcotest.(check string) "n too large" "400" out;
+  let out, _ = curl [ "--include"; "--raw"; site.url ^ "/stream" ] in
+  let r = List.hd (fst (Wire.parse out)) in
+  Alcotest.(check bool) "chunked stream" true r.chunked;
+  Alcotest.(check int) "stream lines" 100 (count r.body "\n");
+  let out, _ = curl [ "--include"; site.url ^ "/sub" ] in
+  let r = List.hd (fst (Wire.parse out)) in
+  Alcotest.(check (option string))
+    "redirect" (Some "/sub/") (Wire.header r "location");
+  let out, _ = curl [ "--location"; site.url ^ "/sub" ] in
+  Alcotest.(check string) "index after redirect" "<p>sub</p>" out
+
+let curl_escapes site () =
+  List.iter
+    (fun path ->
+      let out, _ =
+        curl
+          [
+            "--path-as-is";
+            "--write-out";
+            "%{http_code}";
+            "-o";
+            "/dev/null";
+            site.url ^ path;
+          ]
+      in
+      Alcotest.(check string) path "400" out)
+    [
+      "/../etc/passwd";
+      "/%2e%2e/etc/passwd";
+      "/sub/..%2f..%2fetc/passwd";
+      "/a%00";
+    ]
+
+(* {1 Python's http.client} *)
+
+let py_keep_alive =
+  {|
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+socks = set()
+for path in ["/hello.txt", "/big.bin", "/fib/15", "/hello.txt"]:
+    c.request("GET", path)
+    r = c.getresponse()
+    body = r.read()
+    socks.add(id(c.sock))
+    print(r.status, len(body), r.will_close)
+print("sockets", len(socks))
+|}
+
+let python_keep_alive site () =
+  let out, _ = python py_keep_alive [ string_of_int site.port ] in
+  Alcotest.(check string)
+    "one connection for all"
+    "200 13 False\n200 200000 False\n200 4 False\n200 13 False\nsockets 1\n" out
+
+let py_chunked =
+  {|
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+c.request("POST", "/reverse", body=iter([b"hello ", b"chunked ", b"world"]), encode_chunked=True)
+r = c.getresponse()
+print(r.status, r.read().decode())
+c.request("GET", "/hello.txt", headers={"Range": "bytes=0-4"})
+r = c.getresponse()
+print(r.status, r.getheader("Content-Range"), r.read().decode())
+|}
+
+let python_chunked site () =
+  let out, _ = python py_chunked [ string_of_int site.port ] in
+  Alcotest.(check string)
+    "reversed, then a range on the same connection"
+    "200 dlrow deknuhc olleh\n206 bytes 0-4/13 hello\n" out
+
+let py_continue =
+  {|
+import http.client, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+s.sendall(b"POST /reverse HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+interim = b""
+while not interim.endswith(b"\r\n\r\n"):
+    interim += s.recv(1)
+print(interim.split(b"\r\n")[0].decode())
+s.sendall(b"hello")
+r = http.client.HTTPResponse(s)
+r.begin()
+print(r.status, r.read().decode())
+|}
+
+let python_continue site () =
+  let out, _ = python py_continue [ string_of_int site.port ] in
+  Alcotest.(check string)
+    "100 before the body is sent" "HTTP/1.1 100 Continue\n200 olleh\n" out
+
+let py_conditional =
+  {|
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+c.request("GET", "/hello.txt")
+r = c.getresponse(); r.read()
+lm = r.getheader("Last-Modified")
+c.request("GET", "/hello.txt", headers={"If-Modified-Since": lm})
+r = c.getresponse()
+print(r.status, repr(r.read()))
+c.request("HEAD", "/big.bin")
+r = c.getresponse()
+print(r.status, r.getheader("Content-Length"), repr(r.read()))
+|}
+
+let python_conditional site () =
+  let out, _ = python py_conditional [ string_of_int site.port ] in
+  Alcotest.(check string) "304 then HEAD" "304 b''\n200 200000 b''\n" out
+
+(* {1 Raw sockets} *)
+
+let request ?(close = false) path =
+  Printf.sprintf "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n" path
+    (if close then "Connection: close\r\n" else "")
+
+let raw_pipelining site () =
+  let out =
+    raw site.port
+      (request "/fib/5" ^ request "/hello.txt" ^ request ~close:true "/fib/6")
+  in
+  let rs, rest = Wire.parse out in
+  Alcotest.(check string) "nothing left" "" rest;
+  Alcotest.(check (list string))
+    "three answers in order"
+    [ "5\n"; "hello, world\n"; "8\n" ]
+    (List.map (fun (r : Wire.response) -> r.body) rs)
+
+let raw_errors site () =
+  let rs, _ =
+    Wire.parse
+      (raw site.port
+         ("GET /hello.txt HTTP/1.1\r\n\r\n"
+        ^ "BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n" ^ request "/boom"
+         ^ request ~close:true "/hello.txt"))
+  in
+  Alcotest.(check (list int))
+    "400, 501, 500, and still serving" [ 400; 501; 500; 200 ] (statuses rs);
+  let rs, _ =
+    Wire.parse
+      (raw site.port
+         ("POST /reverse HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n"
+        ^ String.make 10000 'x'))
+  in
+  Alcotest.(check (list int)) "413" [ 413 ] (statuses rs);
+  Alcotest.(check (option string))
+    "and close" (Some "close")
+    (Wire.header (List.hd rs) "connection");
+  let rs, _ = Wire.parse (raw site.port "GET / HTTP/2.0\r\nHost: x\r\n\r\n") in
+  Alcotest.(check (list int)) "505" [ 505 ] (statuses rs)
+
+(* {1 The braid binary} *)
+
+let binary = "../../bin/main.exe"
+
+let binary_serves () =
+  let root = make_site () in
+  let out = Filename.temp_file "braid-serve" ".out" in
+  let out_fd = Unix.openfile out [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600 in
+  let null = Unix.openfile "/dev/null" [ O_RDWR ] 0 in
+  let pid =
+    Unix.create_process binary
+      [|
+        binary;
+        "serve";
+        "--port";
+        "0";
+        "--domains";
+        "2";
+        "--demo";
+        "--root";
+        root;
+      |]
+      null out_fd null
+  in
+  List.iter Unix.close [ out_fd; null ];
+  Fun.protect
+    ~finally:(fun () ->
+      (try Unix.kill pid Sys.sigterm with Unix.Unix_error _ -> ());
+      ignore (waitpid pid);
+      Sys.remove out;
+      ignore (Sys.command ("rm -rf " ^ Filename.quote root)))
+    (fun () ->
+      (* The first line names the port; wait for it without a deadline of
+         our own (the watchdog bounds the test). *)
+      let rec banner () =
+        match String.index_opt (read_file out) '\n' with
+        | Some i -> String.sub (read_file out) 0 i
+        | None ->
+            Unix.sleepf 0.01;
+            banner ()
+      in
+      let line = banner () in
+      let url =
+        match String.split_on_char ' ' line with
+        | _ :: _ :: url :: _ -> String.sub url 0 (String.length url - 1)
+        | _ -> Alcotest.failf "banner: %S" line
+      in
+      Alcotest.(check bool) "two loops" true (contains line "2 loops");
+      for _ = 1 to 10 do
+        Alcotest.(check string)
+          "static" "hello, world\n"
+          (fst (curl [ url ^ "/hello.txt" ]))
+      done;
+      Alcotest.(check string) "demo" "55\n" (fst (curl [ url ^ "/fib/10" ])))
+
+let binary_help () =
+  let out, _ = run_process binary [ "serve"; "--help=plain" ] in
+  List.iter
+    (fun opt -> Alcotest.(check bool) opt true (contains out opt))
+    [ "--port"; "--root"; "--domains"; "--demo" ]
+
+let () =
+  Test_support.Watchdog.start ~seconds:240. "test_integration";
+  with_server @@ fun site ->
+  Alcotest.run "server integration"
+    [
+      ( "curl",
+        [
+          Alcotest.test_case "static file" `Quick (curl_static site);
+          Alcotest.test_case "keep-alive" `Quick (curl_keep_alive site);
+          Alcotest.test_case "chunked upload" `Quick (curl_chunked_upload site);
+          Alcotest.test_case "100-continue" `Quick (curl_continue site);
+          Alcotest.test_case "304" `Quick (curl_304 site);
+          Alcotest.test_case "range" `Quick (curl_range site);
+          Alcotest.test_case "HEAD, demo, stream, redirect" `Quick
+            (curl_head_and_demo site);
+          Alcotest.test_case "escapes" `Quick (curl_escapes site);
+        ] );
+      ( "python",
+        [
+          Alcotest.test_case "keep-alive" `Quick (python_keep_alive site);
+          Alcotest.test_case "chunked upload" `Quick (python_chunked site);
+          Alcotest.test_case "100-continue" `Quick (python_continue site);
+          Alcotest.test_case "304 and HEAD" `Quick (python_conditional site);
+        ] );
+      ( "raw sockets",
+        [
+          Alcotest.test_case "pipelining" `Quick (raw_pipelining site);
+          Alcotest.test_case "errors" `Quick (raw_errors site);
+        ] );
+      ( "braid binary",
+        [
+          Alcotest.test_case "serve --domains 2" `Quick binary_serves;
+          Alcotest.test_case "--help" `Quick binary_help;
+        ] );
+    ]

@@ -1,0 +1,591 @@
+(* Unit tests: status lines, dates, paths, ranges, routing, static files on
+   an in-memory and on the real file system, log format, output buffer. *)
+
+open Braid_http
+open Braid_server
+
+(* {1 Status and dates} *)
+
+let status () =
+  Alcotest.(check string)
+    "line" "HTTP/1.1 404 Not Found\r\n" (Status.status_line 404);
+  Alcotest.(check string) "413" "Content Too Large" (Status.reason 413);
+  Alcotest.(check string) "unknown" "Client Error" (Status.reason 499);
+  Alcotest.(check string)
+    "unusual" "HTTP/1.1 799 Server Error\r\n" (Status.status_line 799);
+  Alcotest.(check (list bool))
+    "no body"
+    [ true; true; true; false; false ]
+    (List.map Status.has_no_body [ 100; 204; 304; 200; 404 ])
+
+let rfc_example = 784111777. (* RFC 9110 §5.6.7 *)
+
+let dates () =
+  Alcotest.(check string)
+    "IMF-fixdate" "Sun, 06 Nov 1994 08:49:37 GMT"
+    (Http_date.format rfc_example);
+  Alcotest.(check string)
+    "epoch" "Thu, 01 Jan 1970 00:00:00 GMT" (Http_date.format 0.);
+  Alcotest.(check string)
+    "leap day" "Tue, 29 Feb 2000 12:00:00 GMT"
+    (Http_date.format 951825600.);
+  Alcotest.(check string)
+    "fractions round down" "Sun, 06 Nov 1994 08:49:37 GMT"
+    (Http_date.format (rfc_example +. 0.999));
+  let parses = Alcotest.(check (option (float 0.))) in
+  parses "IMF" (Some rfc_example)
+    (Http_date.parse "Sun, 06 Nov 1994 08:49:37 GMT");
+  parses "RFC 850" (Some rfc_example)
+    (Http_date.parse "Sunday, 06-Nov-94 08:49:37 GMT");
+  parses "asctime" (Some rfc_example)
+    (Http_date.parse "Sun Nov  6 08:49:37 1994");
+  parses "whitespace" (Some rfc_example)
+    (Http_date.parse "  Sun, 06 Nov 1994 08:49:37 GMT ");
+  parses "two-digit year 2000s" (Some 1000000000.)
+    (Http_date.parse "Sunday, 09-Sep-01 01:46:40 GMT");
+  List.iter
+    (fun s -> parses s None (Http_date.parse s))
+    [
+      "";
+      "yesterday";
+      "Sun, 30 Feb 1994 08:49:37 GMT";
+      "Sun, 06 Nov 1994 24:00:00 GMT";
+      "Sun, 06 Nov 1994 08:49:37 UTC";
+      "Xyz, 06 Nov 1994 08:49:37 GMT";
+      "Sun, 06 Foo 1994 08:49:37 GMT";
+      "Sun, 6 Nov 1994 08:49:37 GMT";
+      "Sunday, 06-Nov-1994 08:49:37 GMT";
+      "Sun Nov 6 08:49:37 1994";
+    ];
+  (* Every second of a few years formats and parses back. *)
+  let t = ref 0. in
+  while !t < 4e9 do
+    let s = Http_date.format !t in
+    (match Http_date.parse s with
+    | Some back when back = Float.floor !t -> ()
+    | _ -> Alcotest.failf "round trip of %.0f (%s)" !t s);
+    t := !t +. 9_876_543.21
+  done
+
+let date_cache () =
+  let c = Date_cache.create () in
+  let a = Date_cache.header_line c 1000.2 in
+  Alcotest.(check string) "line" "Date: Thu, 01 Jan 1970 00:16:40 GMT\r\n" a;
+  Alcotest.(check bool)
+    "same second: the cached string" true
+    (Date_cache.header_line c 1000.9 == a);
+  Alcotest.(check string)
+    "next second" "Date: Thu, 01 Jan 1970 00:16:41 GMT\r\n"
+    (Date_cache.header_line c 1001.0)
+
+(* {1 Paths} *)
+
+let split () =
+  let check target path query =
+    Alcotest.(check (pair string (option string)))
+      target (path, query)
+      (Url_path.split_target target)
+  in
+  check "/a/b?x=1" "/a/b" (Some "x=1");
+  check "/" "/" None;
+  check "/a?" "/a" (Some "");
+  check "http://h:80/a?q" "/a" (Some "q");
+  check "http://h" "/" None;
+  check "http://h?q" "/" (Some "q");
+  check "*" "*" None
+
+let path_result =
+  Alcotest.(
+    result (list string)
+      (testable
+         (fun ppf e -> Format.pp_print_string ppf (Url_path.error_to_string e))
+         ( = )))
+
+let resolve () =
+  let ok path segs =
+    Alcotest.check path_result path (Ok segs) (Url_path.resolve path)
+  in
+  let bad path e =
+    Alcotest.check path_result path (Error e) (Url_path.resolve path)
+  in
+  ok "/" [];
+  ok "/a/b.txt" [ "a"; "b.txt" ];
+  ok "//a///b/" [ "a"; "b" ];
+  ok "/a/./b/../c" [ "a"; "c" ];
+  ok "/a/%2e%2E/a/c" [ "a"; "c" ];
+  ok "/a%20b" [ "a b" ];
+  ok "/%41%62" [ "Ab" ];
+  ok "/a/.." [];
+  ok "/..a/b.." [ "..a"; "b.." ];
+  ok "/%2e%2ex" [ "..x" ];
+  bad "/.." Escapes_root;
+  bad "/../etc/passwd" Escapes_root;
+  bad "/a/../../etc/passwd" Escapes_root;
+  bad "/%2e%2e/etc/passwd" Escapes_root;
+  bad "/%2E%2E/etc/passwd" Escapes_root;
+  bad "/.%2e/etc/passwd" Escapes_root;
+  bad "/a/%2e%2e/%2e%2e/x" Escapes_root;
+  bad "/..%2fetc%2fpasswd" Encoded_slash;
+  bad "/a%2fb" Encoded_slash;
+  bad "/%2F" Encoded_slash;
+  bad "/a%00b" Nul_byte;
+  bad "/a%zzb" Bad_escape;
+  bad "/a%2" Bad_escape;
+  bad "/a%" Bad_escape;
+  bad "a/b" Not_absolute;
+  bad "" Not_absolute
+
+let segments () =
+  let ok path segs =
+    Alcotest.check path_result path (Ok segs) (Url_path.segments path)
+  in
+  ok "/" [];
+  ok "/fib/10" [ "fib"; "10" ];
+  ok "/a//b/" [ "a"; ""; "b"; "" ];
+  ok "/a%2Fb" [ "a/b" ]
+
+let encode () =
+  List.iter
+    (fun s ->
+      let e = Url_path.encode_segment s in
+      Alcotest.(check (result string reject))
+        ("round trip " ^ String.escaped s)
+        (Ok s)
+        (Result.map_error ignore (Url_path.percent_decode e)))
+    [ "plain"; "a b"; "a/b"; "%"; "?#"; "\000\255"; "é" ];
+  Alcotest.(check string)
+    "of_segments" "/a%20b/c%2Fd"
+    (Url_path.of_segments [ "a b"; "c/d" ])
+
+(* {1 Ranges} *)
+
+let range_t =
+  Alcotest.testable
+    (fun ppf -> function
+      | Range.Whole -> Format.fprintf ppf "Whole"
+      | Part { first; last } -> Format.fprintf ppf "Part %d-%d" first last
+      | Unsatisfiable -> Format.fprintf ppf "Unsatisfiable")
+    ( = )
+
+let ranges () =
+  let check field ?(size = 100) expected =
+    Alcotest.check range_t
+      (Printf.sprintf "%s of %d" field size)
+      expected
+      (Range.resolve field ~size)
+  in
+  let part first last = Range.Part { first; last } in
+  check "bytes=0-9" (part 0 9);
+  check "bytes=10-" (part 10 99);
+  check "bytes=-10" (part 90 99);
+  check "bytes=-1000" (part 0 99);
+  check "bytes=90-1000" (part 90 99);
+  check "bytes=99-99" (part 99 99);
+  check "BYTES=0-0" (part 0 0);
+  check "bytes= 5-6 " (part 5 6);
+  check "bytes=0-99999999999999999999999" (part 0 99);
+  check "bytes=100-" Unsatisfiable;
+  check "bytes=100-200" Unsatisfiable;
+  check "bytes=-0" Unsatisfiable;
+  check "bytes=0-0" ~size:0 Unsatisfiable;
+  check "bytes=-5" ~size:0 Unsatisfiable;
+  check "bytes=99999999999999999999999-" Unsatisfiable;
+  check "bytes=0-1,5-6" Whole;
+  check "bytes=5-1" Whole;
+  check "bytes=a-b" Whole;
+  check "bytes=1 -2" Whole;
+  check "bytes=" Whole;
+  check "bytes=-" Whole;
+  check "items=0-1" Whole;
+  check "0-1" Whole;
+  Alcotest.(check string)
+    "content range" "bytes 2-4/10"
+    (Range.content_range ~first:2 ~last:4 ~size:10);
+  Alcotest.(check string)
+    "unsatisfied" "bytes */10"
+    (Range.unsatisfied_range ~size:10)
+
+(* {1 Routing} *)
+
+let named name : Handler.t = fun _ -> Response.string name
+
+let found_name router meth path =
+  match Router.lookup router meth path with
+  | Found { handler; params; _ } ->
+      let r = handler (Handler.request_for_test "/") in
+      let body = match r.body with String s -> s | _ -> "?" in
+      `Found (body, params)
+  | Method_not_allowed ms -> `Not_allowed (Router.allow ms)
+  | Not_found -> `Not_found
+
+let routing () =
+  let router =
+    Router.empty
+    |> Router.add GET "/" (named "root")
+    |> Router.add GET "/fib/:n" (named "fib")
+    |> Router.add POST "/fib/:n" (named "fib-post")
+    |> Router.add GET "/a/:x/b/:y" (named "two")
+    |> Router.add GET "/files/*rest" (named "files")
+    |> Router.add PUT "/only-put" (named "put")
+    |> Router.add HEAD "/head" (named "head")
+    |> Router.add GET "/head" (named "get")
+  in
+  let check name expected got =
+    Alcotest.(check bool) name true (expected = got)
+  in
+  check "root" (`Found ("root", [])) (found_name router GET "/");
+  check "param"
+    (`Found ("fib", [ ("n", "10") ]))
+    (found_name router GET "/fib/10");
+  check "decoded param"
+    (`Found ("fib", [ ("n", "a/b c") ]))
+    (found_name router GET "/fib/a%2Fb%20c");
+  check "method"
+    (`Found ("fib-post", [ ("n", "1") ]))
+    (found_name router POST "/fib/1");
+  check "two params"
+    (`Found ("two", [ ("x", "1"); ("y", "2") ]))
+    (found_name router GET "/a/1/b/2");
+  check "rest"
+    (`Found ("files", [ ("rest", "x/y/z") ]))
+    (found_name router GET "/files/x/y/z");
+  check "empty rest"
+    (`Found ("files", [ ("rest", "") ]))
+    (found_name router GET "/files/");
+  check "HEAD via GET"
+    (`Found ("fib", [ ("n", "3") ]))
+    (found_name router HEAD "/fib/3");
+  check "HEAD route first"
+    (`Found ("head", []))
+    (found_name router HEAD "/head");
+  check "empty param" `Not_found (found_name router GET "/fib/");
+  check "too long" `Not_found (found_name router GET "/fib/1/2");
+  check "unknown" `Not_found (found_name router GET "/nope");
+  check "bad escape" `Not_found (found_name router GET "/fib/%zz");
+  check "405" (`Not_allowed "GET, HEAD, POST")
+    (found_name router DELETE "/fib/1");
+  check "405 without GET" (`Not_allowed "PUT")
+    (found_name router GET "/only-put");
+  check "empty router" `Not_found (found_name Router.empty GET "/");
+  List.iter
+    (fun p ->
+      match Router.add GET p (named "x") Router.empty with
+      | _ -> Alcotest.failf "pattern %S accepted" p
+      | exception Invalid_argument _ -> ())
+    [ ""; "fib"; "/fib/:"; "/*rest/x"; "/%zz" ]
+
+(* {1 Static files} *)
+
+module S = Static.Make (Services.Perform)
+
+let request ?(meth = Method.GET) ?(headers = []) target =
+  (Handler.request_for_test ~meth ~headers target).head
+
+let serve ?meth ?headers ?(root = "/www") caps target =
+  let req = request ?meth ?headers target in
+  let path, query = Url_path.split_target target in
+  Services.run caps (fun () ->
+      S.serve () ~root ~index:"index.html" req ~path ~query)
+
+let mtime = 1_000_000_000.
+
+let mem_site () =
+  let mem = In_memory.create ~now:(mtime +. 100.) () in
+  In_memory.add_file mem ~mtime "/www/index.html" "home";
+  In_memory.add_file mem ~mtime "/www/a.txt" "0123456789";
+  In_memory.add_file mem ~mtime "/www/style.css" "p{}";
+  In_memory.add_file mem ~mtime "/www/sub/page.html" "page";
+  In_memory.add_directory mem "/www/empty";
+  In_memory.add_file mem "/secret.txt" "secret";
+  In_memory.add_file mem "/www-evil/x.txt" "sibling";
+  In_memory.add_symlink mem "/www/inside" ~target:"a.txt";
+  In_memory.add_symlink mem "/www/inside-dir" ~target:"/www/sub";
+  In_memory.add_symlink mem "/www/outside" ~target:"/secret.txt";
+  In_memory.add_symlink mem "/www/outside-rel" ~target:"../secret.txt";
+  In_memory.add_symlink mem "/www/outside-dir" ~target:"/";
+  In_memory.add_symlink mem "/www/sibling" ~target:"/www-evil";
+  In_memory.add_symlink mem "/www/loop" ~target:"loop";
+  In_memory.add_symlink mem "/www/sub/index.html" ~target:"/secret.txt";
+  mem
+
+let body (r : Response.t) =
+  match r.body with
+  | Empty -> ""
+  | String s -> s
+  | File { path; offset; length; _ } ->
+      Printf.sprintf "file %s %d+%d" path offset length
+  | Stream _ -> "stream"
+
+let check_status name expected (r : Response.t) =
+  Alcotest.(check int) name expected r.status
+
+let static_files () =
+  let caps = In_memory.capabilities (mem_site ()) in
+  let r = serve caps "/a.txt" in
+  check_status "file" 200 r;
+  Alcotest.(check string) "whole file" "file /www/a.txt 0+10" (body r);
+  Alcotest.(check (option string))
+    "type" (Some "text/plain")
+    (Response.header r "content-type");
+  Alcotest.(check (option string))
+    "css" (Some "text/css")
+    (Response.header (serve caps "/style.css") "content-type");
+  Alcotest.(check (option string))
+    "last modified" (Some "Sun, 09 Sep 2001 01:46:40 GMT")
+    (Response.header r "last-modified");
+  Alcotest.(check (option string))
+    "ranges" (Some "bytes")
+    (Response.header r "accept-ranges");
+  check_status "missing" 404 (serve caps "/nope.txt");
+  check_status "file as a directory" 404 (serve caps "/a.txt/x");
+  check_status "root index" 200 (serve caps "/");
+  Alcotest.(check string)
+    "index" "file /www/index.html 0+4"
+    (body (serve caps "/"));
+  let r = serve caps "/sub?x=1" in
+  check_status "directory without slash" 301 r;
+  Alcotest.(check (option string))
+    "keeps the query" (Some "/sub/?x=1")
+    (Response.header r "location");
+  check_status "directory without index" 403 (serve caps "/empty/");
+  check_status "POST" 405 (serve ~meth:POST caps "/a.txt");
+  Alcotest.(check (option string))
+    "Allow" (Some "GET, HEAD")
+    (Response.header (serve ~meth:POST caps "/a.txt") "allow");
+  check_status "HEAD" 200 (serve ~meth:HEAD caps "/a.txt")
+
+let escapes () =
+  let caps = In_memory.capabilities (mem_site ()) in
+  let refused name status target =
+    let r = serve caps target in
+    check_status name status r;
+    if String.length (body r) > 5 && String.sub (body r) 0 5 = "file " then
+      Alcotest.failf "%s serves %s" name (body r)
+  in
+  refused ".." 400 "/../secret.txt";
+  refused "deep .." 400 "/sub/../../secret.txt";
+  refused "%2e%2e" 400 "/%2e%2e/secret.txt";
+  refused "%2E%2E" 400 "/%2E%2E/secret.txt";
+  refused "mixed" 400 "/.%2E/secret.txt";
+  refused "encoded slash" 400 "/..%2Fsecret.txt";
+  refused "encoded slash inside" 400 "/sub%2Fpage.html";
+  refused "NUL" 400 "/a.txt%00.html";
+  refused "bad escape" 400 "/a%zz";
+  refused "link to a file outside" 403 "/outside";
+  refused "relative link outside" 403 "/outside-rel";
+  refused "link to a directory outside" 403 "/outside-dir/secret.txt";
+  refused "link to a sibling with the root as prefix" 403 "/sibling/x.txt";
+  refused "index linking outside" 403 "/sub/";
+  refused "link loop" 404 "/loop";
+  check_status "a link inside the root" 200 (serve caps "/inside");
+  check_status "a directory link inside the root" 200
+    (serve caps "/inside-dir/page.html");
+  check_status "dot-segments inside the root" 200 (serve caps "/sub/../a.txt")
+
+let conditional () =
+  let caps = In_memory.capabilities (mem_site ()) in
+  let get headers = serve ~headers caps "/a.txt" in
+  let ims v = get [ ("If-Modified-Since", v) ] in
+  let r = ims "Sun, 09 Sep 2001 01:46:40 GMT" in
+  check_status "same date" 304 r;
+  Alcotest.(check string) "304 has no body" "" (body r);
+  Alcotest.(check bool)
+    "304 keeps Last-Modified" true
+    (Response.header r "last-modified" <> None);
+  check_status "later" 304 (ims "Mon, 10 Sep 2001 00:00:00 GMT");
+  check_status "older" 200 (ims "Sun, 09 Sep 2001 01:46:39 GMT");
+  check_status "asctime" 304 (ims "Sun Sep  9 01:46:40 2001");
+  check_status "invalid date" 200 (ims "tomorrow");
+  check_status "If-None-Match: *" 304 (get [ ("If-None-Match", "*") ]);
+  check_status "If-None-Match wins over If-Modified-Since" 200
+    (get
+       [
+         ("If-None-Match", "\"x\"");
+         ("If-Modified-Since", "Mon, 10 Sep 2001 00:00:00 GMT");
+       ])
+
+let ranged () =
+  let caps = In_memory.capabilities (mem_site ()) in
+  let get headers = serve ~headers caps "/a.txt" in
+  let r = get [ ("Range", "bytes=2-4") ] in
+  check_status "206" 206 r;
+  Alcotest.(check string) "slice" "file /www/a.txt 2+3" (body r);
+  Alcotest.(check (option string))
+    "Content-Range" (Some "bytes 2-4/10")
+    (Response.header r "content-range");
+  let r = get [ ("Range", "bytes=-3") ] in
+  Alcotest.(check string) "suffix" "file /www/a.txt 7+3" (body r);
+  let r = get [ ("Range", "bytes=10-") ] in
+  check_status "416" 416 r;
+  Alcotest.(check (option string))
+    "416 Content-Range" (Some "bytes */10")
+    (Response.header r "content-range");
+  check_status "several ranges: whole" 200 (get [ ("Range", "bytes=0-1,4-5") ]);
+  check_status "invalid: whole" 200 (get [ ("Range", "bytes=4-1") ]);
+  check_status "If-Range matching" 206
+    (get
+       [ ("Range", "bytes=0-1"); ("If-Range", "Sun, 09 Sep 2001 01:46:40 GMT") ]);
+  check_status "If-Range older" 200
+    (get
+       [ ("Range", "bytes=0-1"); ("If-Range", "Sun, 09 Sep 2001 01:46:39 GMT") ]);
+  check_status "If-Range with an entity tag" 200
+    (get [ ("Range", "bytes=0-1"); ("If-Range", "\"abc\"") ])
+
+(* The same rules on the real file system, where links, special files and
+   the content cache are real. *)
+let with_temp_dir f =
+  let dir = Filename.temp_dir "braid-static" "" in
+  let dir = Unix.realpath dir in
+  Fun.protect
+    ~finally:(fun () -> ignore (Sys.command ("rm -rf " ^ Filename.quote dir)))
+    (fun () -> f dir)
+
+let write_file path content =
+  Out_channel.with_open_bin path (fun oc -> output_string oc content)
+
+let real_files () =
+  with_temp_dir @@ fun dir ->
+  let root = Filename.concat dir "www" in
+  Unix.mkdir root 0o755;
+  Unix.mkdir (Filename.concat root "sub") 0o755;
+  write_file (Filename.concat root "a.txt") "0123456789";
+  write_file (Filename.concat dir "secret.txt") "secret";
+  Unix.mkdir (dir ^ "/www-evil") 0o755;
+  write_file (dir ^ "/www-evil/x.txt") "x";
+  Unix.symlink "a.txt" (root ^ "/inside");
+  Unix.symlink (dir ^ "/secret.txt") (root ^ "/outside");
+  Unix.symlink "../../secret.txt" (root ^ "/sub/outside-rel");
+  Unix.symlink "/" (root ^ "/slash");
+  Unix.symlink (dir ^ "/www-evil") (root ^ "/sibling");
+  Unix.mkfifo (root ^ "/fifo") 0o644;
+  let production = Production.create (Production.settings Router.empty) in
+  let caps = Production.capabilities production in
+  let get path = serve ~root caps path in
+  check_status "file" 200 (get "/a.txt");
+  check_status "link inside" 200 (get "/inside");
+  check_status "link outside" 403 (get "/outside");
+  check_status "relative link outside" 403 (get "/sub/outside-rel");
+  check_status "link to /" 403 (get "/slash/etc/passwd");
+  check_status "sibling with the root as prefix" 403 (get "/sibling/x.txt");
+  check_status "FIFO never opened" 403 (get "/fifo");
+  check_status "missing" 404 (get "/nope");
+  (* The cache follows the file. *)
+  let contents () =
+    match get "/a.txt" with
+    | { body = File { path; info; offset; length }; _ } -> (
+        match Production.open_file production path info with
+        | Ok (In_memory s) -> String.sub s offset length
+        | Ok (Reader { read; close }) ->
+            let b = Bytes.create length in
+            let n = read ~offset b 0 length in
+            close ();
+            Bytes.sub_string b 0 n
+        | Error e -> File.error_to_string e)
+    | r -> Printf.sprintf "status %d" r.status
+  in
+  Alcotest.(check string) "first" "0123456789" (contents ());
+  Alcotest.(check string) "cached" "0123456789" (contents ());
+  write_file (Filename.concat root "a.txt") "changed!";
+  Alcotest.(check string) "changed on disk" "changed!" (contents ());
+  Unix.unlink (Filename.concat root "a.txt");
+  write_file (Filename.concat root "a.txt") "new file";
+  Alcotest.(check string) "replaced (same size)" "new file" (contents ())
+
+(* {1 Logs and output} *)
+
+let combined_log () =
+  let req =
+    request
+      ~headers:[ ("Referer", "http://r/"); ("User-Agent", "ua \"quoted\"") ]
+      "/a b"
+  in
+  let line =
+    Log.combined
+      {
+        peer = Some (Unix.ADDR_INET (Unix.inet_addr_of_string "10.0.0.1", 5));
+        time = rfc_example;
+        request = Some req;
+        status = 200;
+        body_bytes = 1234;
+      }
+  in
+  Alcotest.(check string)
+    "line"
+    "10.0.0.1 - - [06/Nov/1994:08:49:37 +0000] \"GET /a b HTTP/1.1\" 200 1234 \
+     \"http://r/\" \"ua \\x22quoted\\x22\""
+    line;
+  Alcotest.(check string)
+    "unparsed request"
+    "- - - [06/Nov/1994:08:49:37 +0000] \"-\" 400 - \"-\" \"-\""
+    (Log.combined
+       {
+         peer = None;
+         time = rfc_example;
+         request = None;
+         status = 400;
+         body_bytes = 0;
+       })
+
+let output () =
+  let writes = ref [] in
+  let o =
+    Output.create ~size:64 (fun b off len ->
+        writes := Bytes.sub_string b off len :: !writes)
+  in
+  Output.add_string o "n=";
+  Output.add_int o 0;
+  Output.add_char o ' ';
+  Output.add_int o 1234567890;
+  Output.add_char o ' ';
+  Output.add_hex o 255;
+  Output.add_char o ' ';
+  Output.add_hex o 0;
+  Output.flush o;
+  Alcotest.(check (list string)) "digits" [ "n=0 1234567890 ff 0" ] !writes;
+  writes := [];
+  Output.add_string o "head";
+  let big = Bytes.make 10_000 'x' in
+  Output.send o big 0 10_000;
+  Alcotest.(check (list int))
+    "a large body goes out directly, after the head" [ 10_000; 4 ]
+    (List.map String.length !writes);
+  writes := [];
+  Output.add_string o (String.make 100 'y');
+  Output.flush o;
+  Alcotest.(check (list int))
+    "grows for a long head" [ 100 ]
+    (List.map String.length !writes)
+
+let () =
+  Test_support.Watchdog.start "test_units";
+  Alcotest.run "server units"
+    [
+      ( "protocol",
+        [
+          Alcotest.test_case "status" `Quick status;
+          Alcotest.test_case "dates" `Quick dates;
+          Alcotest.test_case "date cache" `Quick date_cache;
+          Alcotest.test_case "ranges" `Quick ranges;
+        ] );
+      ( "paths",
+        [
+          Alcotest.test_case "split target" `Quick split;
+          Alcotest.test_case "resolve" `Quick resolve;
+          Alcotest.test_case "segments" `Quick segments;
+          Alcotest.test_case "encode" `Quick encode;
+        ] );
+      ("routing", [ Alcotest.test_case "router" `Quick routing ]);
+      ( "static",
+        [
+          Alcotest.test_case "files" `Quick static_files;
+          Alcotest.test_case "escapes" `Quick escapes;
+          Alcotest.test_case "conditional" `Quick conditional;
+          Alcotest.test_case "ranges" `Quick ranged;
+          Alcotest.test_case "real file system" `Quick real_files;
+        ] );
+      ( "output",
+        [
+          Alcotest.test_case "combined log format" `Quick combined_log;
+          Alcotest.test_case "output buffer" `Quick output;
+        ] );
+    ]
