@@ -47,7 +47,8 @@ let serve c (config : Config.t) socket peer =
     match c.mode with
     | Effects ->
         Services.run c.capabilities (fun () ->
-            With_effects.serve () config c.dates ~peer:(Some peer) ~read ~write)
+            With_effects.serve (Services.Perform.env ()) config c.dates
+              ~peer:(Some peer) ~read ~write)
     | Direct_calls ->
         With_direct_calls.serve c.production config c.dates ~peer:(Some peer)
           ~read ~write

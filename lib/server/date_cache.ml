@@ -1,6 +1,27 @@
-type t = { mutable second : int; mutable line : string }
+type t = {
+  monotonic_ns : unit -> int;
+  mutable asked_at : int;  (** Monotonic time of the last [clock ()]. *)
+  mutable asked : float;  (** Its answer. *)
+  mutable second : int;
+  mutable line : string;
+}
 
-let create () = { second = min_int; line = "" }
+let system_ns () = Int64.to_int (Mtime_clock.now_ns ())
+
+let create ?(monotonic_ns = system_ns) () =
+  { monotonic_ns; asked_at = min_int; asked = 0.; second = min_int; line = "" }
+
+let now t clock =
+  let mono = t.monotonic_ns () in
+  if
+    t.asked_at = min_int
+    || mono - t.asked_at >= 1_000_000_000
+    || mono < t.asked_at
+  then (
+    t.asked <- clock ();
+    t.asked_at <- mono;
+    t.asked)
+  else t.asked +. (float_of_int (mono - t.asked_at) *. 1e-9)
 
 let header_line t now =
   let second = if Float.is_nan now then 0 else int_of_float (Float.floor now) in

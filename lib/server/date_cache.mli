@@ -1,14 +1,26 @@
-(** The [Date] header line, formatted at most once per second.
+(** The wall clock as the pipeline reads it, and the [Date] header line.
+
+    The clock service is asked at most once per second of monotonic time; in
+    between, the time is the last answer plus the monotonic time elapsed (a vDSO
+    read, no system call and no effect). The [Date] line is formatted at most
+    once per second.
 
     Not thread-safe: keep one per event loop (the server makes one per domain)
     or per connection. Never blocks. *)
 
 type t
 
-val create : unit -> t
+val create : ?monotonic_ns:(unit -> int) -> unit -> t
+(** [create ()] is an empty cache. [monotonic_ns] (default: the system's
+    monotonic clock, in nanoseconds) decides when to ask the clock again; tests
+    pass a frozen one. *)
+
+val now : t -> (unit -> float) -> float
+(** [now cache clock] is the current wall-clock time in seconds since the epoch:
+    [clock ()] if a second has passed since [cache] last asked it, else the last
+    answer plus the monotonic time elapsed since. *)
 
 val header_line : t -> float -> string
 (** [header_line cache now] is ["Date: <IMF-fixdate of now>\r\n"]: the cached
     string while [now] stays in the same second as the last call, a fresh one
-    otherwise. [now] is in seconds since the epoch (the clock capability's
-    answer). *)
+    otherwise. *)

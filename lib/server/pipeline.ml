@@ -46,6 +46,7 @@ module Make (C : Capabilities.S) = struct
     input : Input.t;
     out : Output.t;
     log : Log.event -> unit;
+    clock : unit -> float;
   }
 
   let guard c (req : Request.t) f =
@@ -219,7 +220,7 @@ module Make (C : Capabilities.S) = struct
 
   (* Serves one parsed request; [true] if the connection goes on. *)
   let exchange c (req : Request.t) =
-    let now = C.now c.env in
+    let now = Date_cache.now c.dates c.clock in
     let path, query = Url_path.split_target req.target in
     let response, body = dispatch c req ~now ~path ~query in
     let is_stream = match response.body with Stream _ -> true | _ -> false in
@@ -299,7 +300,7 @@ module Make (C : Capabilities.S) = struct
 
   (* A request the parser refused. *)
   let reject c (e : Parse_error.t) =
-    let now = C.now c.env in
+    let now = Date_cache.now c.dates c.clock in
     let response = Response.error e.status e.reason in
     let text = match response.body with String s -> s | _ -> "" in
     write_head c ~now ~status:e.status ~headers:response.headers
@@ -324,26 +325,41 @@ module Make (C : Capabilities.S) = struct
         if e.close then Server_closed else loop c
     | Ok req -> if exchange c req then loop c else Server_closed
 
+  (* The connection's own read and write: their exceptions are carried
+     through handlers as [Io_failed]. No closure per call. *)
+  let failed e = Io_failed (e, Printexc.get_raw_backtrace ())
+
   let serve env (config : Config.t) dates ~peer ~read ~write =
-    let wrap f =
-      match f () with
-      | v -> v
+    let write buf off len =
+      match write buf off len with
+      | () -> ()
       | exception (Braid.Cancelled as e) -> raise e
-      | exception e -> raise (Io_failed (e, Printexc.get_raw_backtrace ()))
+      | exception e -> raise (failed e)
     in
-    let out =
-      Output.create ~size:config.output_buffer (fun buf off len ->
-          wrap (fun () -> write buf off len))
-    in
+    let out = Output.create ~size:config.output_buffer write in
     (* Whatever is buffered goes out before the connection waits for more:
        pipelined responses share writes, and none waits behind a read. *)
     let read buf off len =
       Output.flush out;
-      wrap (fun () -> read buf off len)
+      match read buf off len with
+      | n -> n
+      | exception (Braid.Cancelled as e) -> raise e
+      | exception e -> raise (failed e)
     in
     match
       Input.with_reader ~size:config.input_buffer read (fun input ->
-          let c = { env; config; dates; peer; input; out; log = C.log env } in
+          let c =
+            {
+              env;
+              config;
+              dates;
+              peer;
+              input;
+              out;
+              log = C.log env;
+              clock = (fun () -> C.now env);
+            }
+          in
           let outcome = try loop c with Abort -> Server_closed in
           Output.flush out;
           outcome)

@@ -1,10 +1,9 @@
 (** The services of {!Capabilities} as effects, and the handler that answers
     them.
 
-    A connection served by the effects-based pipeline performs {!Log}, {!Now},
-    {!Stat}, {!Realpath}, {!Open_file} and {!Find_handler}; the handler that
-    {!run} installs around it answers each with one function of a
-    {!Capabilities.t}. Production and tests differ only in that record
+    A connection served by the effects-based pipeline performs these effects;
+    the handler that {!run} installs around it answers each with one function of
+    a {!Capabilities.t}. Production and tests differ only in that record
     ({!Production.capabilities}, {!In_memory.capabilities}), and one service can
     be swapped alone:
     {[
@@ -14,6 +13,18 @@
     Effects not listed here (the IO loop's [Suspend], the parser's [Refill])
     pass through the handler untouched, so blocking inside {!run} blocks only
     the fiber. *)
+
+type cell = {
+  mutable event : Log.event;
+  mutable meth : Braid_http.Method.t;
+  mutable path : string;
+}
+(** A connection's reusable arguments for the effects it performs on every
+    request. Performing [Log event] allocates the effect value; the pipeline
+    instead keeps one [Logged cell] and one [Lookup cell] per connection and
+    puts the argument in [cell] first, so a request's effects allocate nothing
+    but their continuations (the parser's [Input.Refill] is built once per input
+    for the same reason). *)
 
 type _ Effect.t +=
   | Log : Log.event -> unit Effect.t
@@ -28,12 +39,22 @@ type _ Effect.t +=
       string * File.info
       -> (File.contents, File.error) result Effect.t
   | Find_handler : Braid_http.Method.t * string -> Router.found Effect.t
+  | Logged : cell -> unit Effect.t  (** [Log cell.event]. *)
+  | Lookup : cell -> Router.found Effect.t
+        (** [Find_handler (cell.meth, cell.path)]. *)
 
 val run : Capabilities.t -> (unit -> 'a) -> 'a
 (** [run services f] runs [f ()], answering every service effect performed
     inside (in this fiber) with [services]. An exception raised by a service is
-    raised at the [perform]. Nested [run]s: the innermost answers. *)
+    raised at the [perform]. Nested [run]s: the innermost answers. Answering
+    allocates nothing: the handler's replies are built once per [run]. *)
 
-module Perform : Capabilities.S with type env = unit
 (** The capabilities of {!Capabilities.S} as effects: each function performs its
-    effect. Outside {!run} they raise [Effect.Unhandled]. *)
+    effect. Outside {!run} they raise [Effect.Unhandled]. An [env] holds the
+    connection's reusable effect values: make one per connection (it is not
+    shared between fibers). *)
+module Perform : sig
+  include Capabilities.S
+
+  val env : unit -> env
+end

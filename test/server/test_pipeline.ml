@@ -64,6 +64,11 @@ let memory () =
 
 let config = { Config.default with root = Some "/srv/www" }
 
+(* A frozen monotonic clock: the clock service is asked once per
+   connection, so the responses' dates do not depend on how fast the test
+   runs. *)
+let dates () = Date_cache.create ~monotonic_ns:(fun () -> 0) ()
+
 type step = Send of string | Expect_sent of string
 
 type run = {
@@ -107,11 +112,11 @@ let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
   in
   let caps = In_memory.capabilities mem in
   let outcome =
-    if direct then
-      D.serve caps config (Date_cache.create ()) ~peer:None ~read ~write
+    if direct then D.serve caps config (dates ()) ~peer:None ~read ~write
     else
       Services.run caps (fun () ->
-          P.serve () config (Date_cache.create ()) ~peer:None ~read ~write)
+          P.serve (Services.Perform.env ()) config (dates ()) ~peer:None ~read
+            ~write)
   in
   { outcome; output = Buffer.contents out; writes = !writes; mem }
 
@@ -518,7 +523,7 @@ let file_vanishing () =
   in
   ignore
     (Services.run caps (fun () ->
-         P.serve () config (Date_cache.create ()) ~peer:None ~read
+         P.serve (Services.Perform.env ()) config (dates ()) ~peer:None ~read
            ~write:(fun b o l -> Buffer.add_subbytes out b o l)));
   let rs, _ = Wire.parse (Buffer.contents out) in
   check_statuses "404, not a broken 200" [ 404 ] rs

@@ -68,7 +68,24 @@ let dates () =
   done
 
 let date_cache () =
-  let c = Date_cache.create () in
+  let mono = ref 0 and asked = ref 0 and wall = ref 1000.2 in
+  let c = Date_cache.create ~monotonic_ns:(fun () -> !mono) () in
+  let clock () =
+    incr asked;
+    !wall
+  in
+  let now () = Date_cache.now c clock in
+  Alcotest.(check (float 0.)) "first read asks the clock" 1000.2 (now ());
+  mono := 500_000_000;
+  wall := 5000.;
+  Alcotest.(check (float 1e-9)) "within a second: extrapolated" 1000.7 (now ());
+  Alcotest.(check int) "asked once" 1 !asked;
+  mono := 1_000_000_000;
+  Alcotest.(check (float 0.)) "a second later: asked again" 5000. (now ());
+  Alcotest.(check int) "asked twice" 2 !asked;
+  mono := 0;
+  ignore (now ());
+  Alcotest.(check int) "a monotonic clock going back asks again" 3 !asked;
   let a = Date_cache.header_line c 1000.2 in
   Alcotest.(check string) "line" "Date: Thu, 01 Jan 1970 00:16:40 GMT\r\n" a;
   Alcotest.(check bool)
@@ -285,7 +302,8 @@ let serve ?meth ?headers ?(root = "/www") caps target =
   let req = request ?meth ?headers target in
   let path, query = Url_path.split_target target in
   Services.run caps (fun () ->
-      S.serve () ~root ~index:"index.html" req ~path ~query)
+      S.serve (Services.Perform.env ()) ~root ~index:"index.html" req ~path
+        ~query)
 
 let mtime = 1_000_000_000.
 
