@@ -23,7 +23,7 @@ let of_unix ~sw unix =
         (try Unix.close unix with Unix.Unix_error _ -> ());
         fail "of_unix" error
   in
-  register ~sw loop unix ~socket ~op
+  register ~sw loop unix ~socket ~stream:false ~op
 
 let pipe ~sw () =
   let loop = Loop.current ~op:"Braid_io.Fd.pipe" in
@@ -33,7 +33,9 @@ let pipe ~sw () =
   in
   let setup unix =
     match Unix.set_nonblock unix with
-    | () -> register ~sw loop unix ~socket:false ~op:"Braid_io.Fd.pipe"
+    | () ->
+        register ~sw loop unix ~socket:false ~stream:false
+          ~op:"Braid_io.Fd.pipe"
     | exception Unix.Unix_error (error, _, _) ->
         (try Unix.close unix with Unix.Unix_error _ -> ());
         fail "pipe" error
@@ -53,12 +55,19 @@ let check_range name buf off len =
 
 let rec read fd buf off len =
   if not (Loop.is_open fd) then closed "read";
-  match Syscall.read (Loop.unix fd) buf off len with
-  | -1 ->
-      wait fd ~write:false ~op:"read";
-      read fd buf off len
-  | n -> n
-  | exception Unix.Unix_error (error, _, _) -> fail "read" error
+  if not (Loop.may_be_readable fd) then (
+    wait fd ~write:false ~op:"read";
+    read fd buf off len)
+  else
+    match Syscall.read (Loop.unix fd) buf off len with
+    | -1 ->
+        Loop.nothing_more_to_read fd;
+        wait fd ~write:false ~op:"read";
+        read fd buf off len
+    | n ->
+        Loop.read_returned fd ~wanted:len n;
+        n
+    | exception Unix.Unix_error (error, _, _) -> fail "read" error
 
 let read_into fd buf off len =
   check_range "read_into" buf off len;

@@ -22,8 +22,8 @@ let attach ~sw fd =
       (try close fd with Error _ -> ());
       raise e
 
-let register ~sw loop unix ~socket ~op =
-  match Loop.register loop unix ~socket ~op with
+let register ~sw loop unix ~socket ~stream ~op =
+  match Loop.register loop unix ~socket ~stream ~op with
   | fd ->
       attach ~sw fd;
       fd
@@ -32,5 +32,4 @@ let register ~sw loop unix ~socket ~op =
       raise e
 
 let wait fd ~write ~op =
-  try Loop.await fd ~write ~op:("Braid_io." ^ op)
-  with Loop.Closed -> fail op Unix.EBADF
+  try Loop.await fd ~write ~op with Loop.Closed -> fail op Unix.EBADF

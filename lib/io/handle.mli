@@ -19,6 +19,7 @@ val register :
   Loop.t ->
   Unix.file_descr ->
   socket:bool ->
+  stream:bool ->
   op:string ->
   Loop.fd
 (** [register ~sw loop unix ~socket ~op] is {!Loop.register} then {!attach};

@@ -15,9 +15,17 @@ type fd = {
   loop : t;
   unix : Unix.file_descr;
   socket : bool;
+  stream : bool;
+      (** A short read drained the receive queue (TCP), unless the peer has
+          closed or failed: the end of stream or error is still to be read. *)
   token : int;  (** Index in [loop.fds]; [-1] if epoll cannot watch it. *)
   mutable readers : unit resumer list;
   mutable writers : unit resumer list;
+  mutable may_be_readable : bool;
+      (** False after a read found nothing more to read, until epoll reports the
+          descriptor readable: reading then would only get EAGAIN. *)
+  mutable hung_up : bool;
+      (** Epoll reported a hang-up or error: reads always try, for ever. *)
   mutable is_open : bool;
 }
 
@@ -115,7 +123,7 @@ let take_token t =
    system call. Every operation tries its system call first and waits only
    after EAGAIN, so an edge that arrives while nobody waits is not lost: the
    next caller finds the data. *)
-let register t unix ~socket ~op =
+let register t unix ~socket ~stream ~op =
   check_owner t ~op;
   let token = take_token t in
   match Epoll.add t.epoll unix watched_events ~token with
@@ -125,9 +133,12 @@ let register t unix ~socket ~op =
           loop = t;
           unix;
           socket;
+          stream;
           token;
           readers = [];
           writers = [];
+          may_be_readable = true;
+          hung_up = false;
           is_open = true;
         }
       in
@@ -142,9 +153,12 @@ let register t unix ~socket ~op =
         loop = t;
         unix;
         socket;
+        stream;
         token = -1;
         readers = [];
         writers = [];
+        may_be_readable = true;
+        hung_up = false;
         is_open = true;
       }
   | exception e ->
@@ -153,6 +167,15 @@ let register t unix ~socket ~op =
 
 let unix fd = fd.unix
 let is_socket fd = fd.socket
+
+(* Only for descriptors epoll watches: others are never waited for. *)
+let may_be_readable fd = fd.may_be_readable || fd.token < 0
+let nothing_more_to_read fd = fd.may_be_readable <- false
+
+let read_returned fd ~wanted n =
+  if n > 0 && n < wanted && fd.stream && not fd.hung_up then
+    fd.may_be_readable <- false
+
 let is_open fd = fd.is_open
 let loop_of fd = fd.loop
 let not_waiting : unit resumer = fun _ -> false
@@ -167,7 +190,7 @@ let withdraw t fd ~write mine =
 let await fd ~write ~op =
   if not fd.is_open then raise Closed;
   let t = fd.loop in
-  check_owner t ~op;
+  if not (on_loop_thread t) then check_owner t ~op:("Braid_io." ^ op);
   if fd.token >= 0 then
     let mine = ref not_waiting in
     match
@@ -369,11 +392,14 @@ let dispatch t n =
           if
             (flags land Epoll.(readable lor read_hang_up lor hang_up lor error))
             <> 0
-            && fd.readers != []
           then (
-            let readers = fd.readers in
-            fd.readers <- [];
-            wake_all t readers (Ok ()));
+            fd.may_be_readable <- true;
+            if (flags land Epoll.(read_hang_up lor hang_up lor error)) <> 0 then
+              fd.hung_up <- true;
+            if fd.readers != [] then (
+              let readers = fd.readers in
+              fd.readers <- [];
+              wake_all t readers (Ok ())));
           if
             (flags land Epoll.(writable lor hang_up lor error)) <> 0
             && fd.writers != []

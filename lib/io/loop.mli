@@ -32,15 +32,38 @@ exception Closed
 type fd
 (** A descriptor registered with a loop. *)
 
-val register : t -> Unix.file_descr -> socket:bool -> op:string -> fd
-(** [register t unix ~socket ~op] watches [unix] (already non-blocking). A
-    descriptor epoll cannot watch (a regular file) is accepted and never waited
-    for.
+val register :
+  t -> Unix.file_descr -> socket:bool -> stream:bool -> op:string -> fd
+(** [register t unix ~socket ~stream ~op] watches [unix] (already non-blocking).
+    [socket]: writes use [send]. [stream]: a read that returns fewer bytes than
+    asked drained the descriptor (true of stream sockets). A descriptor epoll
+    cannot watch (a regular file) is accepted and never waited for.
     @raise Invalid_argument naming [op] off the loop's thread. *)
 
 val unix : fd -> Unix.file_descr
 val is_socket : fd -> bool
 val is_open : fd -> bool
+
+(** {2 Readiness}
+
+    Epoll is edge-triggered: it reports data arriving, not data present. The
+    loop remembers whether a read could find something, so that a fiber that
+    drained a socket waits for the next edge without first paying a read that
+    fails with EAGAIN. *)
+
+val may_be_readable : fd -> bool
+(** False if the last read drained [fd] and no data arrived since. *)
+
+val nothing_more_to_read : fd -> unit
+(** [nothing_more_to_read fd] records that a read got EAGAIN. *)
+
+val read_returned : fd -> wanted:int -> int -> unit
+(** [read_returned fd ~wanted n] records that a read of [wanted] bytes got [n]:
+    fewer (but some) on a TCP socket drained it, unless the peer hung up (its
+    end of stream is still to be read). As in Tokio, urgent (out-of-band) data
+    can also end a read early; a peer sending it then waits for its next bytes
+    to be read. *)
+
 val loop_of : fd -> t
 
 val await : fd -> write:bool -> op:string -> unit
@@ -49,7 +72,8 @@ val await : fd -> write:bool -> op:string -> unit
     cancelled wait leaves no registration behind.
     @raise Closed if [fd] is or gets closed.
     @raise Braid.Cancelled if the fiber is cancelled.
-    @raise Invalid_argument naming [op] if called off the loop's thread. *)
+    @raise Invalid_argument
+      naming [op] (["read"], say) if called off the loop's thread. *)
 
 val close : fd -> unit
 (** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and

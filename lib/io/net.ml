@@ -24,6 +24,11 @@ let local_addr = checked "getsockname" Unix.getsockname
 let peer_addr = checked "getpeername" Unix.getpeername
 let shutdown s cmd = checked "shutdown" (fun fd -> Unix.shutdown fd cmd) s
 
+(* Only TCP reads trust a short read to have drained the socket (see
+   [Loop.read_returned]): a Unix-domain read also stops where the credentials
+   of two writers differ. *)
+let is_tcp = function Unix.ADDR_INET _ -> true | Unix.ADDR_UNIX _ -> false
+
 let socket ~sw ~op addr =
   let loop = Loop.current ~op:("Braid_io.Net." ^ op) in
   let unix =
@@ -35,7 +40,8 @@ let socket ~sw ~op addr =
   | exception Unix.Unix_error (error, _, _) ->
       Unix.close unix;
       fail op error);
-  Handle.register ~sw loop unix ~socket:true ~op:("Braid_io.Net." ^ op)
+  Handle.register ~sw loop unix ~socket:true ~stream:(is_tcp addr)
+    ~op:("Braid_io.Net." ^ op)
 
 let listen ~sw ?(backlog = 4096) ?(reuse_addr = true) ?(reuse_port = false) addr
     =
@@ -68,7 +74,7 @@ let accept ~sw listener =
   let unix, addr = accept_raw listener in
   let s =
     Handle.register ~sw (Loop.loop_of listener) unix ~socket:true
-      ~op:"Braid_io.Net.accept"
+      ~stream:(is_tcp addr) ~op:"Braid_io.Net.accept"
   in
   (s, addr)
 
@@ -76,7 +82,10 @@ let accept_fork ~sw ~on_error listener handle =
   let unix, addr = accept_raw listener in
   let op = "Braid_io.Net.accept_fork" in
   let client =
-    match Loop.register (Loop.loop_of listener) unix ~socket:true ~op with
+    match
+      Loop.register (Loop.loop_of listener) unix ~socket:true
+        ~stream:(is_tcp addr) ~op
+    with
     | client -> client
     | exception e ->
         Unix.close unix;

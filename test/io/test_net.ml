@@ -66,6 +66,29 @@ let end_of_stream () =
   Alcotest.(check int) "then end of stream" 0 (Net.read_into b buf 0 10);
   Alcotest.(check int) "and again" 0 (Net.read_into b buf 0 10)
 
+(* A read shorter than asked usually drains the socket, so the next read
+   waits for epoll; but when the peer's end of stream is queued behind the
+   data, it must still be read, not waited for. Both when the reader was
+   already waiting and when everything was queued before it read. *)
+let end_of_stream_after_a_short_read () =
+  run @@ fun () ->
+  within "short read then end of stream" @@ fun () ->
+  Switch.run @@ fun sw ->
+  let buf = Bytes.create 10 in
+  let a, b = pair ~sw in
+  let reader = Fiber.fork ~sw (fun () -> Net.read_into b buf 0 10) in
+  settle ();
+  Net.write_string a "abc";
+  Net.shutdown a Unix.SHUTDOWN_SEND;
+  Alcotest.(check int) "the data (reader waiting)" 3 (Fiber.join reader);
+  Alcotest.(check int) "then the end" 0 (Net.read_into b buf 0 10);
+  let c, d = pair ~sw in
+  Net.write_string c "abc";
+  Net.shutdown c Unix.SHUTDOWN_SEND;
+  Time.sleep 0.01;
+  Alcotest.(check int) "the data (all queued)" 3 (Net.read_into d buf 0 10);
+  Alcotest.(check int) "then the end" 0 (Net.read_into d buf 0 10)
+
 let close_wakes_reader () =
   run @@ fun () ->
   within "close" @@ fun () ->
@@ -247,6 +270,8 @@ let () =
         [
           case "connect refused" connect_refused;
           case "end of stream" end_of_stream;
+          case "end of stream after a short read"
+            end_of_stream_after_a_short_read;
           case "close wakes a blocked reader" close_wakes_reader;
           case "writing to a vanished peer" write_to_vanished_peer;
           case "handler failures go to on_error" handler_errors_go_to_on_error;

@@ -1,0 +1,2 @@
+let echo = Echo.experiment
+let timers = Timers.experiment

@@ -1,0 +1,3 @@
+(** The [echo] experiment; see {!Bench_io.echo}. *)
+
+val experiment : Bench_harness.experiment
