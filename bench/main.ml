@@ -11,6 +11,8 @@ let experiments : experiment list =
     Bench_error_handling.experiment;
     Bench_parser.experiment;
     Bench_lwt.experiment;
+    Bench_io.echo;
+    Bench_io.timers;
   ]
 
 let run_one ~quick (e : experiment) =
