@@ -10,6 +10,8 @@ let experiments : experiment list =
     Bench_core.cancellation_cost;
     Bench_error_handling.experiment;
     Bench_parser.experiment;
+    Bench_pool.fib;
+    Bench_pool.pool_overhead;
     Bench_lwt.experiment;
     Bench_io.echo;
     Bench_io.timers;
