@@ -118,7 +118,7 @@ let find_task t w =
         | Some _ as found -> found
         | None -> steal t w)
 
-(* Before sleeping, look for work for a few tens of microseconds: a parent
+(* Before sleeping, look for work for about 100 microseconds: a parent
    about to push subtasks, or a resumer on another domain, usually gives us
    something within that window, and a futex sleep plus wake-up costs more. *)
 let spin_rounds = 64

@@ -25,8 +25,9 @@ val try_search : t -> bool
 val stop_searching : t -> unit
 (** [stop_searching t] ends the caller's search. If it found no work, it must
     {!park} next, whose first poll looks again: work published while it searched
-    is never missed. If it found work, it should {!notify}, so that a sleeper
-    takes over the search. *)
+    is never missed. If it found work while more may be waiting (the pool checks
+    its shared queue), it should {!notify}, so that a sleeper takes over: what
+    was published during the search woke nobody. *)
 
 val notify_all : t -> unit
 (** [notify_all t] makes every parked worker poll again (for shutdown). *)
