@@ -13,6 +13,8 @@ let experiments : experiment list =
     Bench_pool.fib;
     Bench_pool.pool_overhead;
     Bench_lwt.experiment;
+    Bench_server.http;
+    Bench_server.reverse_post;
     Bench_io.echo;
     Bench_io.timers;
   ]

@@ -4,12 +4,35 @@ type t = {
   mutable asked : float;  (** Its answer. *)
   mutable second : int;
   mutable line : string;
+  seconds : int array;  (** Direct-mapped: the second formatted in each slot. *)
+  dates : string array;
 }
 
+let slots = 64
 let system_ns () = Int64.to_int (Mtime_clock.now_ns ())
 
 let create ?(monotonic_ns = system_ns) () =
-  { monotonic_ns; asked_at = min_int; asked = 0.; second = min_int; line = "" }
+  {
+    monotonic_ns;
+    asked_at = min_int;
+    asked = 0.;
+    second = min_int;
+    line = "";
+    seconds = Array.make slots min_int;
+    dates = Array.make slots "";
+  }
+
+let http_date t time =
+  let second =
+    if Float.is_nan time then 0 else int_of_float (Float.floor time)
+  in
+  let slot = second land (slots - 1) in
+  if Array.unsafe_get t.seconds slot = second then Array.unsafe_get t.dates slot
+  else
+    let d = Http_date.format time in
+    t.seconds.(slot) <- second;
+    t.dates.(slot) <- d;
+    d
 
 let now t clock =
   let mono = t.monotonic_ns () in

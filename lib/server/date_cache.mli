@@ -20,6 +20,11 @@ val now : t -> (unit -> float) -> float
     [clock ()] if a second has passed since [cache] last asked it, else the last
     answer plus the monotonic time elapsed since. *)
 
+val http_date : t -> float -> string
+(** [http_date cache t] is {!Http_date.format} [t], remembered for the last few
+    distinct seconds asked (a file's [Last-Modified] is asked on every request
+    for it). *)
+
 val header_line : t -> float -> string
 (** [header_line cache now] is ["Date: <IMF-fixdate of now>\r\n"]: the cached
     string while [now] stays in the same second as the last call, a fresh one

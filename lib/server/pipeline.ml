@@ -26,10 +26,12 @@ let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"
 
 (* Fields the pipeline writes itself. *)
 let is_framing name =
-  Headers.equal_name name "content-length"
-  || Headers.equal_name name "transfer-encoding"
-  || Headers.equal_name name "connection"
-  || Headers.equal_name name "date"
+  match String.length name with
+  | 4 -> Headers.equal_name name "date"
+  | 10 -> Headers.equal_name name "connection"
+  | 14 -> Headers.equal_name name "content-length"
+  | 17 -> Headers.equal_name name "transfer-encoding"
+  | _ -> false
 
 type framing = Length of int | Chunked | Unframed
 
@@ -206,8 +208,8 @@ module Make (C : Capabilities.S) = struct
               match c.config.root with
               | Some root ->
                   guard c req (fun () ->
-                      Static.serve c.env ~root ~index:c.config.index req ~path
-                        ~query)
+                      Static.serve c.env ~root ~index:c.config.index
+                        ~dates:c.dates req ~path ~query)
               | None -> Response.error 404 ""
             in
             (response, body_for limits))

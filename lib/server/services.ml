@@ -2,6 +2,8 @@ type cell = {
   mutable event : Log.event;
   mutable meth : Braid_http.Method.t;
   mutable path : string;
+  mutable follow : bool;
+  mutable info : File.info;
 }
 
 type _ Effect.t +=
@@ -19,6 +21,8 @@ type _ Effect.t +=
   | Find_handler : Braid_http.Method.t * string -> Router.found Effect.t
   | Logged : cell -> unit Effect.t
   | Lookup : cell -> Router.found Effect.t
+  | Stat_cell : cell -> (File.info, File.error) result Effect.t
+  | Open_cell : cell -> (File.contents, File.error) result Effect.t
 
 let no_info =
   { File.kind = Other; size = 0; mtime = 0.; ctime = 0.; device = 0; inode = 0 }
@@ -107,6 +111,14 @@ let run (type a) (services : Capabilities.t) (f : unit -> a) : a =
               meth := c.meth;
               path := c.path;
               find_handler
+          | Stat_cell c ->
+              follow := c.follow;
+              path := c.path;
+              stat
+          | Open_cell c ->
+              path := c.path;
+              info := c.info;
+              open_file
           | _ -> None);
     }
 
@@ -117,11 +129,21 @@ module Perform = struct
     cell : cell;
     logged : unit Effect.t;
     lookup : Router.found Effect.t;
+    stat : (File.info, File.error) result Effect.t;
+    open_file : (File.contents, File.error) result Effect.t;
   }
 
   let env () =
-    let cell = { event = nothing; meth = GET; path = "" } in
-    { cell; logged = Logged cell; lookup = Lookup cell }
+    let cell =
+      { event = nothing; meth = GET; path = ""; follow = false; info = no_info }
+    in
+    {
+      cell;
+      logged = Logged cell;
+      lookup = Lookup cell;
+      stat = Stat_cell cell;
+      open_file = Open_cell cell;
+    }
 
   let log env event =
     env.cell.event <- event;
@@ -130,9 +152,18 @@ module Perform = struct
     env.cell.event <- nothing
 
   let now _ = Effect.perform Now
-  let stat _ ~follow path = Effect.perform (Stat { follow; path })
+
+  let stat env ~follow path =
+    env.cell.follow <- follow;
+    env.cell.path <- path;
+    Effect.perform env.stat
+
   let realpath _ path = Effect.perform (Realpath path)
-  let open_file _ path info = Effect.perform (Open_file (path, info))
+
+  let open_file env path info =
+    env.cell.path <- path;
+    env.cell.info <- info;
+    Effect.perform env.open_file
 
   let find_handler env meth path =
     env.cell.meth <- meth;

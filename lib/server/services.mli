@@ -18,6 +18,8 @@ type cell = {
   mutable event : Log.event;
   mutable meth : Braid_http.Method.t;
   mutable path : string;
+  mutable follow : bool;
+  mutable info : File.info;
 }
 (** A connection's reusable arguments for the effects it performs on every
     request. Performing [Log event] allocates the effect value; the pipeline
@@ -42,6 +44,10 @@ type _ Effect.t +=
   | Logged : cell -> unit Effect.t  (** [Log cell.event]. *)
   | Lookup : cell -> Router.found Effect.t
         (** [Find_handler (cell.meth, cell.path)]. *)
+  | Stat_cell : cell -> (File.info, File.error) result Effect.t
+        (** [Stat { follow = cell.follow; path = cell.path }]. *)
+  | Open_cell : cell -> (File.contents, File.error) result Effect.t
+        (** [Open_file (cell.path, cell.info)]. *)
 
 val run : Capabilities.t -> (unit -> 'a) -> 'a
 (** [run services f] runs [f ()], answering every service effect performed

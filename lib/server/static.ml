@@ -1,7 +1,18 @@
 open Braid_http
 
 let content_type name =
-  Magic_mime.lookup ~default:"application/octet-stream" (Filename.basename name)
+  Magic_mime.lookup ~default:"application/octet-stream" name
+
+(* [dir ^ "/" ^ name] in one allocation. *)
+let join dir name =
+  if dir = "/" then "/" ^ name
+  else
+    let d = String.length dir and n = String.length name in
+    let b = Bytes.create (d + 1 + n) in
+    Bytes.unsafe_blit_string dir 0 b 0 d;
+    Bytes.unsafe_set b d '/';
+    Bytes.unsafe_blit_string name 0 b (d + 1) n;
+    Bytes.unsafe_to_string b
 
 let not_modified (req : Request.t) ~mtime =
   match Request.header req "if-none-match" with
@@ -48,35 +59,33 @@ module Make (C : Capabilities.S) = struct
       | Ok _ -> Error File.Forbidden
 
   (* Looks [segs] up under [root] one [lstat] at a time: a link anywhere
-     triggers the [realpath] check. *)
+     triggers the [realpath] check. The path and its metadata (links
+     followed). *)
   let locate env ~root segs =
+    let with_path path = function
+      | Ok info -> Ok (path, info)
+      | Error _ as e -> e
+    in
     let rec walk dir ~linked = function
-      | [] -> checked env ~root dir ~linked
+      | [] -> with_path dir (checked env ~root dir ~linked)
       | seg :: rest -> (
-          let path = if dir = "/" then "/" ^ seg else dir ^ "/" ^ seg in
+          let path = join dir seg in
           match C.stat env ~follow:false path with
           | Error _ as e -> e
           | Ok { kind = Symlink; _ } -> walk path ~linked:true rest
           | Ok ({ kind = Directory; _ } as info) ->
-              if rest = [] && not linked then Ok info
+              if rest = [] && not linked then Ok (path, info)
               else walk path ~linked rest
           | Ok info ->
               if rest <> [] then Error File.Not_found
-              else if linked then checked env ~root path ~linked
-              else Ok info)
+              else if linked then
+                with_path path (checked env ~root path ~linked)
+              else Ok (path, info))
     in
-    match walk root ~linked:false segs with
-    | Ok info ->
-        let path =
-          List.fold_left
-            (fun d s -> if d = "/" then "/" ^ s else d ^ "/" ^ s)
-            root segs
-        in
-        Ok (path, info)
-    | Error _ as e -> e
+    walk root ~linked:false segs
 
-  let file (req : Request.t) path (info : File.info) =
-    let last_modified = Http_date.format info.mtime in
+  let file ~dates (req : Request.t) path (info : File.info) =
+    let last_modified = Date_cache.http_date dates info.mtime in
     if not_modified req ~mtime:info.mtime then
       Response.make ~headers:[ ("Last-Modified", last_modified) ] 304 Empty
     else
@@ -114,7 +123,7 @@ module Make (C : Capabilities.S) = struct
                   ]
                 416 Empty)
 
-  let serve env ~root ~index (req : Request.t) ~path ~query =
+  let serve env ~root ~index ~dates (req : Request.t) ~path ~query =
     match req.meth with
     | GET | HEAD -> (
         match Url_path.resolve path with
@@ -122,7 +131,8 @@ module Make (C : Capabilities.S) = struct
         | Ok segs -> (
             match locate env ~root segs with
             | Error e -> error_response e
-            | Ok (full, ({ kind = Regular; _ } as info)) -> file req full info
+            | Ok (full, ({ kind = Regular; _ } as info)) ->
+                file ~dates req full info
             | Ok (_, { kind = Directory; _ }) -> (
                 if not (String.ends_with ~suffix:"/" path) then
                   let location = Url_path.of_segments segs ^ "/" in
@@ -133,7 +143,7 @@ module Make (C : Capabilities.S) = struct
                 else
                   match locate env ~root (segs @ [ index ]) with
                   | Ok (file_path, ({ kind = Regular; _ } as info)) ->
-                      file req file_path info
+                      file ~dates req file_path info
                   | Ok _ | Error File.Not_found -> Response.error 403 ""
                   | Error e -> error_response e)
             | Ok _ -> Response.error 403 ""))

@@ -30,13 +30,15 @@ module Make (C : Capabilities.S) : sig
     C.env ->
     root:string ->
     index:string ->
+    dates:Date_cache.t ->
     Braid_http.Request.t ->
     path:string ->
     query:string option ->
     Response.t
-  (** [serve env ~root ~index request ~path ~query] answers [request] for the
-      raw (not decoded) [path] from the files under [root], through the file
-      capability of [C]. Blocks as the capability's calls do. *)
+  (** [serve env ~root ~index ~dates request ~path ~query] answers [request] for
+      the raw (not decoded) [path] from the files under [root], through the file
+      capability of [C]; [dates] formats [Last-Modified]. Blocks as the
+      capability's calls do. *)
 end
 
 val content_type : string -> string

@@ -45,9 +45,11 @@ let hex c =
 exception Bad
 
 (* [s.[off] .. s.[stop - 1]] decoded. *)
+let rec has_percent s i stop =
+  i < stop && (String.unsafe_get s i = '%' || has_percent s (i + 1) stop)
+
 let decode_range s off stop =
-  if not (String.contains_from s off '%' && String.index_from s off '%' < stop)
-  then String.sub s off (stop - off)
+  if not (has_percent s off stop) then String.sub s off (stop - off)
   else
     let b = Buffer.create (stop - off) in
     let rec go i =

@@ -302,8 +302,8 @@ let serve ?meth ?headers ?(root = "/www") caps target =
   let req = request ?meth ?headers target in
   let path, query = Url_path.split_target target in
   Services.run caps (fun () ->
-      S.serve (Services.Perform.env ()) ~root ~index:"index.html" req ~path
-        ~query)
+      S.serve (Services.Perform.env ()) ~root ~index:"index.html"
+        ~dates:(Date_cache.create ()) req ~path ~query)
 
 let mtime = 1_000_000_000.
 

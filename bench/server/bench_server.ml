@@ -1,0 +1,322 @@
+open Bench_harness
+
+(* When re-executed as a server, serve and never return. *)
+let () = Roles.dispatch ()
+let server_cpu = 0
+let client_cpu = 1
+let source_root () = Filename.dirname (Filename.dirname (results_dir ()))
+let public () = Filename.concat (source_root ()) "examples/public"
+
+let load_row () =
+  row "machine" "load average (1 min) at start" (Procs.load_average ()) ""
+
+let role ?root name ~port =
+  Procs.spawn ~cpu:server_cpu ~name
+    ~env:
+      ([ (Roles.variable, name); ("BRAID_BENCH_PORT", string_of_int port) ]
+      @ match root with Some r -> [ ("BRAID_BENCH_ROOT", r) ] | None -> [])
+    (Procs.self_role_argv ()) ~port
+
+(* {1 http} *)
+
+let nginx_binary () =
+  List.find_opt Sys.file_exists [ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
+
+(* The defaults but for what the comparison needs: one worker, no access
+   log, files from examples/public; keepalive_requests raised so that nginx,
+   like Braid, never closes a keep-alive connection during the run. *)
+let nginx_config ~dir ~port ~root =
+  let types =
+    if Sys.file_exists "/etc/nginx/mime.types" then
+      "include /etc/nginx/mime.types;"
+    else "types { text/plain txt; text/html html; text/css css; }"
+  in
+  Printf.sprintf
+    {|worker_processes 1;
+daemon off;
+pid %s/nginx.pid;
+error_log %s/error.log;
+events { worker_connections 4096; }
+http {
+  %s
+  access_log off;
+  keepalive_requests 1000000;
+  client_body_temp_path %s/body;
+  proxy_temp_path %s/proxy;
+  fastcgi_temp_path %s/fastcgi;
+  uwsgi_temp_path %s/uwsgi;
+  scgi_temp_path %s/scgi;
+  server {
+    listen 127.0.0.1:%d;
+    root %s;
+  }
+}
+|}
+    dir dir types dir dir dir dir dir port root
+
+let start_nginx ~port ~root =
+  match nginx_binary () with
+  | None -> None
+  | Some nginx ->
+      let dir = Filename.temp_dir "braid-bench-nginx" "" in
+      let conf = Filename.concat dir "nginx.conf" in
+      Out_channel.with_open_text conf (fun oc ->
+          output_string oc (nginx_config ~dir ~port ~root));
+      let p =
+        Procs.spawn ~cpu:server_cpu ~name:"nginx"
+          [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ]
+          ~port
+      in
+      Some
+        ( p,
+          fun () ->
+            Procs.stop p;
+            ignore (Sys.command ("rm -rf " ^ Filename.quote dir)) )
+
+type contender = { name : string; port : int; stop : unit -> unit }
+
+let run_http ~quick =
+  let root = public () in
+  let expected =
+    In_channel.with_open_bin
+      (Filename.concat root "1k.txt")
+      In_channel.input_all
+  in
+  let load = load_row () in
+  let contenders = ref [] in
+  let add name port stop =
+    contenders := !contenders @ [ { name; port; stop } ]
+  in
+  Fun.protect
+    ~finally:(fun () -> List.iter (fun c -> c.stop ()) !contenders)
+    (fun () ->
+      let port = Procs.free_port () in
+      let p = role "braid-static" ~root ~port in
+      add "braid" port (fun () -> Procs.stop p);
+      let port = Procs.free_port () in
+      (match start_nginx ~port ~root with
+      | Some (_, stop) -> add "nginx" port stop
+      | None -> progress "http: nginx not found, skipped");
+      let port = Procs.free_port () in
+      let p = role "cohttp-static" ~root ~port in
+      add "cohttp-lwt-unix" port (fun () -> Procs.stop p);
+      List.iter
+        (fun c ->
+          match Procs.get ~port:c.port "/1k.txt" with
+          | 200, body when body = expected -> ()
+          | status, _ ->
+              failwith (Printf.sprintf "%s: /1k.txt gave %d" c.name status))
+        !contenders;
+      let seconds = if quick then 2 else 10
+      and rounds = if quick then 1 else 3 in
+      let url c = Printf.sprintf "http://127.0.0.1:%d/1k.txt" c.port in
+      List.iter
+        (fun c ->
+          progress "http: warming up %s" c.name;
+          ignore (Wrk.run ~cpu:client_cpu ~connections:100 ~seconds:1 (url c)))
+        !contenders;
+      (* Rounds alternate the order, so a noisy neighbour hits everyone. *)
+      let results = Hashtbl.create 3 in
+      for round = 1 to rounds do
+        let order =
+          if round mod 2 = 0 then List.rev !contenders else !contenders
+        in
+        List.iter
+          (fun c ->
+            progress "http: round %d/%d, %s (%d s)" round rounds c.name seconds;
+            let r = Wrk.run ~cpu:client_cpu ~connections:100 ~seconds (url c) in
+            Hashtbl.replace results c.name
+              (r :: Option.value (Hashtbl.find_opt results c.name) ~default:[]))
+          order
+      done;
+      let median_of f name = median (List.map f (Hashtbl.find results name)) in
+      let rps = median_of (fun (r : Wrk.result) -> r.requests_per_second) in
+      let rows =
+        List.concat_map
+          (fun c ->
+            [
+              row c.name "requests per second" (rps c.name) "req/s";
+              row c.name "latency p50"
+                (median_of (fun r -> r.p50_ms) c.name)
+                "ms";
+              row c.name "latency p99"
+                (median_of (fun r -> r.p99_ms) c.name)
+                "ms";
+            ])
+          !contenders
+      in
+      let ratio_to peer =
+        if Hashtbl.mem results peer then
+          [
+            ratio
+              (Printf.sprintf "braid / %s (req/s)" peer)
+              (rps "braid" /. rps peer);
+          ]
+        else []
+      in
+      (load :: rows) @ ratio_to "nginx" @ ratio_to "cohttp-lwt-unix"
+      @ [
+          row "machine" "load average (1 min) at end" (Procs.load_average ()) "";
+        ])
+
+let http =
+  {
+    name = "http";
+    summary =
+      "wrk keep-alive GET of a 1 KiB static file, 100 connections: Braid vs \
+       nginx vs cohttp-lwt-unix (server on core 0, wrk on core 1)";
+    run = run_http;
+  }
+
+(* {1 reverse-post} *)
+
+let sizes = [ 10_000; 25_000; 50_000; 75_000; 100_000 ]
+
+let random_body n =
+  let st = Random.State.make [| n |] in
+  String.init n (fun _ -> Char.chr (Random.State.int st 256))
+
+type server = {
+  label : string;
+  client : Reverse_client.t;
+  requests : (int * Reverse_client.request) list;
+  small : Reverse_client.request;
+}
+
+let allocated_words client =
+  match
+    List.map float_of_string
+      (String.split_on_char ' '
+         (String.trim (Reverse_client.get client "/debug/gc")))
+  with
+  | [ minor; major; promoted ] -> minor +. major -. promoted
+  | _ -> failwith "bad /debug/gc answer"
+
+let run_reverse ~quick =
+  let load = load_row () in
+  let reps = if quick then 3 else 20 and posts = 100 in
+  let small_posts = if quick then 2_000 else 10_000 in
+  let procs = ref [] in
+  Fun.protect
+    ~finally:(fun () ->
+      List.iter Procs.stop !procs;
+      Procs.pin_self (Procs.cpu_list_all ()))
+    (fun () ->
+      Procs.pin_self (string_of_int client_cpu);
+      let start label role_name =
+        let port = Procs.free_port () in
+        procs := role role_name ~port :: !procs;
+        let client = Reverse_client.connect ~port in
+        List.iter
+          (fun n -> Reverse_client.check_reverse client ~port (random_body n))
+          [ 1; 1000; 100_000 ];
+        {
+          label;
+          client;
+          requests =
+            List.map
+              (fun n -> (n, Reverse_client.request ~port (random_body n)))
+              sizes;
+          small = Reverse_client.request ~port (random_body 100);
+        }
+      in
+      let effects = start "effects" "braid-reverse-effects"
+      and direct = start "direct calls" "braid-reverse-direct" in
+      let servers = [ effects; direct ] in
+      List.iter
+        (fun s ->
+          progress "reverse-post: warming up %s" s.label;
+          for _ = 1 to 20 do
+            List.iter (fun (_, r) -> Reverse_client.post s.client r) s.requests
+          done)
+        servers;
+      (* Response times, request by request: the two servers alternate,
+         size by size, so that drift and noisy neighbours hit both. *)
+      let times = Hashtbl.create 10 in
+      for rep = 1 to reps do
+        progress "reverse-post: repetition %d/%d" rep reps;
+        List.iter
+          (fun size ->
+            let order =
+              if rep mod 2 = 0 then [ direct; effects ] else servers
+            in
+            List.iter
+              (fun s ->
+                let r = List.assoc size s.requests in
+                let key = (s.label, size) in
+                let acc =
+                  Option.value (Hashtbl.find_opt times key) ~default:[]
+                in
+                let acc = ref acc in
+                for _ = 1 to posts do
+                  let t0 = now_s () in
+                  Reverse_client.post s.client r;
+                  acc := ((now_s () -. t0) *. 1000.) :: !acc
+                done;
+                Hashtbl.replace times key !acc)
+              order)
+          sizes
+      done;
+      let mean l = List.fold_left ( +. ) 0. l /. float (List.length l) in
+      let time_rows =
+        List.concat_map
+          (fun size ->
+            let stat f s = f (Hashtbl.find times (s.label, size)) in
+            let name s = Printf.sprintf "%s, %d KB" s.label (size / 1000) in
+            let kb = size / 1000 in
+            [
+              row (name effects) "mean response time" (stat mean effects) "ms";
+              row (name direct) "mean response time" (stat mean direct) "ms";
+              ratio
+                (Printf.sprintf "direct / effects mean, %d KB" kb)
+                (stat mean direct /. stat mean effects);
+              row (name effects) "median response time" (stat median effects)
+                "ms";
+              row (name direct) "median response time" (stat median direct) "ms";
+              ratio
+                (Printf.sprintf "direct / effects median, %d KB" kb)
+                (stat median direct /. stat median effects);
+            ])
+          sizes
+      in
+      (* Allocation of each server process over the small POSTs. *)
+      let alloc s =
+        progress "reverse-post: %d POSTs of 100 B to %s" small_posts s.label;
+        for _ = 1 to 1000 do
+          Reverse_client.post s.client s.small
+        done;
+        let before = allocated_words s.client in
+        for _ = 1 to small_posts do
+          Reverse_client.post s.client s.small
+        done;
+        let after = allocated_words s.client in
+        (after -. before) /. float small_posts
+      in
+      let a_effects = alloc effects and a_direct = alloc direct in
+      let words_to_mb w =
+        w *. float (Sys.word_size / 8) *. float small_posts /. 1e6
+      in
+      List.iter (fun s -> Reverse_client.close s.client) servers;
+      (load :: time_rows)
+      @ [
+          row "effects, 100 B POST" "allocated per request" a_effects "words";
+          row "direct calls, 100 B POST" "allocated per request" a_direct
+            "words";
+          row
+            (Printf.sprintf "effects, %d POSTs of 100 B" small_posts)
+            "total allocation" (words_to_mb a_effects) "MB";
+          row
+            (Printf.sprintf "direct calls, %d POSTs of 100 B" small_posts)
+            "total allocation" (words_to_mb a_direct) "MB";
+          ratio "direct / effects allocation" (a_direct /. a_effects);
+          row "machine" "load average (1 min) at end" (Procs.load_average ()) "";
+        ])
+
+let reverse_post =
+  {
+    name = "reverse-post";
+    summary =
+      "the 2022 study: sequential POSTs to /reverse (10-100 KB) and allocation \
+       per 100 B POST, same server with effects vs direct calls";
+    run = run_reverse;
+  }

@@ -1,0 +1,120 @@
+type t = { pid : int; log : string }
+
+let free_port () =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect
+    ~finally:(fun () -> Unix.close s)
+    (fun () ->
+      Unix.bind s (ADDR_INET (Unix.inet_addr_loopback, 0));
+      match Unix.getsockname s with
+      | ADDR_INET (_, p) -> p
+      | ADDR_UNIX _ -> assert false)
+
+let can_connect port =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect
+    ~finally:(fun () -> Unix.close s)
+    (fun () ->
+      match Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port)) with
+      | () -> true
+      | exception Unix.Unix_error _ -> false)
+
+let rec waitpid flags pid =
+  match Unix.waitpid flags pid with
+  | r -> r
+  | exception Unix.Unix_error (EINTR, _, _) -> waitpid flags pid
+
+let spawn ?cpu ?(env = []) ~name argv ~port =
+  let argv =
+    match cpu with
+    | Some c -> "taskset" :: "-c" :: string_of_int c :: argv
+    | None -> argv
+  in
+  let log = Filename.temp_file ("braid-bench-" ^ name) ".log" in
+  let fd = Unix.openfile log [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600 in
+  let null = Unix.openfile "/dev/null" [ O_RDONLY ] 0 in
+  let environment =
+    Array.append
+      (Array.of_list (List.map (fun (k, v) -> k ^ "=" ^ v) env))
+      (Unix.environment ())
+  in
+  let pid =
+    Unix.create_process_env (List.hd argv) (Array.of_list argv) environment null
+      fd fd
+  in
+  Unix.close fd;
+  Unix.close null;
+  let t = { pid; log } in
+  let deadline = Unix.gettimeofday () +. 20. in
+  let rec wait () =
+    if can_connect port then t
+    else
+      match waitpid [ WNOHANG ] pid with
+      | 0, _ when Unix.gettimeofday () < deadline ->
+          Unix.sleepf 0.02;
+          wait ()
+      | 0, _ ->
+          (try Unix.kill pid Sys.sigkill with Unix.Unix_error _ -> ());
+          ignore (waitpid [] pid);
+          failwith (name ^ ": not accepting connections after 20 s")
+      | _ ->
+          let output = In_channel.with_open_bin log In_channel.input_all in
+          failwith (name ^ " exited at start: " ^ output)
+  in
+  wait ()
+
+let stop t =
+  (try Unix.kill t.pid Sys.sigterm with Unix.Unix_error _ -> ());
+  ignore (waitpid [] t.pid);
+  try Sys.remove t.log with Sys_error _ -> ()
+
+let self_role_argv () = [ Sys.executable_name ]
+
+let pin_self cpus =
+  let cmd =
+    Printf.sprintf "taskset -a -p -c %s %d > /dev/null" cpus (Unix.getpid ())
+  in
+  if Sys.command cmd <> 0 then failwith ("failed: " ^ cmd)
+
+let cpu_list_all () =
+  Printf.sprintf "0-%d" (Domain.recommended_domain_count () - 1)
+
+let load_average () =
+  match In_channel.with_open_text "/proc/loadavg" In_channel.input_line with
+  | Some line -> (
+      match String.split_on_char ' ' line with
+      | one :: _ -> Option.value (float_of_string_opt one) ~default:nan
+      | [] -> nan)
+  | None | (exception Sys_error _) -> nan
+
+let get ~port path =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect
+    ~finally:(fun () -> Unix.close s)
+    (fun () ->
+      Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+      let req =
+        Printf.sprintf "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" path
+      in
+      ignore (Unix.write_substring s req 0 (String.length req));
+      let b = Buffer.create 4096 and chunk = Bytes.create 4096 in
+      let rec go () =
+        match Unix.read s chunk 0 4096 with
+        | 0 -> ()
+        | n ->
+            Buffer.add_subbytes b chunk 0 n;
+            go ()
+      in
+      go ();
+      let r = Buffer.contents b in
+      let status = try int_of_string (String.sub r 9 3) with _ -> 0 in
+      let body =
+        let rec find i =
+          if i + 4 > String.length r then String.length r
+          else if String.sub r i 4 = "\r\n\r\n" then i + 4
+          else find (i + 1)
+        in
+        let b = find 0 in
+        String.sub r b (String.length r - b)
+      in
+      (status, body))

@@ -1,0 +1,40 @@
+open Braid_server
+
+let variable = "BRAID_BENCH_ROLE"
+
+(* Words allocated by this process so far: its one domain runs the loop. *)
+let gc_counters _ =
+  let s = Gc.quick_stat () in
+  Response.string
+    (Printf.sprintf "%.0f %.0f %.0f\n" (Gc.minor_words ()) s.major_words
+       s.promoted_words)
+
+let braid ~mode ~router ~root ~port =
+  let settings = Production.settings router in
+  let config = { Config.default with root } in
+  match
+    Server.create ~mode ~settings ~config (Braid_io.Net.tcp "127.0.0.1" port)
+  with
+  | Ok server -> Server.run server
+  | Error msg -> failwith msg
+
+let reverse_routes =
+  Router.empty
+  |> Router.add POST "/reverse" Demo.reverse
+  |> Router.add GET "/debug/gc" gc_counters
+
+let dispatch () =
+  match Sys.getenv_opt variable with
+  | None -> ()
+  | Some role ->
+      let port = int_of_string (Sys.getenv "BRAID_BENCH_PORT") in
+      let root = Sys.getenv_opt "BRAID_BENCH_ROOT" in
+      (match role with
+      | "braid-static" -> braid ~mode:Effects ~router:Router.empty ~root ~port
+      | "braid-reverse-effects" ->
+          braid ~mode:Effects ~router:reverse_routes ~root:None ~port
+      | "braid-reverse-direct" ->
+          braid ~mode:Direct_calls ~router:reverse_routes ~root:None ~port
+      | "cohttp-static" -> Cohttp_static.run ~port ~root:(Option.get root)
+      | other -> failwith ("unknown role " ^ other));
+      exit 0
