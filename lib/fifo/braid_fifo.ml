@@ -65,19 +65,23 @@ let make_ops t =
   in
   ops
 
+(* Resumptions from other threads join the back of the ring before each
+   task runs, so fibers that keep yielding cannot starve them. *)
+let rec take_incoming t =
+  match Incoming.pop_opt t.incoming with
+  | Some task ->
+      Run_queue.push t.runnable task;
+      take_incoming t
+  | None -> ()
+
 let rec schedule t =
+  if not (Incoming.is_empty t.incoming) then take_incoming t;
   if not (Run_queue.is_empty t.runnable) then (
     (Run_queue.pop t.runnable) ();
     schedule t)
-  else
-    match Incoming.pop_opt t.incoming with
-    | Some task ->
-        task ();
-        schedule t
-    | None ->
-        if t.live > 0 then (
-          if not (spin t spin_iterations) then sleep t;
-          schedule t)
+  else if t.live > 0 then (
+    if not (spin t spin_iterations) then sleep t;
+    schedule t)
 
 let run main =
   let t =

@@ -204,6 +204,28 @@ let wake_parked_scheduler () =
   Promise.fill p "woken";
   Alcotest.(check string) "parked scheduler woken" "woken" (Domain.join d)
 
+(* A fiber that keeps yielding must not starve a resumption coming from
+   another thread. *)
+let yield_does_not_starve_other_threads () =
+  run @@ fun () ->
+  let p = Promise.create () in
+  let woken = Atomic.make false in
+  let waiter =
+    Fiber.fork (fun () ->
+        Promise.await p;
+        Atomic.set woken true)
+  in
+  let filler = Thread.create (fun () -> Promise.fill p ()) () in
+  let yields = ref 0 in
+  while (not (Atomic.get woken)) && !yields < 10_000_000 do
+    incr yields;
+    Fiber.yield ()
+  done;
+  Thread.join filler;
+  check_bool "the waiter ran while another fiber kept yielding" true
+    (Atomic.get woken);
+  Fiber.join waiter
+
 let scope_cancel () =
   run @@ fun () ->
   let outcome =
@@ -314,6 +336,8 @@ let () =
           tc "observed failure not re-raised" observed_failure;
           tc "multiple failures" multiple_failures;
           tc "wake a parked scheduler" wake_parked_scheduler;
+          tc "yielding does not starve other threads"
+            yield_does_not_starve_other_threads;
         ] );
       ( "fiber",
         [
