@@ -464,43 +464,11 @@ let idle_pool_parks () =
 (* The thesis's Figure 2.2: fibers of a FIFO scheduler await CPU work on the
    pool while a ticker fiber of the same scheduler keeps running. *)
 
-(* Work around lib/fifo (reported): it polls resumptions from other domains
-   only when none of its own fibers is runnable, so a ticker that does
-   nothing but yield would keep the awaiting fibers from ever resuming.
-   Every few ticks, the ticker waits for a resumption delivered by a clock
-   systhread, which lets the scheduler drain the others. *)
-let with_clock f =
-  let requests = Mvar.create_empty () in
-  let clock =
-    Thread.create
-      (fun () ->
-        let rec serve () =
-          match Mvar.take requests with
-          | Some tick ->
-              Promise.fill tick ();
-              serve ()
-          | None -> ()
-        in
-        serve ())
-      ()
-  in
-  let wait_for_clock () =
-    let tick = Promise.create () in
-    Mvar.put requests (Some tick);
-    Promise.await tick
-  in
-  Fun.protect
-    ~finally:(fun () ->
-      Mvar.put requests None;
-      Thread.join clock)
-    (fun () -> f wait_for_clock)
-
 type event = Submitted of int | Returned of int
 
 let figure_2_2 () =
   let computations = 8 and n = 27 in
   Pool.with_pool ~domains:2 @@ fun pool ->
-  with_clock @@ fun wait_for_clock ->
   (* Only the FIFO scheduler's domain touches these. *)
   let events = ref [] and in_flight = ref 0 and returned = ref 0 in
   let ticks = ref 0 and ticks_in_flight = ref 0 in
@@ -525,8 +493,7 @@ let figure_2_2 () =
               while !returned < computations do
                 incr ticks;
                 if !in_flight > 0 then incr ticks_in_flight;
-                Fiber.yield ();
-                if !ticks mod 256 = 0 then wait_for_clock ()
+                Fiber.yield ()
               done)
         in
         let fibers =
