@@ -94,6 +94,9 @@ let run_http ~quick =
       let p = role "braid-static" ~root ~port in
       add "braid" port (fun () -> Procs.stop p);
       let port = Procs.free_port () in
+      let p = role "braid-static-direct" ~root ~port in
+      add "braid (direct calls)" port (fun () -> Procs.stop p);
+      let port = Procs.free_port () in
       (match start_nginx ~port ~root with
       | Some (_, stop) -> add "nginx" port stop
       | None -> progress "http: nginx not found, skipped");
@@ -155,6 +158,7 @@ let run_http ~quick =
         else []
       in
       (load :: rows) @ ratio_to "nginx" @ ratio_to "cohttp-lwt-unix"
+      @ ratio_to "braid (direct calls)"
       @ [
           row "machine" "load average (1 min) at end" (Procs.load_average ()) "";
         ])
@@ -164,7 +168,8 @@ let http =
     name = "http";
     summary =
       "wrk keep-alive GET of a 1 KiB static file, 100 connections: Braid vs \
-       nginx vs cohttp-lwt-unix (server on core 0, wrk on core 1)";
+       nginx vs cohttp-lwt-unix, and Braid without effects (server on core 0, \
+       wrk on core 1)";
     run = run_http;
   }
 

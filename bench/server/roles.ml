@@ -31,6 +31,8 @@ let dispatch () =
       let root = Sys.getenv_opt "BRAID_BENCH_ROOT" in
       (match role with
       | "braid-static" -> braid ~mode:Effects ~router:Router.empty ~root ~port
+      | "braid-static-direct" ->
+          braid ~mode:Direct_calls ~router:Router.empty ~root ~port
       | "braid-reverse-effects" ->
           braid ~mode:Effects ~router:reverse_routes ~root:None ~port
       | "braid-reverse-direct" ->

@@ -6,6 +6,7 @@
     Roles ([BRAID_BENCH_PORT] gives the port, [BRAID_BENCH_ROOT] the document
     root):
     - [braid-static]: [braid serve --root ROOT], one event loop;
+    - [braid-static-direct]: the same with direct calls instead of effects;
     - [cohttp-static]: {!Cohttp_static};
     - [braid-reverse-effects], [braid-reverse-direct]: [POST /reverse] and
       [GET /debug/gc] (the server's allocation counters), with the pipeline

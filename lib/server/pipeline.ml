@@ -319,13 +319,25 @@ module Make (C : Capabilities.S) = struct
            body_bytes = String.length text;
          })
 
+  (* Pipelined responses wait in the buffer for the next read, but only up
+     to its size: a flood of tiny pipelined requests must not grow it. *)
+  let next c =
+    if Output.length c.out >= c.config.output_buffer then Output.flush c.out
+
   let rec loop c =
     match Request_parser.read_request c.input c.config.limits with
     | Error Eof -> Peer_closed
     | Error (Invalid e) ->
         reject c e;
-        if e.close then Server_closed else loop c
-    | Ok req -> if exchange c req then loop c else Server_closed
+        if e.close then Server_closed
+        else (
+          next c;
+          loop c)
+    | Ok req ->
+        if exchange c req then (
+          next c;
+          loop c)
+        else Server_closed
 
   (* The connection's own read and write: their exceptions are carried
      through handlers as [Io_failed]. No closure per call. *)

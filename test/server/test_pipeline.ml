@@ -174,6 +174,18 @@ let pipelining () =
     (List.map (fun (r : Wire.response) -> r.body) rs);
   Alcotest.(check int) "three responses in one write" 1 r.writes
 
+let pipelining_bounded () =
+  let config = { config with output_buffer = 256 } in
+  let r =
+    drive ~config
+      [ Send (String.concat "" (List.init 100 (fun _ -> get "/a.txt"))) ]
+  in
+  let rs, _ = Wire.parse r.output in
+  Alcotest.(check int) "all answered" 100 (List.length rs);
+  Alcotest.(check bool)
+    "the buffer is flushed when full, not grown for every pipelined response"
+    true (r.writes > 10)
+
 let http_1_0 () =
   let r, rs = run (get ~version:"1.0" "/hello" ^ get "/hello") in
   check_statuses "one answer" [ 200 ] rs;
@@ -565,6 +577,7 @@ let () =
         [
           Alcotest.test_case "keep-alive" `Quick keep_alive;
           Alcotest.test_case "pipelining" `Quick pipelining;
+          Alcotest.test_case "pipelining is bounded" `Quick pipelining_bounded;
           Alcotest.test_case "HTTP/1.0" `Quick http_1_0;
           Alcotest.test_case "Connection: close" `Quick connection_close;
           Alcotest.test_case "HEAD" `Quick head;
