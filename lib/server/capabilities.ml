@@ -10,6 +10,7 @@ type t = {
 module type S = sig
   type env
 
+  val run : env -> (unit -> 'a) -> 'a
   val log : env -> Log.event -> unit
   val now : env -> float
   val stat : env -> follow:bool -> string -> (File.info, File.error) result

@@ -34,6 +34,12 @@ type t = {
 module type S = sig
   type env
 
+  val run : env -> (unit -> 'a) -> 'a
+  (** [run env f] runs [f ()] with the services available: an effects-based
+      implementation installs its handlers, a direct one just calls [f]. The
+      pipeline calls it inside the parser's input handler, so that its
+      per-request effects meet their handler first. *)
+
   val log : env -> Log.event -> unit
   val now : env -> float
   val stat : env -> follow:bool -> string -> (File.info, File.error) result

@@ -46,9 +46,9 @@ let serve c (config : Config.t) socket peer =
   match
     match c.mode with
     | Effects ->
-        Services.run c.capabilities (fun () ->
-            With_effects.serve (Services.Perform.env ()) config c.dates
-              ~peer:(Some peer) ~read ~write)
+        With_effects.serve
+          (Services.Perform.env c.capabilities)
+          config c.dates ~peer:(Some peer) ~read ~write
     | Direct_calls ->
         With_direct_calls.serve c.production config c.dates ~peer:(Some peer)
           ~read ~write

@@ -30,7 +30,24 @@ let add_substring t s off len =
   Bytes.unsafe_blit_string s off t.buf t.len len;
   t.len <- t.len + len
 
-let add_string t s = add_substring t s 0 (String.length s)
+let add_string t s =
+  let len = String.length s in
+  if Bytes.length t.buf - t.len < len then grow t len;
+  Bytes.unsafe_blit_string s 0 t.buf t.len len;
+  t.len <- t.len + len
+
+let add_field t name value =
+  let n = String.length name and v = String.length value in
+  let need = n + v + 4 in
+  if Bytes.length t.buf - t.len < need then grow t need;
+  let b = t.buf and i = t.len in
+  Bytes.unsafe_blit_string name 0 b i n;
+  Bytes.unsafe_set b (i + n) ':';
+  Bytes.unsafe_set b (i + n + 1) ' ';
+  Bytes.unsafe_blit_string value 0 b (i + n + 2) v;
+  Bytes.unsafe_set b (i + n + 2 + v) '\r';
+  Bytes.unsafe_set b (i + n + 3 + v) '\n';
+  t.len <- i + need
 
 let add_bytes t b off len =
   ensure t len;

@@ -20,6 +20,9 @@ val room : t -> int
 val add_string : t -> string -> unit
 (** [add_string t s] appends [s], growing the buffer if needed. *)
 
+val add_field : t -> string -> string -> unit
+(** [add_field t name value] appends ["name: value\r\n"]. *)
+
 val add_substring : t -> string -> int -> int -> unit
 val add_bytes : t -> bytes -> int -> int -> unit
 val add_char : t -> char -> unit

@@ -67,11 +67,7 @@ module Make (C : Capabilities.S) = struct
     Output.add_string out (Date_cache.header_line c.dates now);
     List.iter
       (fun (name, value) ->
-        if not (is_framing name) then (
-          Output.add_string out name;
-          Output.add_string out ": ";
-          Output.add_string out value;
-          Output.add_string out "\r\n"))
+        if not (is_framing name) then Output.add_field out name value)
       headers;
     (match framing with
     | Length n ->
@@ -374,7 +370,9 @@ module Make (C : Capabilities.S) = struct
               clock = (fun () -> C.now env);
             }
           in
-          let outcome = try loop c with Abort -> Server_closed in
+          let outcome =
+            try C.run env (fun () -> loop c) with Abort -> Server_closed
+          in
           Output.flush out;
           outcome)
     with

@@ -150,6 +150,7 @@ let capabilities t : Capabilities.t =
 module Direct = struct
   type env = t
 
+  let run _ f = f ()
   let log = log
   let now = now
   let stat = stat

@@ -27,20 +27,27 @@ type _ Effect.t +=
 let no_info =
   { File.kind = Other; size = 0; mtime = 0.; ctime = 0.; device = 0; inode = 0 }
 
-(* Each answer is one closure built per [run], not per effect: [effc] parks
-   the effect's argument in a cell and returns the prebuilt closure, which
-   the handler calls at once (nothing can run in between). So answering an
-   effect allocates nothing beyond the continuation the runtime makes. *)
+let nothing : Log.event = Message { level = Debug; text = "" }
+
+let new_cell () =
+  { event = nothing; meth = GET; path = ""; follow = false; info = no_info }
+
+(* Each reply is one closure built per [run], not per effect: [effc] points
+   [current] at the cell holding the effect's arguments (the performer's own,
+   or [own] for the plain constructors) and returns the prebuilt reply, which
+   the handler calls at once (nothing can run in between). Answering an
+   effect thus allocates nothing beyond the runtime's continuation. *)
 let run (type a) (services : Capabilities.t) (f : unit -> a) : a =
   let open Effect.Deep in
   let fail k e =
     discontinue_with_backtrace k e (Printexc.get_raw_backtrace ())
   in
-  let event = ref (Log.Message { level = Debug; text = "" }) in
+  let own = new_cell () in
+  let current = ref own in
   let log =
     Some
       (fun (k : (unit, a) continuation) ->
-        match services.log !event with
+        match services.log !current.event with
         | v -> continue k v
         | exception e -> fail k e)
   in
@@ -49,83 +56,89 @@ let run (type a) (services : Capabilities.t) (f : unit -> a) : a =
       (fun (k : (float, a) continuation) ->
         match services.now () with v -> continue k v | exception e -> fail k e)
   in
-  let follow = ref false and path = ref "" in
   let stat =
     Some
       (fun k ->
-        match services.stat ~follow:!follow !path with
+        let c = !current in
+        match services.stat ~follow:c.follow c.path with
         | v -> continue k v
         | exception e -> fail k e)
   in
   let realpath =
     Some
       (fun k ->
-        match services.realpath !path with
+        match services.realpath !current.path with
         | v -> continue k v
         | exception e -> fail k e)
   in
-  let info = ref no_info in
   let open_file =
     Some
       (fun k ->
-        match services.open_file !path !info with
+        let c = !current in
+        match services.open_file c.path c.info with
         | v -> continue k v
         | exception e -> fail k e)
   in
-  let meth = ref Braid_http.Method.GET in
   let find_handler =
     Some
       (fun k ->
-        match services.find_handler !meth !path with
+        let c = !current in
+        match services.find_handler c.meth c.path with
         | v -> continue k v
         | exception e -> fail k e)
+  in
+  (* A write barrier only when the cell changes (a handler usually serves
+     one connection, whose cell is always the same). *)
+  let point c = if !current != c then current := c in
+  let mine () =
+    point own;
+    own
   in
   try_with f ()
     {
       effc =
         (fun (type b) (e : b Effect.t) : ((b, a) continuation -> a) option ->
           match e with
-          | Log e ->
-              event := e;
-              log
-          | Now -> now
-          | Stat s ->
-              follow := s.follow;
-              path := s.path;
-              stat
-          | Realpath p ->
-              path := p;
-              realpath
-          | Open_file (p, i) ->
-              path := p;
-              info := i;
-              open_file
-          | Find_handler (m, p) ->
-              meth := m;
-              path := p;
-              find_handler
-          | Logged c ->
-              event := c.event;
-              log
           | Lookup c ->
-              meth := c.meth;
-              path := c.path;
+              point c;
               find_handler
           | Stat_cell c ->
-              follow := c.follow;
-              path := c.path;
+              point c;
               stat
           | Open_cell c ->
-              path := c.path;
-              info := c.info;
+              point c;
               open_file
+          | Logged c ->
+              point c;
+              log
+          | Now -> now
+          | Log e ->
+              (mine ()).event <- e;
+              log
+          | Stat s ->
+              let c = mine () in
+              c.follow <- s.follow;
+              c.path <- s.path;
+              stat
+          | Realpath p ->
+              (mine ()).path <- p;
+              realpath
+          | Open_file (p, i) ->
+              let c = mine () in
+              c.path <- p;
+              c.info <- i;
+              open_file
+          | Find_handler (m, p) ->
+              let c = mine () in
+              c.meth <- m;
+              c.path <- p;
+              find_handler
           | _ -> None);
     }
 
 module Perform = struct
-  let nothing : Log.event = Message { level = Debug; text = "" }
-
   type env = {
+    services : Capabilities.t;
     cell : cell;
     logged : unit Effect.t;
     lookup : Router.found Effect.t;
@@ -133,17 +146,18 @@ module Perform = struct
     open_file : (File.contents, File.error) result Effect.t;
   }
 
-  let env () =
-    let cell =
-      { event = nothing; meth = GET; path = ""; follow = false; info = no_info }
-    in
+  let env services =
+    let cell = new_cell () in
     {
+      services;
       cell;
       logged = Logged cell;
       lookup = Lookup cell;
       stat = Stat_cell cell;
       open_file = Open_cell cell;
     }
+
+  let run env f = run env.services f
 
   let log env event =
     env.cell.event <- event;
@@ -161,7 +175,8 @@ module Perform = struct
   let realpath _ path = Effect.perform (Realpath path)
 
   let open_file env path info =
-    env.cell.path <- path;
+    (* Usually the path [stat] just wrote. *)
+    if env.cell.path != path then env.cell.path <- path;
     env.cell.info <- info;
     Effect.perform env.open_file
 

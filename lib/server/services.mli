@@ -56,11 +56,12 @@ val run : Capabilities.t -> (unit -> 'a) -> 'a
     allocates nothing: the handler's replies are built once per [run]. *)
 
 (** The capabilities of {!Capabilities.S} as effects: each function performs its
-    effect. Outside {!run} they raise [Effect.Unhandled]. An [env] holds the
-    connection's reusable effect values: make one per connection (it is not
-    shared between fibers). *)
+    effect, and {!Capabilities.S.run} answers them with the env's services. An
+    [env] also holds the connection's reusable effect values: make one per
+    connection (it is not shared between fibers). *)
 module Perform : sig
   include Capabilities.S
 
-  val env : unit -> env
+  val env : Capabilities.t -> env
+  (** [env services] performs effects that [run env] answers with [services]. *)
 end

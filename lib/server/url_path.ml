@@ -89,7 +89,17 @@ let split_decoded path =
 
 let segments = split_decoded
 
+let rec find_bad seg i n =
+  if i = n then Ok ()
+  else
+    match String.unsafe_get seg i with
+    | '/' -> Error Encoded_slash
+    | '\000' -> Error Nul_byte
+    | _ -> find_bad seg (i + 1) n
+
 let resolve path =
+  (* Only a decoded escape can put "/" or NUL in a segment. *)
+  let escaped = has_percent path 0 (String.length path) in
   match split_decoded path with
   | Error _ as e -> e
   | Ok segs ->
@@ -98,10 +108,12 @@ let resolve path =
         | ("" | ".") :: rest -> go acc rest
         | ".." :: rest -> (
             match acc with [] -> Error Escapes_root | _ :: up -> go up rest)
-        | seg :: rest ->
-            if String.contains seg '/' then Error Encoded_slash
-            else if String.contains seg '\000' then Error Nul_byte
-            else go (seg :: acc) rest
+        | seg :: rest -> (
+            match
+              if escaped then find_bad seg 0 (String.length seg) else Ok ()
+            with
+            | Ok () -> go (seg :: acc) rest
+            | Error _ as e -> e)
       in
       go [] segs
 

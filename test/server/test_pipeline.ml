@@ -11,6 +11,7 @@ module P = Pipeline.Make (Services.Perform)
 module Record_direct = struct
   type env = Capabilities.t
 
+  let run _ f = f ()
   let log (c : env) e = c.log e
   let now (c : env) = c.now ()
   let stat (c : env) ~follow p = c.stat ~follow p
@@ -114,9 +115,9 @@ let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
   let outcome =
     if direct then D.serve caps config (dates ()) ~peer:None ~read ~write
     else
-      Services.run caps (fun () ->
-          P.serve (Services.Perform.env ()) config (dates ()) ~peer:None ~read
-            ~write)
+      P.serve
+        (Services.Perform.env caps)
+        config (dates ()) ~peer:None ~read ~write
   in
   { outcome; output = Buffer.contents out; writes = !writes; mem }
 
@@ -534,9 +535,8 @@ let file_vanishing () =
     n
   in
   ignore
-    (Services.run caps (fun () ->
-         P.serve (Services.Perform.env ()) config (dates ()) ~peer:None ~read
-           ~write:(fun b o l -> Buffer.add_subbytes out b o l)));
+    (P.serve (Services.Perform.env caps) config (dates ()) ~peer:None ~read
+       ~write:(fun b o l -> Buffer.add_subbytes out b o l));
   let rs, _ = Wire.parse (Buffer.contents out) in
   check_statuses "404, not a broken 200" [ 404 ] rs
 

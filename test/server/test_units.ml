@@ -301,9 +301,10 @@ let request ?(meth = Method.GET) ?(headers = []) target =
 let serve ?meth ?headers ?(root = "/www") caps target =
   let req = request ?meth ?headers target in
   let path, query = Url_path.split_target target in
-  Services.run caps (fun () ->
-      S.serve (Services.Perform.env ()) ~root ~index:"index.html"
-        ~dates:(Date_cache.create ()) req ~path ~query)
+  let env = Services.Perform.env caps in
+  Services.Perform.run env (fun () ->
+      S.serve env ~root ~index:"index.html" ~dates:(Date_cache.create ()) req
+        ~path ~query)
 
 let mtime = 1_000_000_000.
 
