@@ -34,7 +34,7 @@ let before_read t =
 let note t = function
   | Ok _ as ok -> ok
   | Error e as error ->
-      if t.failure = None then t.failure <- Some e;
+      if Option.is_none t.failure then t.failure <- Some e;
       error
 
 let read t buf off len =
@@ -75,4 +75,6 @@ let is_finished t =
   | Wire body -> Request_body.is_finished body
 
 let failure t = t.failure
-let continue_pending t = t.continue <> None && not (is_finished t)
+
+let continue_pending t =
+  match t.continue with Some _ -> not (is_finished t) | None -> false

@@ -283,7 +283,9 @@ module Make (C : Capabilities.S) = struct
     | Some (Reader { close; _ }) when no_content -> close ()
     | _ -> ());
     let keep_alive =
-      keep_alive && ((not is_stream) || settle body = Consumed)
+      keep_alive
+      && ((not is_stream)
+         || match settle body with Consumed -> true | _ -> false)
     in
     c.log
       (Access

@@ -21,7 +21,7 @@ type found =
   | Not_found
 
 let empty = []
-let is_empty t = t = []
+let is_empty = function [] -> true | _ :: _ -> false
 
 let parse_pattern pattern =
   let bad why = invalid_arg ("Router.add: " ^ why ^ ": " ^ pattern) in
@@ -72,7 +72,7 @@ let allow methods =
        order)
 
 let lookup t meth path =
-  if t = [] then Not_found
+  if is_empty t then Not_found
   else
     match Url_path.segments path with
     | Error _ -> Not_found

@@ -41,6 +41,9 @@ let within ~root path =
      && String.starts_with ~prefix:root path
      && path.[String.length root] = '/'
 
+(* Not [rest = []]: polymorphic comparison, on every request. *)
+let is_last = function [] -> true | _ :: _ -> false
+
 let error_response (e : File.error) =
   match e with
   | Not_found -> Response.error 404 ""
@@ -74,10 +77,10 @@ module Make (C : Capabilities.S) = struct
           | Error _ as e -> e
           | Ok { kind = Symlink; _ } -> walk path ~linked:true rest
           | Ok ({ kind = Directory; _ } as info) ->
-              if rest = [] && not linked then Ok (path, info)
+              if is_last rest && not linked then Ok (path, info)
               else walk path ~linked rest
           | Ok info ->
-              if rest <> [] then Error File.Not_found
+              if not (is_last rest) then Error File.Not_found
               else if linked then
                 with_path path (checked env ~root path ~linked)
               else Ok (path, info))
