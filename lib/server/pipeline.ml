@@ -51,11 +51,11 @@ module Make (C : Capabilities.S) = struct
     clock : unit -> float;
   }
 
-  let guard c (req : Request.t) f =
-    match f () with
-    | r -> r
-    | exception ((Braid.Cancelled | Io_failed _ | Abort) as e) -> raise e
-    | exception exn ->
+  (* What a handler's exception becomes: a 500 and a log event; the
+     connection's own failures and cancellation go on unwinding. *)
+  let failure c (req : Request.t) = function
+    | (Braid.Cancelled | Io_failed _ | Abort) as e -> raise e
+    | exn ->
         let backtrace = Printexc.get_raw_backtrace () in
         c.log (Handler_failed { request = req; exn; backtrace });
         Response.error 500 ""
@@ -168,8 +168,7 @@ module Make (C : Capabilities.S) = struct
     | Asterisk_form -> (Response.empty 200, body_for limits)
     | Origin_form | Absolute_form -> (
         match C.find_handler c.env req.meth path with
-        | exception ((Braid.Cancelled | Io_failed _) as e) -> raise e
-        | exception exn -> (guard c req (fun () -> raise exn), body_for limits)
+        | exception exn -> (failure c req exn, body_for limits)
         | Found { handler; params; max_body } ->
             let limits =
               match max_body with
@@ -181,19 +180,22 @@ module Make (C : Capabilities.S) = struct
               match req.body with
               | Content_length n when n > limits.max_body ->
                   Response.error 413 "body too large"
-              | _ ->
-                  guard c req (fun () ->
-                      handler
-                        {
-                          head = req;
-                          path;
-                          query;
-                          params;
-                          peer = c.peer;
-                          body;
-                          now;
-                          log = c.log;
-                        })
+              | _ -> (
+                  match
+                    handler
+                      {
+                        head = req;
+                        path;
+                        query;
+                        params;
+                        peer = c.peer;
+                        body;
+                        now;
+                        log = c.log;
+                      }
+                  with
+                  | r -> r
+                  | exception exn -> failure c req exn)
             in
             (response, body)
         | Method_not_allowed allowed ->
@@ -202,10 +204,13 @@ module Make (C : Capabilities.S) = struct
         | Not_found ->
             let response =
               match c.config.root with
-              | Some root ->
-                  guard c req (fun () ->
-                      Static.serve c.env ~root ~index:c.config.index
-                        ~dates:c.dates req ~path ~query)
+              | Some root -> (
+                  match
+                    Static.serve c.env ~root ~index:c.config.index
+                      ~dates:c.dates req ~path ~query
+                  with
+                  | r -> r
+                  | exception exn -> failure c req exn)
               | None -> Response.error 404 ""
             in
             (response, body_for limits))
@@ -245,8 +250,7 @@ module Make (C : Capabilities.S) = struct
                   c.log (Message { level = Error; text = path ^ ": " ^ why })
               | Not_found | Forbidden -> ());
               (file_error e, None)
-          | exception ((Braid.Cancelled | Io_failed _) as e) -> raise e
-          | exception exn -> (guard c req (fun () -> raise exn), None))
+          | exception exn -> (failure c req exn, None))
       | _ -> (response, None)
     in
     let chunked = is_stream && req.version = Http_1_1 in
@@ -279,9 +283,6 @@ module Make (C : Capabilities.S) = struct
             length
         | Stream f, _ -> write_stream c req f ~chunked
     in
-    (match contents with
-    | Some (Reader { close; _ }) when no_content -> close ()
-    | _ -> ());
     let keep_alive =
       keep_alive
       && ((not is_stream)
