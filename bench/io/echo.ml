@@ -73,8 +73,10 @@ let lwt_server listener () =
   Lwt_main.run (accept_loop ())
 
 (* The client: [connections] fibers, each writing a message and reading its
-   echo in a loop. Counts round trips after [warm_up] during [duration]. *)
-type run = { per_second : float; total : int }
+   echo in a loop. Counts round trips during [duration] after [warm_up], and
+   how busy the client process was meanwhile: near one core means the
+   client, not the server, set the pace. *)
+type client_run = { per_second : float; total : int; client_busy : float }
 
 let read_exactly s buf n =
   let rec go off =
@@ -85,11 +87,15 @@ let read_exactly s buf n =
   in
   go 0
 
+let own_cpu_s () =
+  let t = Unix.times () in
+  t.tms_utime +. t.tms_stime
+
 let client ~port ~warm_up ~duration =
   Braid_io.run @@ fun () ->
   let addr = Net.tcp "127.0.0.1" port in
   let count = ref 0 and stop = ref false in
-  let measured =
+  let per_second, client_busy =
     Switch.run @@ fun sw ->
     for _ = 1 to connections do
       ignore
@@ -105,37 +111,31 @@ let client ~port ~warm_up ~duration =
              done))
     done;
     Braid_io.Time.sleep warm_up;
-    let c0 = !count and t0 = now_s () in
+    let c0 = !count and t0 = now_s () and cpu0 = own_cpu_s () in
     Braid_io.Time.sleep duration;
-    let c1 = !count and t1 = now_s () in
+    let c1 = !count and t1 = now_s () and cpu1 = own_cpu_s () in
     stop := true;
-    float (c1 - c0) /. (t1 -. t0)
+    (float (c1 - c0) /. (t1 -. t0), (cpu1 -. cpu0) /. (t1 -. t0))
   in
-  { per_second = measured; total = !count }
+  { per_second; total = !count; client_busy }
 
-(* With two cores or more, the server gets core 1 and the client core 0, the
-   same for both servers: fewer migrations, steadier figures. *)
-let cores = Domain.recommended_domain_count ()
-let taskset = lazy (cores >= 2 && Sys.command "taskset -V >/dev/null 2>&1" = 0)
+type measurement = { rate : float; server_us : float; busy : float }
 
-let pin pid cpus =
-  if Lazy.force taskset then
-    ignore
-      (Sys.command
-         (Printf.sprintf "taskset -a -p -c %s %d >/dev/null" cpus pid))
-
-(* One measurement: fork [server], drive it, kill it. Returns round trips
-   per second and the server's CPU microseconds per round trip. *)
+(* One measurement: fork [server], drive it, kill it. The server's CPU time
+   (read once it is reaped) over all the round trips it served. *)
 let measure ~lwt server ~warm_up ~duration =
   let listener, port = listening_socket () in
   let child = Child.run ~lwt (server listener) in
-  pin (fst child) "1";
   Unix.close listener;
   let cpu_before = Child.children_cpu_s () in
   let r = client ~port ~warm_up ~duration in
   Child.kill child;
   let cpu = Child.children_cpu_s () -. cpu_before in
-  (r.per_second, cpu *. 1e6 /. float r.total)
+  {
+    rate = r.per_second;
+    server_us = cpu *. 1e6 /. float r.total;
+    busy = r.client_busy;
+  }
 
 let load_average () =
   match In_channel.with_open_text "/proc/loadavg" In_channel.input_line with
@@ -145,36 +145,35 @@ let load_average () =
       | [] -> nan)
   | None | (exception Sys_error _) -> nan
 
+(* Many short rounds, the two servers alternating, and ratios taken within
+   each round: a neighbour's burst of load hits both sides of a ratio. *)
 let run ~quick =
   let warm_up, duration, rounds =
-    if quick then (0.3, 1.0, 1) else (1.0, 4.0, 3)
+    if quick then (0.2, 1.0, 2) else (0.3, 2.0, 8)
   in
   let load = load_average () in
-  let braid = ref [] and lwt = ref [] in
-  pin (Unix.getpid ()) "0";
-  Fun.protect
-    ~finally:(fun () ->
-      pin (Unix.getpid ()) (Printf.sprintf "0-%d" (cores - 1)))
-    (fun () ->
-      for round = 1 to rounds do
-        progress "  round %d/%d: braid_io server" round rounds;
-        braid := measure ~lwt:false braid_server ~warm_up ~duration :: !braid;
-        progress "  round %d/%d: lwt_unix server" round rounds;
-        lwt := measure ~lwt:true lwt_server ~warm_up ~duration :: !lwt
-      done);
-  let rate runs = median (List.map fst runs)
-  and cpu runs = median (List.map snd runs) in
-  let braid_rate = rate !braid and lwt_rate = rate !lwt in
-  let braid_cpu = cpu !braid and lwt_cpu = cpu !lwt in
+  let pairs =
+    List.init rounds (fun i ->
+        progress "  round %d/%d: braid_io server, then lwt_unix" (i + 1) rounds;
+        let braid = measure ~lwt:false braid_server ~warm_up ~duration in
+        let lwt = measure ~lwt:true lwt_server ~warm_up ~duration in
+        (braid, lwt))
+  in
+  let med f = median (List.map f pairs) in
+  let braid f = med (fun (b, _) -> f b) and lwt f = med (fun (_, l) -> f l) in
+  let rate m = m.rate and server_us m = m.server_us and busy m = m.busy in
   [
     row "machine" "load average (1 min) at start" load "";
-    row "braid_io server" "round trips per second" braid_rate "msg/s";
-    row "lwt_unix server" "round trips per second" lwt_rate "msg/s";
-    ratio "braid_io / lwt_unix (round trips per second)" (braid_rate /. lwt_rate);
-    row "braid_io server" "server CPU per round trip" braid_cpu "us";
-    row "lwt_unix server" "server CPU per round trip" lwt_cpu "us";
+    row "braid_io server" "round trips per second" (braid rate) "msg/s";
+    row "lwt_unix server" "round trips per second" (lwt rate) "msg/s";
+    ratio "braid_io / lwt_unix (round trips per second)"
+      (med (fun (b, l) -> b.rate /. l.rate));
+    row "braid_io server" "server CPU per round trip" (braid server_us) "us";
+    row "lwt_unix server" "server CPU per round trip" (lwt server_us) "us";
     ratio "lwt_unix / braid_io (server CPU per round trip)"
-      (lwt_cpu /. braid_cpu);
+      (med (fun (b, l) -> l.server_us /. b.server_us));
+    row "client vs braid_io" "client CPU use" (braid busy) "cores";
+    row "client vs lwt_unix" "client CPU use" (lwt busy) "cores";
   ]
 
 let experiment =

@@ -1,18 +1,21 @@
-(* 100,000 sleepers sharing one deadline. Each peer runs in a fresh forked
-   process: RSS does not shrink after a run, so sharing a process would
-   charge one peer for the other's memory. Fiber stacks live outside the
-   OCaml heap, hence RSS next to heap words. *)
+(* 100,000 sleepers sharing one deadline.
+
+   Memory and wake-up are measured in separate fresh processes: RSS does not
+   shrink after a run, so sharing a process would charge one peer for the
+   other's memory, and a full GC between starting the sleepers and their
+   deadline would eat into the deadline. Fiber stacks live outside the OCaml
+   heap, hence RSS next to heap words. *)
 
 open Bench_harness
 
 let sleepers = 100_000
 
-type result = {
-  rss_bytes : float;  (** Per sleeper. *)
-  heap_words : float;  (** Per sleeper. *)
-  start_us : float;  (** Per sleeper: creating it until it sleeps. *)
-  wake_ms : float;  (** From the deadline until the last one woke. *)
-}
+type memory = { rss_bytes : float; heap_words : float }
+(* Per sleeper. *)
+
+type timing = { start_us : float; wake_ms : float }
+(* [start_us]: per sleeper, from creating it until it sleeps. [wake_ms]: from
+   the deadline until the last sleeper has run. *)
 
 let rss_bytes () =
   let line =
@@ -31,29 +34,58 @@ let heap_words () =
   Gc.full_major ();
   float (Gc.stat ()).live_words
 
-let encode r =
-  Printf.sprintf "%h %h %h %h" r.rss_bytes r.heap_words r.start_us r.wake_ms
-
-let decode s =
-  Scanf.sscanf s "%h %h %h %h" (fun rss_bytes heap_words start_us wake_ms ->
-      { rss_bytes; heap_words; start_us; wake_ms })
-
-(* The deadline leaves time to start every sleeper and to measure memory. *)
 let per_sleeper ~before ~after = (after -. before) /. float sleepers
+let encode a b = Printf.sprintf "%h %h" a b
+let decode s = Scanf.sscanf s "%h %h" (fun a b -> (a, b))
 
-let braid ~delay () =
+(* Memory: start the sleepers with a far deadline, measure, stop them. *)
+
+exception Measured of string
+
+let braid_memory () =
+  let open Braid_io in
+  run @@ fun () ->
+  let rss0 = rss_bytes () and words0 = heap_words () in
+  match
+    Switch.run (fun sw ->
+        for _ = 1 to sleepers do
+          ignore (Fiber.fork ~sw (fun () -> Time.sleep 3600.))
+        done;
+        (* Every fiber forked so far runs, and sleeps, before this one. *)
+        Fiber.yield ();
+        let rss1 = rss_bytes () and words1 = heap_words () in
+        raise
+          (Measured
+             (encode
+                (per_sleeper ~before:rss0 ~after:rss1)
+                (per_sleeper ~before:words0 ~after:words1))))
+  with
+  | () -> assert false
+  | exception Measured result -> result
+
+let lwt_memory () =
+  let rss0 = rss_bytes () and words0 = heap_words () in
+  let sleeping = List.init sleepers (fun _ -> Lwt_unix.sleep 3600.) in
+  let rss1 = rss_bytes () and words1 = heap_words () in
+  ignore (Sys.opaque_identity sleeping);
+  encode
+    (per_sleeper ~before:rss0 ~after:rss1)
+    (per_sleeper ~before:words0 ~after:words1)
+
+(* Wake-up: all sleepers share a deadline [delay] after they were created. *)
+
+let braid_timing ~delay () =
   let open Braid_io in
   run @@ fun () ->
   let woke = ref 0 and last_woke = ref 0. in
-  let rss0 = rss_bytes () and words0 = heap_words () in
   let t0 = now_s () in
   let deadline_s = t0 +. delay in
   let deadline =
-    Mtime.add_span (Time.now ())
-      (Mtime.Span.of_uint64_ns (Int64.of_float (delay *. 1e9)))
-    |> Option.get
+    Option.get
+      (Mtime.add_span (Time.now ())
+         (Mtime.Span.of_uint64_ns (Int64.of_float (delay *. 1e9))))
   in
-  let result = ref None in
+  let asleep = ref 0. in
   Switch.run (fun sw ->
       for _ = 1 to sleepers do
         ignore
@@ -62,64 +94,54 @@ let braid ~delay () =
                incr woke;
                if !woke = sleepers then last_woke := now_s ()))
       done;
-      (* Every fiber forked so far runs before this one resumes. *)
       Fiber.yield ();
-      let started = now_s () in
-      let rss1 = rss_bytes () and words1 = heap_words () in
-      if now_s () > deadline_s then failwith "timers: deadline too close";
-      result :=
-        Some
-          (fun () ->
-            {
-              rss_bytes = per_sleeper ~before:rss0 ~after:rss1;
-              heap_words = per_sleeper ~before:words0 ~after:words1;
-              start_us = (started -. t0) *. 1e6 /. float sleepers;
-              wake_ms = (!last_woke -. deadline_s) *. 1e3;
-            }));
-  encode ((Option.get !result) ())
+      asleep := now_s ());
+  if !asleep > deadline_s then failwith "timers: deadline too close";
+  encode
+    ((!asleep -. t0) *. 1e6 /. float sleepers)
+    ((!last_woke -. deadline_s) *. 1e3)
 
-let lwt ~delay () =
+let lwt_timing ~delay () =
   let open Lwt.Syntax in
   let woke = ref 0 and last_woke = ref 0. in
-  let rss0 = rss_bytes () and words0 = heap_words () in
   let t0 = now_s () in
   let deadline_s = t0 +. delay in
-  let sleepers_done =
+  let all =
     List.init sleepers (fun _ ->
         let* () = Lwt_unix.sleep (deadline_s -. now_s ()) in
         incr woke;
         if !woke = sleepers then last_woke := now_s ();
         Lwt.return_unit)
   in
-  let started = now_s () in
-  let rss1 = rss_bytes () and words1 = heap_words () in
-  if now_s () > deadline_s then failwith "timers: deadline too close";
-  Lwt_main.run (Lwt.join sleepers_done);
+  let asleep = now_s () in
+  if asleep > deadline_s then failwith "timers: deadline too close";
+  Lwt_main.run (Lwt.join all);
   encode
-    {
-      rss_bytes = per_sleeper ~before:rss0 ~after:rss1;
-      heap_words = per_sleeper ~before:words0 ~after:words1;
-      start_us = (started -. t0) *. 1e6 /. float sleepers;
-      wake_ms = (!last_woke -. deadline_s) *. 1e3;
-    }
+    ((asleep -. t0) *. 1e6 /. float sleepers)
+    ((!last_woke -. deadline_s) *. 1e3)
 
-let measure ~lwt:use_lwt f = decode (Child.result (Child.run ~lwt:use_lwt f))
+let in_child ~lwt f = decode (Child.result (Child.run ~lwt f))
 
 let run ~quick =
-  let rounds = if quick then 1 else 5 and delay = 2.0 in
-  let braid_runs = ref [] and lwt_runs = ref [] in
-  for round = 1 to rounds do
-    progress "  round %d/%d: braid_io fibers" round rounds;
-    braid_runs := measure ~lwt:false (braid ~delay) :: !braid_runs;
-    progress "  round %d/%d: lwt threads" round rounds;
-    lwt_runs := measure ~lwt:true (lwt ~delay) :: !lwt_runs
-  done;
-  let med f runs = median (List.map f runs) in
-  let b f = med f !braid_runs and l f = med f !lwt_runs in
-  let rss r = r.rss_bytes
-  and words r = r.heap_words
-  and start r = r.start_us
-  and wake r = r.wake_ms in
+  let rounds = if quick then 1 else 5 and delay = 1.0 in
+  let results =
+    List.init rounds (fun i ->
+        progress "  round %d/%d" (i + 1) rounds;
+        let braid_mem = in_child ~lwt:false braid_memory in
+        let lwt_mem = in_child ~lwt:true lwt_memory in
+        let braid_time = in_child ~lwt:false (braid_timing ~delay) in
+        let lwt_time = in_child ~lwt:true (lwt_timing ~delay) in
+        let memory (rss_bytes, heap_words) = { rss_bytes; heap_words } in
+        let timing (start_us, wake_ms) = { start_us; wake_ms } in
+        ( (memory braid_mem, timing braid_time),
+          (memory lwt_mem, timing lwt_time) ))
+  in
+  let med f = median (List.map f results) in
+  let b f = med (fun (b, _) -> f b) and l f = med (fun (_, l) -> f l) in
+  let rss (m, _) = m.rss_bytes
+  and words (m, _) = m.heap_words
+  and start (_, t) = t.start_us
+  and wake (_, t) = t.wake_ms in
   [
     row "braid_io fiber" "RSS per sleeper" (b rss) "bytes";
     row "lwt thread" "RSS per sleeper" (l rss) "bytes";

@@ -3,7 +3,6 @@ type t = Loop.fd
 exception Error = Handle.Error
 
 let fail = Handle.fail
-let closed op = fail op Unix.EBADF
 let to_unix = Loop.unix
 let is_open = Loop.is_open
 let close = Handle.close
@@ -54,7 +53,7 @@ let check_range name buf off len =
     invalid_arg ("Braid_io." ^ name ^ ": invalid range")
 
 let rec read fd buf off len =
-  if not (Loop.is_open fd) then closed "read";
+  Handle.usable fd ~op:"read";
   if not (Loop.may_be_readable fd) then (
     wait fd ~write:false ~op:"read";
     read fd buf off len)
@@ -75,7 +74,7 @@ let read_into fd buf off len =
 
 let rec write fd buf off len =
   if len > 0 then (
-    if not (Loop.is_open fd) then closed "write";
+    Handle.usable fd ~op:"write";
     let unix = Loop.unix fd in
     match
       if Loop.is_socket fd then Syscall.send unix buf off len

@@ -31,5 +31,8 @@ let register ~sw loop unix ~socket ~stream ~op =
       (try Unix.close unix with Unix.Unix_error _ -> ());
       raise e
 
+let usable fd ~op =
+  try Loop.check_usable fd ~op with Loop.Closed -> fail op Unix.EBADF
+
 let wait fd ~write ~op =
   try Loop.await fd ~write ~op with Loop.Closed -> fail op Unix.EBADF

@@ -25,6 +25,10 @@ val register :
 (** [register ~sw loop unix ~socket ~op] is {!Loop.register} then {!attach};
     [unix] is closed if either fails. *)
 
+val usable : Loop.fd -> op:string -> unit
+(** {!Loop.check_usable}, raising {!Error} [{op; error = EBADF}] if the
+    descriptor is closed. *)
+
 val wait : Loop.fd -> write:bool -> op:string -> unit
 (** {!Loop.await}, raising {!Error} [{op; error = EBADF}] if the descriptor is
     or gets closed. *)

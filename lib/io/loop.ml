@@ -38,6 +38,9 @@ and t = {
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from elsewhere. *)
   sleeping : bool Atomic.t;
       (** Set while [owner] is in (or entering) a wait. *)
+  waking : int Atomic.t;
+      (** Threads that may be about to write [wake_fd]: it is closed only once
+          none is. *)
   timers : Timer_heap.t;
   mutable fds : fd option array;  (** By token. *)
   mutable free_tokens : int list;
@@ -74,9 +77,15 @@ let check_owner t ~op =
     invalid_arg
       (op ^ ": the descriptor belongs to the event loop of another thread")
 
+let check_usable fd ~op =
+  if not fd.is_open then raise Closed;
+  if not (on_loop_thread fd.loop) then check_owner fd.loop ~op:("Braid_io." ^ op)
+
 let wake_if_sleeping t =
+  Atomic.incr t.waking;
   if Atomic.get t.sleeping && Atomic.exchange t.sleeping false then
-    Epoll.eventfd_signal t.wake_fd
+    Epoll.eventfd_signal t.wake_fd;
+  Atomic.decr t.waking
 
 (* From the loop's thread (the common case: one fiber waking another) the
    local queue needs no atomics. From elsewhere, pushing then reading
@@ -188,9 +197,8 @@ let withdraw t fd ~write mine =
     t.fd_waiters <- t.fd_waiters - 1)
 
 let await fd ~write ~op =
-  if not fd.is_open then raise Closed;
+  check_usable fd ~op;
   let t = fd.loop in
-  if not (on_loop_thread t) then check_owner t ~op:("Braid_io." ^ op);
   if fd.token >= 0 then
     let mine = ref not_waiting in
     match
@@ -321,6 +329,7 @@ let create () =
             runnable = Task_queue.create ();
             incoming = Incoming.create ();
             sleeping = Atomic.make false;
+            waking = Atomic.make 0;
             timers = Timer_heap.create ();
             fds = Array.make 64 None;
             free_tokens = [];
@@ -453,6 +462,13 @@ let shut_down t =
        (Incoming.pop_exn t.incoming) ()
      done
    with Incoming.Closed | Incoming.Empty -> ());
+  (* A thread that pushed before the close may still be deciding whether to
+     write [wake_fd]; it will not write once it sees [sleeping] false, which
+     it now is for good. Closing under it could hand its write to whatever
+     reuses the descriptor number. *)
+  while Atomic.get t.waking > 0 do
+    Domain.cpu_relax ()
+  done;
   Epoll.close t.epoll;
   Unix.close t.wake_fd
 

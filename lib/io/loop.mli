@@ -66,6 +66,12 @@ val read_returned : fd -> wanted:int -> int -> unit
 
 val loop_of : fd -> t
 
+val check_usable : fd -> op:string -> unit
+(** [check_usable fd ~op] checks that [fd] is open and that the caller runs on
+    its loop's thread.
+    @raise Closed if [fd] is closed.
+    @raise Invalid_argument naming [op] off the loop's thread. *)
+
 val await : fd -> write:bool -> op:string -> unit
 (** [await fd ~write ~op] suspends the calling fiber until [fd] may be ready for
     reading (or writing). Spurious wake-ups are possible: retry the operation. A

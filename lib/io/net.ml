@@ -17,7 +17,7 @@ let write_all = Fd.write_all
 let write_string = Fd.write_string
 
 let checked op f s =
-  if not (Fd.is_open s) then fail op Unix.EBADF;
+  Handle.usable s ~op;
   try f (Fd.to_unix s) with Unix.Unix_error (error, _, _) -> fail op error
 
 let local_addr = checked "getsockname" Unix.getsockname
@@ -62,7 +62,7 @@ let listen ~sw ?(backlog = 4096) ?(reuse_addr = true) ?(reuse_port = false) addr
       fail "listen" error
 
 let rec accept_raw listener =
-  if not (Fd.is_open listener) then fail "accept" Unix.EBADF;
+  Handle.usable listener ~op:"accept";
   match Syscall.accept (Fd.to_unix listener) with
   | Some connection -> connection
   | None ->

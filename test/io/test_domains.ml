@@ -189,20 +189,32 @@ let close_from_another_domain () =
   Alcotest.(check bool) "closed" false (Fd.is_open s);
   check_no_waiters "after the foreign close"
 
+(* A socket belongs to its loop: another loop's fibers may not use it, even
+   when the operation would not need to wait (data is there). *)
 let socket_of_another_loop () =
   let escaped = Promise.create () and release = Promise.create () in
   let owner =
     Domain.spawn (fun () ->
         run (fun () ->
             Switch.run (fun sw ->
-                Promise.fill escaped (Net.listen ~sw loopback);
+                let listener = Net.listen ~sw loopback in
+                let c = Net.connect ~sw (Net.local_addr listener) in
+                let s, _ = Net.accept ~sw listener in
+                Net.write_string c "ready";
+                Promise.fill escaped (listener, s);
                 Promise.await release)))
   in
+  let refused name f =
+    match f () with
+    | _ -> Alcotest.failf "%s on another loop's socket" name
+    | exception Invalid_argument _ -> ()
+  in
   run (fun () ->
-      let listener = Promise.await escaped in
-      match Switch.run (fun sw -> Net.accept ~sw listener) with
-      | _ -> Alcotest.fail "accepted on another loop's socket"
-      | exception Invalid_argument _ -> ());
+      let listener, s = Promise.await escaped in
+      refused "accept" (fun () ->
+          Switch.run (fun sw -> ignore (Net.accept ~sw listener)));
+      refused "read" (fun () -> ignore (Net.read_into s (Bytes.create 5) 0 5));
+      refused "write" (fun () -> Net.write_string s "x"));
   Promise.fill release ();
   Domain.join owner
 

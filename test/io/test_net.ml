@@ -235,6 +235,21 @@ let handler_errors_go_to_on_error () =
   settle ();
   Alcotest.(check int) "both failures reported" 2 (List.length !errors)
 
+(* Epoll refuses regular files; they are always ready, and reads just work. *)
+let regular_file () =
+  let path = Filename.temp_file "braid-io-test" ".txt" in
+  Fun.protect ~finally:(fun () -> Sys.remove path) @@ fun () ->
+  Out_channel.with_open_bin path (fun oc -> output_string oc "contents");
+  run @@ fun () ->
+  Switch.run @@ fun sw ->
+  let f = Fd.of_unix ~sw (Unix.openfile path [ O_RDONLY; O_CLOEXEC ] 0) in
+  let buf = Bytes.create 64 in
+  let n = Fd.read_into f buf 0 64 in
+  Alcotest.(check string) "read" "contents" (Bytes.sub_string buf 0 n);
+  Alcotest.(check int) "then end of file" 0 (Fd.read_into f buf 0 64);
+  Fd.await_readable f;
+  Fd.close f
+
 let outside_the_loop () =
   let outside name f =
     match f () with
@@ -276,6 +291,7 @@ let () =
           case "writing to a vanished peer" write_to_vanished_peer;
           case "handler failures go to on_error" handler_errors_go_to_on_error;
           case "outside Braid_io.run" outside_the_loop;
+          case "a regular file" regular_file;
         ] );
       ( "accept",
         [ case "several fibers accept on one listener" several_acceptors ] );
