@@ -17,6 +17,7 @@ let experiments : experiment list =
     Bench_server.reverse_post;
     Bench_io.echo;
     Bench_io.timers;
+    Bench_fib_server.experiment;
   ]
 
 let run_one ~quick (e : experiment) =
@@ -57,6 +58,16 @@ let main names quick =
             ( false,
               "unknown experiment(s): " ^ String.concat ", " unknown
               ^ " (try `list`)" ))
+
+(* Server roles: each experiment's module claimed its own at initialisation;
+   this one's run here. *)
+let () =
+  Bench_fib_server.dispatch ();
+  Option.iter
+    (fun role ->
+      prerr_endline ("bench: unknown server role " ^ role);
+      exit 2)
+    (Sys.getenv_opt "BRAID_BENCH_ROLE")
 
 let () =
   let open Cmdliner in

@@ -154,7 +154,7 @@ let serve_cmd =
          and static files with $(b,Last-Modified)/$(b,If-Modified-Since) and \
          single byte ranges. Malformed requests get the status RFC 9110 asks \
          for and the connection goes on when it can.";
-      `P "It stops on SIGINT or SIGTERM.";
+      `P "SIGINT or SIGTERM ends it at once: connections in progress are dropped.";
       `S Manpage.s_examples;
       `Pre "  braid serve --demo --root examples/public --port 8080";
       `Pre "  curl -d hello http://127.0.0.1:8080/reverse";

@@ -2,6 +2,8 @@ open Bench_harness
 
 (* When re-executed as a server, serve and never return. *)
 let () = Roles.dispatch ()
+
+module Procs = Procs
 let server_cpu = 0
 let client_cpu = 1
 let source_root () = Filename.dirname (Filename.dirname (results_dir ()))

@@ -13,3 +13,6 @@
 
 val http : Bench_harness.experiment
 val reverse_post : Bench_harness.experiment
+
+module Procs = Procs
+(** Server processes, shared with other experiments that run servers. *)

@@ -29,14 +29,26 @@ let dispatch () =
   | Some role ->
       let port = int_of_string (Sys.getenv "BRAID_BENCH_PORT") in
       let root = Sys.getenv_opt "BRAID_BENCH_ROOT" in
-      (match role with
-      | "braid-static" -> braid ~mode:Effects ~router:Router.empty ~root ~port
-      | "braid-static-direct" ->
-          braid ~mode:Direct_calls ~router:Router.empty ~root ~port
-      | "braid-reverse-effects" ->
-          braid ~mode:Effects ~router:reverse_routes ~root:None ~port
-      | "braid-reverse-direct" ->
-          braid ~mode:Direct_calls ~router:reverse_routes ~root:None ~port
-      | "cohttp-static" -> Cohttp_static.run ~port ~root:(Option.get root)
-      | other -> failwith ("unknown role " ^ other));
-      exit 0
+      let serve =
+        match role with
+        | "braid-static" ->
+            Some (fun () -> braid ~mode:Effects ~router:Router.empty ~root ~port)
+        | "braid-static-direct" ->
+            Some
+              (fun () -> braid ~mode:Direct_calls ~router:Router.empty ~root ~port)
+        | "braid-reverse-effects" ->
+            Some
+              (fun () -> braid ~mode:Effects ~router:reverse_routes ~root:None ~port)
+        | "braid-reverse-direct" ->
+            Some
+              (fun () ->
+                braid ~mode:Direct_calls ~router:reverse_routes ~root:None ~port)
+        | "cohttp-static" ->
+            Some (fun () -> Cohttp_static.run ~port ~root:(Option.get root))
+        | _ -> None (* another experiment's role *)
+      in
+      Option.iter
+        (fun serve ->
+          serve ();
+          exit 0)
+        serve

@@ -16,5 +16,7 @@ val variable : string
 (** ["BRAID_BENCH_ROLE"]. *)
 
 val dispatch : unit -> unit
-(** [dispatch ()] returns at once unless {!variable} is set; then it serves in
-    that role until killed and exits. *)
+(** [dispatch ()] returns at once unless {!variable} names one of the roles
+    above; then it serves in that role until killed and exits. Other roles are
+    left to other experiments (the benchmark's entry point rejects a role
+    nobody claimed). *)

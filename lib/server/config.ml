@@ -1,3 +1,10 @@
+type timeouts = {
+  request_header : float;
+  keep_alive : float;
+  body : float;
+  handler : float option;
+}
+
 type t = {
   limits : Braid_http.Limits.t;
   root : string option;
@@ -5,6 +12,8 @@ type t = {
   input_buffer : int;
   output_buffer : int;
   linger : float;
+  timeouts : timeouts;
+  max_connections : int;
 }
 
 let default =
@@ -15,4 +24,7 @@ let default =
     input_buffer = 4096;
     output_buffer = 16384;
     linger = 2.;
+    timeouts =
+      { request_header = 20.; keep_alive = 5.; body = 60.; handler = None };
+    max_connections = 1000;
   }

@@ -6,6 +6,25 @@
     without touching those in progress. Limits and (later) timeouts live here
     for that reason. *)
 
+type timeouts = {
+  request_header : float;
+      (** Seconds a client has to send a complete request head, from the
+          moment the server starts waiting for it (the first request of a
+          connection) or from the request's first byte (later requests). A
+          client that stalls (slowloris) is closed, with [408] if it had sent
+          part of a request. *)
+  keep_alive : float;
+      (** Seconds an idle keep-alive connection may wait for the first byte of
+          its next request before the server closes it silently. *)
+  body : float;
+      (** Seconds each read of a request body may wait for data; a stalled
+          upload ends the connection ([408] if no response was started). *)
+  handler : float option;
+      (** Seconds a handler may run before its request is answered with
+          [503] and the handler's fiber is cancelled; [None]: no limit. *)
+}
+(** Timeouts, all in seconds and positive. *)
+
 type t = {
   limits : Braid_http.Limits.t;
       (** Request line, header section and body limits. [limits.max_body] is the
@@ -25,8 +44,16 @@ type t = {
       (** When the server closes a connection, it stops sending and discards
           what the client still sends for at most this many seconds (and 1 MiB),
           so its last response is not destroyed by a reset. *)
+  timeouts : timeouts;
+  max_connections : int;
+      (** Connections served at once by the whole server (all domains). At
+          the limit the server stops accepting, leaving new connections in the
+          kernel's backlog, and resumes as connections close. Read at each
+          accept, so a reload changes it for later accepts. *)
 }
 
 val default : t
 (** {!Braid_http.Limits.default}, no root, ["index.html"], 4 KiB input and 16
-    KiB output buffers, 2 s of lingering. *)
+    KiB output buffers, 2 s of lingering, timeouts of 20 s for a request head,
+    5 s between keep-alive requests and 60 s per body read, no handler timeout,
+    and 1000 connections. *)
