@@ -27,8 +27,13 @@ let run_one ~quick (e : experiment) =
   let path = write_json ~experiment:e.name rows in
   progress "bench: wrote %s" path
 
+let report () = progress "bench: wrote %s" (Bench_report.render ())
+
 let main names quick =
   match names with
+  | [ "report" ] ->
+      report ();
+      `Ok ()
   | [ "list" ] ->
       List.iter
         (fun (e : experiment) -> Printf.printf "%-20s %s\n" e.name e.summary)
@@ -52,6 +57,7 @@ let main names quick =
               run_one ~quick
                 (List.find (fun (e : experiment) -> e.name = n) experiments))
             wanted;
+          report ();
           `Ok ()
       | unknown ->
           `Error
@@ -77,7 +83,8 @@ let () =
       & info [] ~docv:"NAME"
           ~doc:
             "Experiments to run: names from $(b,list), or $(b,all) (the \
-             default).")
+             default). $(b,report) only renders docs/benchmarks.md from the \
+             results already in bench/results.")
   in
   let quick =
     Arg.(
@@ -93,6 +100,9 @@ let () =
         "$(b,list) prints the experiments. Each experiment measures Braid next \
          to its peers in the same run and reports ratios; absolute times are \
          machine-dependent.";
+      `P
+        "After a run, docs/benchmarks.md and its charts (docs/bench/NAME.svg) \
+         are rendered again from every file in bench/results.";
     ]
   in
   exit
