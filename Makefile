@@ -14,9 +14,9 @@ test:
 	dune build @install
 	dune test
 
-# Until the HTTP server lands, a tour of fibers and structures.
+# The HTTP server with the demo routes, serving examples/public.
 run:
-	dune exec -- examples/tour/tour.exe
+	dune exec -- braid serve --demo --root examples/public --port 8080
 
 bench:
 	dune exec --profile release -- bench/main.exe all
