@@ -10,6 +10,7 @@ module Router = Router
 module Static = Static
 module Demo = Demo
 module Log = Log
+module Log_writer = Log_writer
 module File = File
 module Capabilities = Capabilities
 module Services = Services

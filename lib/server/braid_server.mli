@@ -50,6 +50,7 @@ module Demo = Demo
 (** {1 Services as effects} *)
 
 module Log = Log
+module Log_writer = Log_writer
 module File = File
 module Capabilities = Capabilities
 module Services = Services

@@ -4,14 +4,15 @@ type settings = {
   router : Router.t;
   log_level : Log.level;
   access_log : (string -> unit) option;
+  logger : Log_writer.t option;
   file_cache : file_cache option;
 }
 
 let default_file_cache = { max_file_size = 65536; max_entries = 1024 }
 
-let settings ?(log_level = Log.Warning) ?access_log
+let settings ?(log_level = Log.Warning) ?access_log ?logger
     ?(file_cache = Some default_file_cache) router =
-  { router; log_level; access_log; file_cache }
+  { router; log_level; access_log; logger; file_cache }
 
 type cached = { version : File.info; content : string }
 type t = { settings : settings; cache : (string, cached) Hashtbl.t }
@@ -22,12 +23,18 @@ let rank = function Log.Error -> 0 | Warning -> 1 | Info -> 2 | Debug -> 3
 let log t (event : Log.event) =
   match event with
   | Access a -> (
+      (match t.settings.logger with
+      | Some w when Log_writer.logs_access w ->
+          Log_writer.access w (Log.combined a)
+      | _ -> ());
       match t.settings.access_log with
       | None -> ()
       | Some write -> write (Log.combined a))
-  | Message _ | Handler_failed _ ->
+  | Message _ | Handler_failed _ -> (
       if rank (Log.level event) <= rank t.settings.log_level then
-        prerr_endline (Log.to_string event)
+        match t.settings.logger with
+        | Some w -> Log_writer.error w (Log.to_string event)
+        | None -> prerr_endline (Log.to_string event))
 
 let now _ = Unix.gettimeofday ()
 

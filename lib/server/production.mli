@@ -1,6 +1,6 @@
-(** The production implementations of the services: stderr and an access-log
-    writer, the system clock, the real file system (with an optional cache of
-    small files), and a {!Router} as handler store.
+(** The production implementations of the services: the logs (through a
+    {!Log_writer}, or stderr), the system clock, the real file system (with an
+    optional cache of small files), and a {!Router} as handler store.
 
     Make one [t] per event loop (the server makes one per domain): its file
     cache is not shared, so it needs no lock. Every function blocks only as its
@@ -28,6 +28,12 @@ type settings = {
   access_log : (string -> unit) option;
       (** Receives each access entry in Combined Log Format (no newline); [None]
           drops them. Called in the connection's fiber. *)
+  logger : Log_writer.t option;
+      (** Where messages and access entries go through a writer fiber, so a
+          connection never waits on the disk: messages to its error log, access
+          entries (in Combined Log Format) to its access log if it has one.
+          Without it, messages go to stderr, written by the connection's fiber.
+      *)
   file_cache : file_cache option;
 }
 
@@ -37,10 +43,11 @@ val default_file_cache : file_cache
 val settings :
   ?log_level:Log.level ->
   ?access_log:(string -> unit) ->
+  ?logger:Log_writer.t ->
   ?file_cache:file_cache option ->
   Router.t ->
   settings
-(** Defaults: [Warning], no access log, {!default_file_cache}. *)
+(** Defaults: [Warning], no access log, no logger, {!default_file_cache}. *)
 
 type t
 
@@ -55,9 +62,10 @@ module Direct : Capabilities.S with type env = t
 (** {1 The implementations} *)
 
 val log : t -> Log.event -> unit
-(** Writes messages at or below the level to stderr, one line each (the
-    backtrace of a failed handler on the following lines), and access entries to
-    the access log. *)
+(** Sends messages at or below the level to the logger's error log, or to stderr
+    without a logger, one line each (the backtrace of a failed handler on the
+    following lines), and access entries to the logger's access log and to
+    [access_log]. Never waits for a logger. *)
 
 val now : t -> float
 (** [Unix.gettimeofday]: a vDSO call, no system call. *)
