@@ -17,6 +17,7 @@ module Services = Services
 module Production = Production
 module In_memory = In_memory
 module Config = Config
+module Config_file = Config_file
 module Output = Output
 module Pipeline = Pipeline
 module Connection = Connection

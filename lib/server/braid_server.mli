@@ -60,6 +60,7 @@ module In_memory = In_memory
 (** {1 Serving} *)
 
 module Config = Config
+module Config_file = Config_file
 module Output = Output
 module Pipeline = Pipeline
 module Connection = Connection
