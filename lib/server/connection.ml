@@ -10,16 +10,34 @@ type context = {
   production : Production.t;
   capabilities : Capabilities.t;
   dates : Date_cache.t;
+  draining : bool Atomic.t;
+  live : (int, Pipeline.control * Fiber.Scope.t) Hashtbl.t;
+      (* The connections in progress, for [drain]. *)
+  mutable next_id : int;
 }
 
-let context mode production =
+let context ?(draining = Atomic.make false) mode production =
   {
     mode;
     production;
     capabilities = Production.capabilities production;
     dates = Date_cache.create ();
+    draining;
+    live = Hashtbl.create 64;
+    next_id = 0;
   }
 
+let drain c =
+  Atomic.set c.draining true;
+  let idle =
+    Hashtbl.fold
+      (fun _ (control, scope) acc ->
+        if Pipeline.is_idle control then scope :: acc else acc)
+      c.live []
+  in
+  List.iter Fiber.Scope.cancel idle
+
+let timer = { Pipeline.timeout = Time.timeout }
 let production c = c.production
 
 (* Stop sending, then discard input until the peer closes (or the budget
@@ -39,19 +57,34 @@ let linger socket ~seconds =
         (Time.timeout seconds (fun () ->
              try discard (1 lsl 20) with Net.Error _ -> ()))
 
+let serve_pipeline c (config : Config.t) socket peer control =
+  let read = Net.read_into socket and write = Net.write_all socket in
+  match c.mode with
+  | Effects ->
+      With_effects.serve ~timer ~control
+        (Services.Perform.env c.capabilities)
+        config c.dates ~peer:(Some peer) ~read ~write
+  | Direct_calls ->
+      With_direct_calls.serve ~timer ~control c.production config c.dates
+        ~peer:(Some peer) ~read ~write
+
 let serve c (config : Config.t) socket peer =
   (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
    with Unix.Unix_error _ -> ());
-  let read = Net.read_into socket and write = Net.write_all socket in
+  let control = Pipeline.control c.draining in
+  let id = c.next_id in
+  c.next_id <- id + 1;
   match
-    match c.mode with
-    | Effects ->
-        With_effects.serve
-          (Services.Perform.env c.capabilities)
-          config c.dates ~peer:(Some peer) ~read ~write
-    | Direct_calls ->
-        With_direct_calls.serve c.production config c.dates ~peer:(Some peer)
-          ~read ~write
+    Fiber.Scope.run (fun scope ->
+        Hashtbl.replace c.live id (control, scope);
+        Fun.protect
+          ~finally:(fun () -> Hashtbl.remove c.live id)
+          (fun () ->
+            match serve_pipeline c config socket peer control with
+            | outcome -> outcome
+            (* [drain] cancelled it while idle: nothing is owed. *)
+            | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
+                Pipeline.Peer_closed))
   with
   | Peer_closed -> ()
   | Server_closed -> linger socket ~seconds:config.linger

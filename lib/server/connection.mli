@@ -15,8 +15,18 @@ type context
 (** What the connections of one event loop share: the mode, the production
     services and the [Date] cache. Confined to that loop's domain. *)
 
-val context : mode -> Production.t -> context
+val context : ?draining:bool Atomic.t -> mode -> Production.t -> context
+(** [context ~draining mode production] is the context of one loop. [draining]
+    is the server's "shutting down" flag (shared by all loops, default a fresh
+    one): once set, connections close after their current request. *)
+
 val production : context -> Production.t
+
+val drain : context -> unit
+(** [drain c] sets the context's draining flag and closes at once the
+    connections of [c] that are idle (waiting for a request: their fibers are
+    cancelled and return normally); the others close after their current request
+    ({!Pipeline.S.serve}). Call it from a fiber of the context's loop. *)
 
 val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
 (** [serve context config socket peer] serves [socket] until the peer or the
@@ -24,5 +34,7 @@ val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
     Nagle's algorithm would only delay the last segment). When the server ends
     it, it lingers ({!Config.linger}) before returning. Socket errors (a reset,
     a broken pipe) end the connection and are logged at [Debug]; the socket is
-    closed by its owner (the accept switch).
+    closed by its owner (the accept switch). The timeouts of [config] apply
+    (with {!Braid_io.Time.timeout}); a connection ended by a timeout returns
+    normally.
     @raise Braid.Cancelled if the fiber is cancelled. *)

@@ -1,11 +1,33 @@
 open Braid_http
 
 type outcome = Peer_closed | Server_closed
+type timer = { timeout : 'a. float -> (unit -> 'a) -> 'a option }
+
+(* What the connection is waiting for: decides which timeout bounds a read
+   and whether a shutdown may close the connection at once. *)
+type phase = Idle | Head | Body
+
+type control = {
+  draining : bool Atomic.t;
+  mutable phase : phase;
+  mutable first : bool;
+  mutable head_deadline : int;
+      (* Monotonic nanoseconds; 0 until the head's first refill (a head read
+         in one go never reads the clock). *)
+}
+
+let control draining =
+  { draining; phase = Body; first = true; head_deadline = 0 }
+
+let is_idle c = c.phase = Idle
+let now_ns () = Int64.to_int (Mtime_clock.now_ns ())
 
 module type S = sig
   type env
 
   val serve :
+    ?timer:timer ->
+    ?control:control ->
     env ->
     Config.t ->
     Date_cache.t ->
@@ -21,6 +43,9 @@ exception Io_failed of exn * Printexc.raw_backtrace
 
 (* The response cannot be completed (the head is out): close now. *)
 exception Abort
+
+(* A read waited longer than its phase allows ([control.phase] tells which). *)
+exception Timed_out
 
 let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"
 
@@ -49,12 +74,17 @@ module Make (C : Capabilities.S) = struct
     out : Output.t;
     log : Log.event -> unit;
     clock : unit -> float;
+    timer : timer option;
+    control : control;
+    mutable head_written : bool;
+    mutable abandon_body : bool;
+        (* The handler was cancelled: its body is not worth draining. *)
   }
 
   (* What a handler's exception becomes: a 500 and a log event; the
      connection's own failures and cancellation go on unwinding. *)
   let failure c (req : Request.t) = function
-    | (Braid.Cancelled | Io_failed _ | Abort) as e -> raise e
+    | (Braid.Cancelled | Io_failed _ | Abort | Timed_out) as e -> raise e
     | exn ->
         let backtrace = Printexc.get_raw_backtrace () in
         c.log (Handler_failed { request = req; exn; backtrace });
@@ -63,6 +93,7 @@ module Make (C : Capabilities.S) = struct
   let write_head c ~now ~status ~headers ~framing ~keep_alive
       ~(version : Request.version) =
     let out = c.out in
+    c.head_written <- true;
     Output.add_string out (Status.status_line status);
     Output.add_string out (Date_cache.header_line c.dates now);
     List.iter
@@ -100,7 +131,8 @@ module Make (C : Capabilities.S) = struct
         Fun.protect ~finally:close (fun () ->
             match copy offset length with
             | () -> ()
-            | exception ((Braid.Cancelled | Io_failed _ | Abort) as e) ->
+            | exception
+                ((Braid.Cancelled | Io_failed _ | Abort | Timed_out) as e) ->
                 raise e
             | exception e ->
                 c.log
@@ -128,7 +160,8 @@ module Make (C : Capabilities.S) = struct
     in
     (match f writer with
     | () -> ()
-    | exception ((Braid.Cancelled | Io_failed _ | Abort) as e) -> raise e
+    | exception ((Braid.Cancelled | Io_failed _ | Abort | Timed_out) as e) ->
+        raise e
     | exception exn ->
         let backtrace = Printexc.get_raw_backtrace () in
         c.log (Handler_failed { request = req; exn; backtrace });
@@ -148,6 +181,20 @@ module Make (C : Capabilities.S) = struct
         else if Body.continue_pending body then Unread
         else
           match Body.drain body with Ok () -> Consumed | Error e -> Failed e)
+
+  (* The handler was cancelled: its body may be half read. *)
+  let handler_timed_out c (req : Request.t) seconds =
+    c.abandon_body <- true;
+    c.log
+      (Message
+         {
+           level = Warning;
+           text =
+             Printf.sprintf "%s %s: handler timed out after %gs"
+               (Method.to_string req.meth)
+               req.target seconds;
+         });
+    Response.error ~headers:[ ("Connection", "close") ] 503 "handler timed out"
 
   let dispatch c (req : Request.t) ~now ~path ~query =
     let limits = c.config.limits in
@@ -181,18 +228,27 @@ module Make (C : Capabilities.S) = struct
               | Content_length n when n > limits.max_body ->
                   Response.error 413 "body too large"
               | _ -> (
+                  let request : Handler.request =
+                    {
+                      head = req;
+                      path;
+                      query;
+                      params;
+                      peer = c.peer;
+                      body;
+                      now;
+                      log = c.log;
+                    }
+                  in
                   match
-                    handler
-                      {
-                        head = req;
-                        path;
-                        query;
-                        params;
-                        peer = c.peer;
-                        body;
-                        now;
-                        log = c.log;
-                      }
+                    match (c.timer, c.config.timeouts.handler) with
+                    | Some timer, Some seconds -> (
+                        match
+                          timer.timeout seconds (fun () -> handler request)
+                        with
+                        | Some r -> r
+                        | None -> handler_timed_out c req seconds)
+                    | _ -> handler request
                   with
                   | r -> r
                   | exception exn -> failure c req exn)
@@ -230,7 +286,8 @@ module Make (C : Capabilities.S) = struct
     (* Settled before the head, so that the head tells the truth about the
        connection; a stream may read the body while it runs, so later. *)
     let response, body_ok =
-      if is_stream then (response, true)
+      if c.abandon_body then (response, false)
+      else if is_stream then (response, true)
       else
         match settle body with
         | Consumed -> (response, true)
@@ -256,6 +313,7 @@ module Make (C : Capabilities.S) = struct
     let chunked = is_stream && req.version = Http_1_1 in
     let keep_alive =
       req.keep_alive && body_ok
+      && (not (Atomic.get c.control.draining))
       && (not (Response.wants_close response))
       && not (is_stream && (not chunked) && not no_content)
     in
@@ -299,14 +357,15 @@ module Make (C : Capabilities.S) = struct
          });
     keep_alive
 
-  (* A request the parser refused. *)
+  (* A request the parser refused; [true] if the connection goes on. *)
   let reject c (e : Parse_error.t) =
+    let keep_alive = (not e.close) && not (Atomic.get c.control.draining) in
     let now = Date_cache.now c.dates c.clock in
     let response = Response.error e.status e.reason in
     let text = match response.body with String s -> s | _ -> "" in
     write_head c ~now ~status:e.status ~headers:response.headers
       ~framing:(Length (String.length text))
-      ~keep_alive:(not e.close) ~version:Http_1_1;
+      ~keep_alive ~version:Http_1_1;
     Output.add_string c.out text;
     c.log
       (Access
@@ -316,33 +375,99 @@ module Make (C : Capabilities.S) = struct
            request = None;
            status = e.status;
            body_bytes = String.length text;
-         })
+         });
+    keep_alive
+
+  let request_timeout =
+    { Parse_error.status = 408; reason = "request timed out"; close = true }
 
   (* Pipelined responses wait in the buffer for the next read, but only up
      to its size: a flood of tiny pipelined requests must not grow it. *)
   let next c =
     if Output.length c.out >= c.config.output_buffer then Output.flush c.out
 
+  (* Before waiting for a request: out go the buffered responses, and a
+     draining server closes the connection instead of waiting. *)
   let rec loop c =
-    match Request_parser.read_request c.input c.config.limits with
-    | Error Eof -> Peer_closed
-    | Error (Invalid e) ->
-        reject c e;
-        if e.close then Server_closed
-        else (
-          next c;
-          loop c)
-    | Ok req ->
-        if exchange c req then (
-          next c;
-          loop c)
-        else Server_closed
+    let control = c.control in
+    if Input.length c.input = 0 then (
+      Output.flush c.out;
+      control.phase <- Idle)
+    else control.phase <- Head;
+    if control.phase = Idle && Atomic.get control.draining then Peer_closed
+    else
+      match Request_parser.read_request c.input c.config.limits with
+      | exception Timed_out ->
+          if control.phase = Idle then Peer_closed
+          else (
+            ignore (reject c request_timeout);
+            Server_closed)
+      | Error Eof -> Peer_closed
+      | Error (Invalid e) ->
+          if reject c e then (
+            next c;
+            loop c)
+          else Server_closed
+      | Ok req -> (
+          control.phase <- Body;
+          control.first <- false;
+          control.head_deadline <- 0;
+          c.head_written <- false;
+          c.abandon_body <- false;
+          match exchange c req with
+          | true ->
+              next c;
+              loop c
+          | false -> Server_closed
+          | exception Timed_out ->
+              (* A stalled body: answer if nothing was answered yet. *)
+              if not c.head_written then ignore (reject c request_timeout);
+              Server_closed)
 
   (* The connection's own read and write: their exceptions are carried
      through handlers as [Io_failed]. No closure per call. *)
   let failed e = Io_failed (e, Printexc.get_raw_backtrace ())
 
-  let serve env (config : Config.t) dates ~peer ~read ~write =
+  (* The read of each phase under its timeout. Only a head that needs more
+     than one read pays for the clock; the idle wait of a keep-alive
+     connection costs one timer. *)
+  let timed_read (timer : timer) control (timeouts : Config.timeouts) read buf
+      off len =
+    match control.phase with
+    | Idle -> (
+        let limit =
+          if control.first then timeouts.request_header else timeouts.keep_alive
+        in
+        match timer.timeout limit (fun () -> read buf off len) with
+        | Some n ->
+            control.phase <- Head;
+            n
+        | None -> raise Timed_out)
+    | Head -> (
+        let now = now_ns () in
+        if control.head_deadline = 0 then
+          control.head_deadline <-
+            now + int_of_float (timeouts.request_header *. 1e9);
+        let remaining = float_of_int (control.head_deadline - now) *. 1e-9 in
+        if remaining <= 0. then raise Timed_out;
+        match timer.timeout remaining (fun () -> read buf off len) with
+        | Some n -> n
+        | None -> raise Timed_out)
+    | Body -> (
+        match timer.timeout timeouts.body (fun () -> read buf off len) with
+        | Some n -> n
+        | None -> raise Timed_out)
+
+  let serve ?timer ?control:ctl env (config : Config.t) dates ~peer ~read ~write
+      =
+    let control =
+      match ctl with Some c -> c | None -> control (Atomic.make false)
+    in
+    (* The first request's head is due [request_header] seconds after the
+       connection starts. *)
+    if Option.is_some timer then
+      control.head_deadline <-
+        now_ns () + int_of_float (config.timeouts.request_header *. 1e9);
     let write buf off len =
       match write buf off len with
       | () -> ()
@@ -359,6 +484,11 @@ module Make (C : Capabilities.S) = struct
       | exception (Braid.Cancelled as e) -> raise e
       | exception e -> raise (failed e)
     in
+    let read =
+      match timer with
+      | None -> read
+      | Some timer -> timed_read timer control config.timeouts read
+    in
     match
       Input.with_reader ~size:config.input_buffer read (fun input ->
           let c =
@@ -371,6 +501,10 @@ module Make (C : Capabilities.S) = struct
               out;
               log = C.log env;
               clock = (fun () -> C.now env);
+              timer;
+              control;
+              head_written = false;
+              abandon_body = false;
             }
           in
           let outcome =

@@ -30,17 +30,41 @@
       stream after its head was sent closes the connection. *)
 
 type outcome =
-  | Peer_closed  (** The peer ended the stream between requests. *)
+  | Peer_closed
+      (** The connection ended between requests: the peer closed it, or it
+          stayed idle past its timeout ({!Config.timeouts}), or the server is
+          shutting down. Nothing is owed to the peer. *)
   | Server_closed
       (** The server ended the exchange (after [Connection: close], an error, or
           a request that cannot be followed). The caller should close
           gracefully: stop sending, then discard what the peer still sends for a
           moment, so that the last response is not destroyed by a reset. *)
 
+type timer = { timeout : 'a. float -> (unit -> 'a) -> 'a option }
+(** How reads and handlers are bounded in time: [timeout seconds f] is
+    [Some (f ())], or [None] once [f] was cancelled after [seconds] (as
+    {!Braid_io.Time.timeout}, which is what a socket connection uses). *)
+
+type control
+(** What the server and a connection's pipeline share: whether the server is
+    shutting down, and whether the connection is idle (waiting for the first
+    byte of a request). Confined to the connection's loop, except the shared
+    flag. *)
+
+val control : bool Atomic.t -> control
+(** [control draining] is a fresh control for one connection; [draining] is the
+    server's "shutting down" flag, set from any domain. *)
+
+val is_idle : control -> bool
+(** [is_idle c] is true while the connection waits for the first byte of a
+    request and owes nothing: cancelling it then loses no request. *)
+
 module type S = sig
   type env
 
   val serve :
+    ?timer:timer ->
+    ?control:control ->
     env ->
     Config.t ->
     Date_cache.t ->
@@ -49,10 +73,27 @@ module type S = sig
     write:(bytes -> int -> int -> unit) ->
     outcome
   (** [serve env config dates ~peer ~read ~write] serves one connection until it
-      ends. [read buf off len] returns at least one byte, or [0] at end of
-      stream; [write buf off len] sends everything. Both may block the fiber (a
-      socket) and may raise (a reset): their exceptions come out of [serve]
-      unchanged. Blocks only the calling fiber, if [read] and [write] do.
+      ends.
+
+      With [timer], the timeouts of [config] apply: the first request's head
+      must be complete within [timeouts.request_header] of the start; between
+      requests the connection may stay idle [timeouts.keep_alive] (then it ends
+      silently, [Peer_closed]); a head, from its first byte, must be complete
+      within [timeouts.request_header] however slowly it trickles (else [408]
+      and [Server_closed]); each read of a body may wait [timeouts.body] (else
+      [408] if no response was started, and [Server_closed]); a handler may run
+      [timeouts.handler] (else it is cancelled and the request gets [503] and
+      [Connection: close]; only its blocking calls can be interrupted). Without
+      [timer] (tests without a loop) nothing is timed.
+
+      With [control], once its flag is set the connection finishes the request
+      in progress, answers it with [Connection: close], and ends instead of
+      waiting for another ([Peer_closed] if it was idle).
+
+      [read buf off len] returns at least one byte, or [0] at end of stream;
+      [write buf off len] sends everything. Both may block the fiber (a socket)
+      and may raise (a reset): their exceptions come out of [serve] unchanged.
+      Blocks only the calling fiber, if [read] and [write] do.
       @raise Braid.Cancelled if the fiber is cancelled while blocked. *)
 end
 

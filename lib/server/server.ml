@@ -1,5 +1,12 @@
 open Braid_io
 module Promise = Braid_sync.Promise
+module Mutex = Braid_sync.Mutex
+module Condition = Braid_sync.Condition
+
+(* Connection slots, server-wide: a slot is taken before [accept] (so two
+   loops cannot both take the last one) and given back when the
+   connection's fiber ends. *)
+type slots = { mutex : Mutex.t; freed : Condition.t; active : int Atomic.t }
 
 type t = {
   domains : int;
@@ -8,6 +15,9 @@ type t = {
   config : Config.t Atomic.t;
   address : Unix.sockaddr;
   stopped : unit Promise.t;
+  draining : bool Atomic.t;
+  drain : Mtime.t Promise.t;  (** Filled with the deadline by [shutdown]. *)
+  slots : slots;
 }
 
 let check_config (c : Config.t) =
@@ -23,6 +33,19 @@ let check_config (c : Config.t) =
   let* () =
     if c.limits.max_body >= 0 then Ok ()
     else Error "maximum body size must not be negative"
+  in
+  let* () = positive "maximum connections" c.max_connections in
+  let seconds name x =
+    if x > 0. && Float.is_finite x then Ok ()
+    else Error (Printf.sprintf "%s must be a positive number of seconds" name)
+  in
+  let* () = seconds "request header timeout" c.timeouts.request_header in
+  let* () = seconds "keep-alive timeout" c.timeouts.keep_alive in
+  let* () = seconds "body timeout" c.timeouts.body in
+  let* () =
+    match c.timeouts.handler with
+    | None -> Ok ()
+    | Some x -> seconds "handler timeout" x
   in
   let* () =
     if c.index <> "" && not (String.contains c.index '/') then Ok ()
@@ -54,6 +77,14 @@ let create ?(domains = 1) ?(mode = Connection.Effects) ~settings ~config address
           config = Atomic.make config;
           address;
           stopped = Promise.create ();
+          draining = Atomic.make false;
+          drain = Promise.create ();
+          slots =
+            {
+              mutex = Mutex.create ();
+              freed = Condition.create ();
+              active = Atomic.make 0;
+            };
         })
       (check_config config)
 
@@ -64,31 +95,90 @@ let set_config t c =
 
 let stop t = ignore (Promise.try_fill t.stopped (Ok ()))
 
+let shutdown t ~deadline =
+  let span =
+    Mtime.Span.of_float_ns (Float.max 0. (Float.min deadline 1e9) *. 1e9)
+    |> Option.value ~default:Mtime.Span.zero
+  in
+  let at =
+    Option.value ~default:(Mtime_clock.now ())
+      (Mtime.add_span (Mtime_clock.now ()) span)
+  in
+  Atomic.set t.draining true;
+  ignore (Promise.try_fill t.drain (Ok at))
+
+let connections t = Atomic.get t.slots.active
+
+(* Waits (this fiber only) for a slot under the current limit. *)
+let acquire_slot t =
+  let s = t.slots in
+  Mutex.lock s.mutex;
+  match
+    while Atomic.get s.active >= (Atomic.get t.config).max_connections do
+      Condition.wait s.freed s.mutex
+    done
+  with
+  | () ->
+      Atomic.incr s.active;
+      Mutex.unlock s.mutex
+  | exception e ->
+      Mutex.unlock s.mutex;
+      raise e
+
+(* The lock orders the decrement before a waiter's check: no lost wake-up. *)
+let release_slot t =
+  let s = t.slots in
+  Atomic.decr s.active;
+  Fiber.protect (fun () ->
+      Mutex.lock s.mutex;
+      Condition.broadcast s.freed;
+      Mutex.unlock s.mutex)
+
+let await_no_connections t =
+  let s = t.slots in
+  Mutex.lock s.mutex;
+  Fun.protect
+    ~finally:(fun () -> Mutex.unlock s.mutex)
+    (fun () ->
+      while Atomic.get s.active > 0 do
+        Condition.wait s.freed s.mutex
+      done)
+
 let log_error production text =
   Production.log production (Message { level = Error; text })
 
-(* Running out of descriptors leaves the connection in the kernel's
-   backlog: pause instead of spinning on it. *)
-let rec accept_loop t ~sw listener context =
-  (match
-     Net.accept_fork ~sw listener
-       ~on_error:(fun e ->
-         log_error
-           (Connection.production context)
-           ("connection failed: " ^ Printexc.to_string e))
-       (fun socket peer ->
-         Connection.serve context (Atomic.get t.config) socket peer)
-   with
-  | () -> ()
+(* At the limit, waits for a slot: new connections stay in the kernel's
+   backlog. Running out of descriptors leaves the connection in the backlog
+   too: pause (logging once per episode) instead of spinning on it. *)
+let rec accept_loop t ~sw listener context ~paused =
+  acquire_slot t;
+  match
+    Net.accept_fork ~sw listener
+      ~on_error:(fun e ->
+        log_error
+          (Connection.production context)
+          ("connection failed: " ^ Printexc.to_string e))
+      (fun socket peer ->
+        Fun.protect
+          ~finally:(fun () -> release_slot t)
+          (fun () -> Connection.serve context (Atomic.get t.config) socket peer))
+  with
+  | () -> accept_loop t ~sw listener context ~paused:false
   | exception
       Net.Error { error = (EMFILE | ENFILE | ENOBUFS | ENOMEM) as error; _ } ->
-      log_error
-        (Connection.production context)
-        ("accept: " ^ Unix.error_message error ^ "; pausing");
-      Time.sleep 0.05
+      release_slot t;
+      if not paused then
+        log_error
+          (Connection.production context)
+          ("accept: " ^ Unix.error_message error ^ "; pausing");
+      Time.sleep 0.05;
+      accept_loop t ~sw listener context ~paused:true
   | exception Net.Error { error = ECONNABORTED | EPERM | EUNKNOWNERR _; _ } ->
-      ());
-  accept_loop t ~sw listener context
+      release_slot t;
+      accept_loop t ~sw listener context ~paused
+  | exception e ->
+      release_slot t;
+      raise e
 
 let with_port address port =
   match address with
@@ -97,30 +187,62 @@ let with_port address port =
 
 let port_of = function Unix.ADDR_INET (_, p) -> p | Unix.ADDR_UNIX _ -> 0
 
-let serve_domain t ~domain ~port ~on_listen =
+(* The connections of one loop, on their own switch [csw]: it finishes when
+   the last connection does, or is cancelled by [stop] or at the shutdown
+   deadline. Watchers live on [sw] and are cancelled once [csw] is done. *)
+let serve_connections t ~sw listener context =
+  let watchers = ref [] in
+  let watch f = watchers := Fiber.fork ~sw f :: !watchers in
+  (match
+     Switch.run (fun csw ->
+         watch (fun () ->
+             Promise.await t.stopped;
+             Switch.cancel csw);
+         let acceptor =
+           Fiber.fork ~sw:csw (fun () ->
+               accept_loop t ~sw:csw listener context ~paused:false)
+         in
+         let deadline = Promise.await t.drain in
+         Fiber.cancel acceptor;
+         Net.close listener;
+         Connection.drain context;
+         watch (fun () ->
+             Time.sleep_until deadline;
+             Switch.cancel csw))
+   with
+  | () -> ()
+  | exception Braid.Cancelled when Promise.peek t.stopped <> None -> ());
+  List.iter Fiber.cancel !watchers
+
+let serve_domain t ~domain ~port ~on_listen ~background =
   let production = Production.create t.settings in
-  let context = Connection.context t.mode production in
-  match
-    Switch.run (fun sw ->
-        (* With port 0, the first loop binds and tells the others the port. *)
-        let address =
-          if domain = 0 then t.address
-          else with_port t.address (Promise.await port)
-        in
-        let listener = Net.listen ~sw ~reuse_port:(t.domains > 1) address in
+  let context = Connection.context ~draining:t.draining t.mode production in
+  Switch.run (fun sw ->
+      (* With port 0, the first loop binds and tells the others the port. *)
+      let address =
+        if domain = 0 then t.address
+        else with_port t.address (Promise.await port)
+      in
+      let listener = Net.listen ~sw ~reuse_port:(t.domains > 1) address in
+      let background =
         if domain = 0 then (
+          let b = Fiber.fork ~sw background in
           let bound = Net.local_addr listener in
           Promise.fill port (port_of bound);
-          on_listen bound);
-        ignore (Fiber.fork ~sw (fun () -> accept_loop t ~sw listener context));
-        Promise.await t.stopped;
-        Switch.cancel sw)
-  with
-  | () -> ()
-  | exception Braid.Cancelled when Promise.peek t.stopped <> None -> ()
+          on_listen bound;
+          Some b)
+        else None
+      in
+      serve_connections t ~sw listener context;
+      (* The background (a logger) outlives every loop's connections. *)
+      Option.iter
+        (fun b ->
+          await_no_connections t;
+          Fiber.cancel b)
+        background)
 
-let run ?(on_listen = ignore) t =
+let run ?(on_listen = ignore) ?(background = ignore) t =
   let port = Promise.create () in
   ignore
     (Braid_io.run_domains ~domains:t.domains (fun ~domain ->
-         serve_domain t ~domain ~port ~on_listen))
+         serve_domain t ~domain ~port ~on_listen ~background))

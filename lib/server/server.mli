@@ -17,7 +17,13 @@
 
     Configuration is a value: each connection captures the {!Config.t} current
     when it is accepted, and {!set_config} changes what later connections see.
-*)
+
+    At most [max_connections] (of the current configuration, read at each
+    accept) connections are served at once over all loops: at the limit the
+    accept fibers wait for a connection to end and new connections wait in the
+    kernel's backlog; none is accepted and then failed. When the process runs
+    out of descriptors ([EMFILE]) the accept loop pauses 50 ms between attempts
+    (logging once) instead of spinning. *)
 
 type t
 
@@ -45,12 +51,23 @@ val set_config : t -> Config.t -> (unit, string) result
     {!check_config}); connections in progress keep theirs. Callable from any
     domain or thread. *)
 
-val run : ?on_listen:(Unix.sockaddr -> unit) -> t -> unit
-(** [run t] listens and serves until {!stop}, then cancels every connection and
-    returns. [on_listen] gets the bound address (the port the kernel chose for
-    port 0) once the first loop listens. Blocks the calling domain, which
-    becomes the first loop; the others are new domains. Call it once, from a
-    domain that runs no event loop.
+val run :
+  ?on_listen:(Unix.sockaddr -> unit) -> ?background:(unit -> unit) -> t -> unit
+(** [run t] listens and serves until {!stop}, or until {!shutdown} has let the
+    connections finish, then returns. [on_listen] gets the bound address (the
+    port the kernel chose for port 0) once the first loop listens.
+
+    [background ()] runs in a fiber of the first loop, forked before [on_listen]
+    is called (so [on_listen] may wait for it to be ready, e.g. subscribed to
+    signals), from then on (to wait for signals, reload the configuration, write
+    logs) and is cancelled (its blocking calls raise {!Braid.Cancelled}) only
+    after the last connection of every loop has ended, whether by {!stop},
+    {!shutdown} or its deadline: a logger still sees the events of draining
+    connections and can flush after them. If [background] raises, the server
+    stops and [run] re-raises.
+
+    Blocks the calling domain, which becomes the first loop; the others are new
+    domains. Call it once, from a domain that runs no event loop.
     @raise Braid_io.Net.Error
       if the address cannot be bound ([EADDRINUSE], [EACCES]).
     @raise Invalid_argument if the calling domain already runs a loop. *)
@@ -58,4 +75,19 @@ val run : ?on_listen:(Unix.sockaddr -> unit) -> t -> unit
 val stop : t -> unit
 (** [stop t] makes {!run} return: listening stops and connections are cancelled
     (their fibers unwind and their sockets close). Callable from anywhere, any
-    number of times, even before {!run}. *)
+    number of times, even before {!run}, and after {!shutdown} (to cut the drain
+    short). *)
+
+val shutdown : t -> deadline:float -> unit
+(** [shutdown t ~deadline] stops the server gracefully: the listening sockets
+    close at once (connections still in their backlog are refused), idle
+    keep-alive connections close at once, and a connection in the middle of a
+    request finishes it (the response says [Connection: close]) and then closes.
+    {!run} returns when the last connection has ended, or [deadline] seconds
+    from now, when the connections left are cancelled as by {!stop}. Returns at
+    once; callable from any domain or thread, even before {!run}. Only the first
+    call counts. *)
+
+val connections : t -> int
+(** The number of connections open now, over all loops (an accept in progress
+    counts as one). For tests and monitoring. *)
