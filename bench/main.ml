@@ -18,6 +18,7 @@ let experiments : experiment list =
     Bench_io.echo;
     Bench_io.timers;
     Bench_fib_server.experiment;
+    Bench_conn_rate.experiment;
   ]
 
 let run_one ~quick (e : experiment) =

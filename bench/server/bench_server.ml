@@ -4,6 +4,7 @@ open Bench_harness
 let () = Roles.dispatch ()
 
 module Procs = Procs
+
 let server_cpu = 0
 let client_cpu = 1
 let source_root () = Filename.dirname (Filename.dirname (results_dir ()))
@@ -12,7 +13,7 @@ let public () = Filename.concat (source_root ()) "examples/public"
 let load_row () =
   row "machine" "load average (1 min) at start" (Procs.load_average ()) ""
 
-let role ?root name ~port =
+let start_role ?root name ~port =
   Procs.spawn ~cpu:server_cpu ~name
     ~env:
       ([ (Roles.variable, name); ("BRAID_BENCH_PORT", string_of_int port) ]
@@ -27,7 +28,7 @@ let nginx_binary () =
 (* The defaults but for what the comparison needs: one worker, no access
    log, files from examples/public; keepalive_requests raised so that nginx,
    like Braid, never closes a keep-alive connection during the run. *)
-let nginx_config ~dir ~port ~root =
+let nginx_config ~dir ~port ~root ~backlog =
   let types =
     if Sys.file_exists "/etc/nginx/mime.types" then
       "include /etc/nginx/mime.types;"
@@ -49,31 +50,32 @@ http {
   uwsgi_temp_path %s/uwsgi;
   scgi_temp_path %s/scgi;
   server {
-    listen 127.0.0.1:%d;
+    listen 127.0.0.1:%d%s;
     root %s;
   }
 }
 |}
-    dir dir types dir dir dir dir dir port root
+    dir dir types dir dir dir dir dir port
+    (match backlog with Some b -> " backlog=" ^ string_of_int b | None -> "")
+    root
 
-let start_nginx ~port ~root =
+let start_nginx ?backlog ~port ~root () =
   match nginx_binary () with
   | None -> None
   | Some nginx ->
       let dir = Filename.temp_dir "braid-bench-nginx" "" in
       let conf = Filename.concat dir "nginx.conf" in
       Out_channel.with_open_text conf (fun oc ->
-          output_string oc (nginx_config ~dir ~port ~root));
+          output_string oc (nginx_config ~dir ~port ~root ~backlog));
       let p =
         Procs.spawn ~cpu:server_cpu ~name:"nginx"
           [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ]
           ~port
       in
       Some
-        ( p,
-          fun () ->
-            Procs.stop p;
-            ignore (Sys.command ("rm -rf " ^ Filename.quote dir)) )
+        (fun () ->
+          Procs.stop p;
+          ignore (Sys.command ("rm -rf " ^ Filename.quote dir)))
 
 type contender = { name : string; port : int; stop : unit -> unit }
 
@@ -93,17 +95,17 @@ let run_http ~quick =
     ~finally:(fun () -> List.iter (fun c -> c.stop ()) !contenders)
     (fun () ->
       let port = Procs.free_port () in
-      let p = role "braid-static" ~root ~port in
+      let p = start_role "braid-static" ~root ~port in
       add "braid" port (fun () -> Procs.stop p);
       let port = Procs.free_port () in
-      let p = role "braid-static-direct" ~root ~port in
+      let p = start_role "braid-static-direct" ~root ~port in
       add "braid (direct calls)" port (fun () -> Procs.stop p);
       let port = Procs.free_port () in
-      (match start_nginx ~port ~root with
-      | Some (_, stop) -> add "nginx" port stop
+      (match start_nginx ~port ~root () with
+      | Some stop -> add "nginx" port stop
       | None -> progress "http: nginx not found, skipped");
       let port = Procs.free_port () in
-      let p = role "cohttp-static" ~root ~port in
+      let p = start_role "cohttp-static" ~root ~port in
       add "cohttp-lwt-unix" port (fun () -> Procs.stop p);
       List.iter
         (fun c ->
@@ -212,7 +214,7 @@ let run_reverse ~quick =
       Procs.pin_self (string_of_int client_cpu);
       let start label role_name =
         let port = Procs.free_port () in
-        procs := role role_name ~port :: !procs;
+        procs := start_role role_name ~port :: !procs;
         let client = Reverse_client.connect ~port in
         List.iter
           (fun n -> Reverse_client.check_reverse client ~port (random_body n))

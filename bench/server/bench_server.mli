@@ -16,3 +16,26 @@ val reverse_post : Bench_harness.experiment
 
 module Procs = Procs
 (** Server processes, shared with other experiments that run servers. *)
+
+(** {1 For other experiments that run the same servers} *)
+
+val server_cpu : int
+(** The core servers are pinned to (0). *)
+
+val client_cpu : int
+(** The core load generators are pinned to (1). *)
+
+val public : unit -> string
+(** [examples/public] of the source tree: the document root; [/1k.txt] is the 1
+    KiB file of [http]. *)
+
+val start_role : ?root:string -> string -> port:int -> Procs.t
+(** [start_role ?root name ~port] starts this binary in server role [name] (see
+    {!Roles}) on [port], serving [root], pinned to {!server_cpu}. *)
+
+val start_nginx :
+  ?backlog:int -> port:int -> root:string -> unit -> (unit -> unit) option
+(** [start_nginx ~port ~root ()] starts nginx as [http] runs it (one worker,
+    access log off) on 127.0.0.1:[port], pinned to {!server_cpu}, and returns
+    the function that stops it and removes its files; [None] if nginx is not
+    installed. [backlog] sets its listen queue (nginx's default is 511). *)
