@@ -55,94 +55,209 @@ let background fibers () =
   Braid_io.Switch.run @@ fun sw ->
   List.iter (fun f -> ignore (Braid_io.Fiber.fork ~sw f)) fibers
 
-let serve host port root domains demo max_body log_level access_log flags
-    shutdown_timeout =
-  let pool =
-    if demo then
-      Some
-        (Braid_pool.create
-           ~domains:(max 1 (Domain.recommended_domain_count () - domains))
-           ())
-    else None
+(* {1 Configuration file, logs, SIGHUP} *)
+
+(* What the command line sets over the file: the file's value is used only
+   where the flag is absent. *)
+type cli = {
+  host : string option;
+  port : int option;
+  root : string option;
+  domains : int option;
+  max_body : int option;
+  access_log : string option;
+  error_log : string option;
+}
+
+(* "-" is standard output (the log writer reopens it like any path). *)
+let log_path = function "-" -> "/dev/stdout" | p -> p
+
+let override cli flags (c : Config.t) =
+  let c =
+    {
+      c with
+      root = (match cli.root with Some _ as r -> r | None -> c.root);
+      limits =
+        {
+          c.limits with
+          max_body = Option.value cli.max_body ~default:c.limits.max_body;
+        };
+    }
   in
-  let router =
-    match pool with
-    | Some pool -> Demo.routes pool Router.empty
-    | None -> Router.empty
+  apply_flags flags c
+
+let first a b default =
+  match (a, b) with Some v, _ | None, Some v -> v | None, None -> default
+
+let listen_of cli (file : Config_file.t option) =
+  let l = Option.bind file (fun (f : Config_file.t) -> f.listen) in
+  ( first cli.host
+      (Option.bind l (fun (l : Config_file.listen) -> l.host))
+      "127.0.0.1",
+    first cli.port (Option.map (fun (l : Config_file.listen) -> l.port) l) 8080
+  )
+
+let domains_of cli file =
+  first cli.domains (Option.bind file (fun (f : Config_file.t) -> f.domains)) 1
+
+(* The access and error log paths: a flag, else the file, else none (the
+   error log then is standard error). *)
+let log_paths cli (file : Config_file.t option) =
+  let from_file get = Option.join (Option.bind file get) in
+  let pick flag get =
+    match flag with Some p -> Some (log_path p) | None -> from_file get
   in
-  let access_log =
-    if access_log then
-      Some
-        (fun line ->
-          print_string (line ^ "\n");
-          flush stdout)
-    else None
+  ( pick cli.access_log (fun (f : Config_file.t) -> f.access_log),
+    pick cli.error_log (fun (f : Config_file.t) -> f.error_log) )
+
+(* SIGHUP re-reads the file: new connections get the new configuration,
+   connections in progress keep theirs, and a file that does not load or
+   check leaves the current one in force. What cannot change live (the
+   address, the number of loops) is reported. Outcomes are always logged. *)
+let on_reload server writer ~file ~cli ~flags ~running ~ready () =
+  Braid_io.Switch.run @@ fun sw ->
+  let signals = Braid_io.Signal.subscribe ~sw [ Sys.sighup ] in
+  Braid_sync.Promise.fill ready ();
+  let log text = Log_writer.error writer text in
+  let reload path =
+    match Config_file.load path with
+    | Error msg -> Error msg
+    | Ok f -> (
+        match
+          Config_file.to_config ~override:(override cli flags) f Config.default
+        with
+        | Error msg -> Error msg
+        | Ok config ->
+            Result.map (fun () -> f) (Server.set_config server config))
   in
-  let settings = Production.settings ~log_level ?access_log router in
-  let config =
-    apply_flags flags
-      {
-        Config.default with
-        root;
-        limits = { Config.default.limits with max_body };
-      }
-  in
-  match Braid_io.Net.tcp host port with
-  | exception Invalid_argument msg -> `Error (false, msg)
-  | address -> (
-      match Server.create ~domains ~settings ~config address with
-      | Error msg -> `Error (false, msg)
-      | Ok server ->
-          let ready = Braid_sync.Promise.create () in
-          let fibers =
-            [ on_termination server ~deadline:shutdown_timeout ~ready ]
-          in
-          let on_listen address =
-            Braid_sync.Promise.await ready;
-            match address with
-            | Unix.ADDR_INET (ip, port) ->
-                Printf.printf
-                  "braid: serving http://%s:%d/%s%s with %d loop%s\n%!"
-                  (match Unix.string_of_inet_addr ip with
-                  | s when String.contains s ':' -> "[" ^ s ^ "]"
-                  | s -> s)
-                  port
-                  (match (Server.config server).root with
-                  | Some r -> " from " ^ r
-                  | None -> "")
-                  (if demo then " (demo routes)" else "")
-                  domains
-                  (if domains = 1 then "" else "s")
-            | Unix.ADDR_UNIX _ -> ()
-          in
-          let result =
-            match
-              Server.run ~on_listen ~background:(background fibers) server
-            with
-            | () -> `Ok ()
-            | exception Braid_io.Net.Error { op; error } ->
-                `Error
-                  (false, Printf.sprintf "%s: %s" op (Unix.error_message error))
-          in
-          Option.iter Braid_pool.shutdown pool;
-          result)
+  while true do
+    ignore (Braid_io.Signal.wait signals);
+    match file with
+    | None -> log "warning: SIGHUP: no configuration file to re-read (--config)"
+    | Some path -> (
+        match reload path with
+        | Error msg ->
+            log
+              ("error: reload rejected, the configuration in force stays: "
+             ^ msg)
+        | Ok f ->
+            let access, error = log_paths cli (Some f) in
+            Log_writer.set_paths writer ~access ~error;
+            let host, port = listen_of cli (Some f) in
+            if (host, port) <> listen_of cli running then
+              log
+                (Printf.sprintf
+                   ("warning: %s: Listen %s:%d needs a restart; "
+                  ^^ "still listening on the old address")
+                   path host port);
+            if domains_of cli (Some f) <> domains_of cli running then
+              log
+                (Printf.sprintf "warning: %s: Domains %d needs a restart" path
+                   (domains_of cli (Some f)));
+            log ("info: configuration reloaded from " ^ path))
+  done
+
+let serve cli config_file demo log_level flags shutdown_timeout =
+  match Option.map Config_file.load config_file with
+  | Some (Error msg) -> `Error (false, msg)
+  | (None | Some (Ok _)) as loaded -> (
+      let file = match loaded with Some (Ok f) -> Some f | _ -> None in
+      let host, port = listen_of cli file and domains = domains_of cli file in
+      let pool =
+        if demo then
+          Some
+            (Braid_pool.create
+               ~domains:(max 1 (Domain.recommended_domain_count () - domains))
+               ())
+        else None
+      in
+      let router =
+        match pool with
+        | Some pool -> Demo.routes pool Router.empty
+        | None -> Router.empty
+      in
+      let access, error = log_paths cli file in
+      let writer = Log_writer.create ?access ?error () in
+      let settings = Production.settings ~log_level ~logger:writer router in
+      let config =
+        match file with
+        | None -> Ok (override cli flags Config.default)
+        | Some f ->
+            Config_file.to_config ~override:(override cli flags) f
+              Config.default
+      in
+      let address =
+        match Braid_io.Net.tcp host port with
+        | a -> Ok a
+        | exception Invalid_argument msg -> Error msg
+      in
+      match (config, address) with
+      | Error msg, _ | _, Error msg -> `Error (false, msg)
+      | Ok config, Ok address -> (
+          match Server.create ~domains ~settings ~config address with
+          | Error msg -> `Error (false, msg)
+          | Ok server ->
+              let ready = Braid_sync.Promise.create () in
+              let reload_ready = Braid_sync.Promise.create () in
+              let fibers =
+                [
+                  on_termination server ~deadline:shutdown_timeout ~ready;
+                  (fun () -> Log_writer.run writer);
+                  on_reload server writer ~file:config_file ~cli ~flags
+                    ~running:file ~ready:reload_ready;
+                ]
+              in
+              let on_listen address =
+                Braid_sync.Promise.await ready;
+                Braid_sync.Promise.await reload_ready;
+                match address with
+                | Unix.ADDR_INET (ip, port) ->
+                    Printf.printf
+                      "braid: serving http://%s:%d/%s%s with %d loop%s\n%!"
+                      (match Unix.string_of_inet_addr ip with
+                      | s when String.contains s ':' -> "[" ^ s ^ "]"
+                      | s -> s)
+                      port
+                      (match (Server.config server).root with
+                      | Some r -> " from " ^ r
+                      | None -> "")
+                      (if demo then " (demo routes)" else "")
+                      domains
+                      (if domains = 1 then "" else "s")
+                | Unix.ADDR_UNIX _ -> ()
+              in
+              let result =
+                match
+                  Server.run ~on_listen ~background:(background fibers) server
+                with
+                | () -> `Ok ()
+                | exception Braid_io.Net.Error { op; error } ->
+                    `Error
+                      ( false,
+                        Printf.sprintf "%s: %s" op (Unix.error_message error) )
+              in
+              Option.iter Braid_pool.shutdown pool;
+              result))
 
 let serve_cmd =
   let host =
     Arg.(
-      value & opt string "127.0.0.1"
+      value
+      & opt (some string) None
       & info [ "host" ] ~docv:"ADDR"
           ~doc:
             "Listen on $(docv), an IPv4 or IPv6 literal ($(b,0.0.0.0) for all \
-             interfaces).")
+             interfaces). Default: the configuration file's $(b,Listen), else \
+             127.0.0.1.")
   in
   let port =
     Arg.(
-      value & opt int 8080
+      value
+      & opt (some int) None
       & info [ "p"; "port" ] ~docv:"PORT"
           ~doc:
             "Listen on TCP port $(docv); 0 lets the system choose (printed at \
-             start).")
+             start). Default: the configuration file's $(b,Listen), else 8080.")
   in
   let root =
     Arg.(
@@ -153,16 +268,19 @@ let serve_cmd =
             "Serve the files under $(docv) for GET and HEAD requests that no \
              route matches. Paths that would leave $(docv) (dot-segments, \
              encoded slashes, symbolic links pointing outside) are refused. \
-             Without it, such requests get 404.")
+             Without it (and without $(b,DocumentRoot) in the configuration \
+             file), such requests get 404.")
   in
   let domains =
     Arg.(
-      value & opt int 1
+      value
+      & opt (some int) None
       & info [ "domains" ] ~docv:"N"
           ~doc:
             "Run $(docv) event loops, one per domain, each accepting on its \
              own socket bound with SO_REUSEPORT: the kernel spreads \
-             connections among them.")
+             connections among them. Default: the configuration file's \
+             $(b,Domains), else 1.")
   in
   let demo =
     Arg.(
@@ -177,9 +295,13 @@ let serve_cmd =
   let max_body =
     Arg.(
       value
-      & opt int Braid_http.Limits.default.max_body
+      & opt (some int) None
       & info [ "max-body" ] ~docv:"BYTES"
-          ~doc:"Refuse request bodies larger than $(docv) with 413.")
+          ~doc:
+            (Printf.sprintf
+               "Refuse request bodies larger than $(docv) with 413 (default: \
+                the configuration file's $(b,MaxBodySize), else %d)."
+               Braid_http.Limits.default.max_body))
   in
   let log_level =
     Arg.(
@@ -196,13 +318,47 @@ let serve_cmd =
       & info [ "log-level" ] ~docv:"LEVEL"
           ~doc:
             "Write messages up to $(docv) ($(b,error), $(b,warning), $(b,info) \
-             or $(b,debug)) to standard error.")
+             or $(b,debug)) to the error log.")
   in
   let access_log =
     Arg.(
-      value & flag
-      & info [ "access-log" ]
-          ~doc:"Write an access log in Combined Log Format to standard output.")
+      value
+      & opt (some string) None
+      & info [ "access-log" ] ~docv:"FILE"
+          ~doc:
+            "Append an access log in Combined Log Format to $(docv) ($(b,-): \
+             standard output). Overrides the configuration file's \
+             $(b,AccessLog). Default: none.")
+  in
+  let error_log =
+    Arg.(
+      value
+      & opt (some string) None
+      & info [ "error-log" ] ~docv:"FILE"
+          ~doc:
+            "Append messages to $(docv) ($(b,-): standard output). Overrides \
+             the configuration file's $(b,ErrorLog). Default: standard error.")
+  in
+  let config_file =
+    Arg.(
+      value
+      & opt (some file) None
+      & info [ "c"; "config" ] ~docv:"FILE"
+          ~doc:
+            "Read Apache-like directives from $(docv) ($(b,Listen), \
+             $(b,DocumentRoot), $(b,Domains), $(b,MaxConnections), \
+             $(b,MaxBodySize), $(b,Timeout), $(b,RequestHeaderTimeout), \
+             $(b,KeepAliveTimeout), $(b,HandlerTimeout), $(b,AccessLog), \
+             $(b,ErrorLog); see docs/server.md). Command-line options override \
+             it. SIGHUP re-reads it.")
+  in
+  let cli =
+    let make host port root domains max_body access_log error_log =
+      { host; port; root; domains; max_body; access_log; error_log }
+    in
+    Term.(
+      const make $ host $ port $ root $ domains $ max_body $ access_log
+      $ error_log)
   in
   let seconds name ~doc =
     Arg.(value & opt (some float) None & info [ name ] ~docv:"SECONDS" ~doc)
@@ -276,6 +432,18 @@ let serve_cmd =
          single byte ranges. Malformed requests get the status RFC 9110 asks \
          for and the connection goes on when it can.";
       `P
+        "Logs are written by a dedicated fiber: requests never wait for the \
+         disk (when it falls behind, entries are dropped and the count is \
+         logged), and a log file deleted or renamed away (rotation) is \
+         reopened at its path within a second.";
+      `P
+        "SIGHUP re-reads the $(b,--config) file: connections accepted from \
+         then on get the new configuration, those in progress keep theirs, and \
+         log files switch. A file with an error is rejected (logged with its \
+         file:line) and the configuration in force stays. $(b,Listen) and \
+         $(b,Domains) need a restart. Command-line options keep overriding the \
+         file.";
+      `P
         "SIGTERM or SIGINT shuts it down gracefully: listening stops, idle \
          connections close, requests in progress finish (with $(b,Connection: \
          close)) for up to $(b,--shutdown-timeout) seconds, then the rest are \
@@ -290,8 +458,8 @@ let serve_cmd =
     (Cmd.info "serve" ~doc ~man)
     Term.(
       ret
-        (const serve $ host $ port $ root $ domains $ demo $ max_body
-       $ log_level $ access_log $ flags $ shutdown_timeout))
+        (const serve $ cli $ config_file $ demo $ log_level $ flags
+       $ shutdown_timeout))
 
 let () =
   let doc = "Braid: OCaml 5 concurrency and an HTTP/1.1 server" in
