@@ -8,6 +8,7 @@ type result = {
   request_rate : float;
   connection_time_median : float;
   most_concurrent : int;
+  max_connect_burst : int;
   errors : int;
   client_timo : int;
   connrefused : int;
@@ -80,6 +81,10 @@ let parse report =
     most_concurrent =
       find "Connection rate:" (fun ws ->
           Option.bind (tagged "<=" ws) int_of_string_opt);
+    max_connect_burst =
+      find "Maximum connect burst length:" (function
+        | v :: _ -> int_of_string_opt v
+        | [] -> None);
     errors = int "Errors:" "total";
     client_timo = int "Errors:" "client-timo";
     connrefused = int "Errors:" "connrefused";
@@ -239,6 +244,7 @@ let run ~quick =
           count "fd-unavail" r.fd_unavail;
           count "addrunavail" r.addrunavail;
           count "most concurrent connections" r.most_concurrent;
+          count "httperf's longest connect burst" r.max_connect_burst;
           row name "httperf CPU" r.client_cpu "% of a core";
           row name "keeps up"
             (if keeps_up ~rate ~conns r then 1. else 0.)

@@ -33,6 +33,9 @@ type result = {
   request_rate : float;  (** Requests sent per second, as httperf reports. *)
   connection_time_median : float;  (** ms. *)
   most_concurrent : int;  (** Most connections open at once. *)
+  max_connect_burst : int;
+      (** Most connections httperf opened in one pass of its loop: above a few,
+          it was behind its schedule. *)
   errors : int;
   client_timo : int;
   connrefused : int;
