@@ -11,23 +11,25 @@ type result = {
 
 let percentile sorted p =
   let n = Array.length sorted in
-  if n = 0 then Float.nan else sorted.(min (n - 1) (int_of_float (p *. float_of_int n)))
+  if n = 0 then Float.nan
+  else sorted.(min (n - 1) (int_of_float (p *. float_of_int n)))
 
-let seconds_since t0 = Mtime.Span.to_float_ns (Mtime.span t0 (Time.now ())) /. 1e9
+let seconds_since t0 =
+  Mtime.Span.to_float_ns (Mtime.span t0 (Time.now ())) /. 1e9
 
 (* One request on a fresh connection; true if the status is 200. *)
 let request ~port ~path =
   Switch.run @@ fun sw ->
   let sock = Net.connect ~sw (Net.tcp "127.0.0.1" port) in
   Net.write_string sock
-    (Printf.sprintf "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" path);
+    (Printf.sprintf
+       "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" path);
   let buf = Bytes.create 4096 and response = Buffer.create 256 in
   let rec read () =
     let n = Net.read_into sock buf 0 (Bytes.length buf) in
-    if n > 0 then begin
+    if n > 0 then (
       Buffer.add_subbytes response buf 0 n;
-      read ()
-    end
+      read ())
   in
   read ();
   let head = Buffer.contents response in
@@ -51,7 +53,8 @@ let run ~port ~path ~rate ~seconds ~timeout =
           (Fiber.fork ~sw (fun () ->
                let start = seconds_since t0 in
                (match Time.timeout timeout (fun () -> request ~port ~path) with
-               | Some true -> latencies := (seconds_since t0 -. start) :: !latencies
+               | Some true ->
+                   latencies := (seconds_since t0 -. start) :: !latencies
                | Some false | None -> incr failed
                | exception (Net.Error _ | Unix.Unix_error _) -> incr failed);
                decr in_flight;

@@ -15,6 +15,18 @@ type row = row_ = {
 
 let row name metric value unit = { name; metric; value; unit }
 let ratio name r = row name "ratio" r "x"
+
+let load_average () =
+  match In_channel.with_open_text "/proc/loadavg" In_channel.input_line with
+  | Some line -> (
+      match String.split_on_char ' ' line with
+      | one :: _ -> Option.value (float_of_string_opt one) ~default:nan
+      | [] -> nan)
+  | None | (exception Sys_error _) -> nan
+
+let load_row moment =
+  row "machine" ("load average (1 min) " ^ moment) (load_average ()) ""
+
 let now_s () = Mtime.Span.to_float_ns (Mtime_clock.elapsed ()) /. 1e9
 
 let time_s f =

@@ -31,6 +31,14 @@ val ratio : string -> float -> row
 (** [ratio name r] is [row name "ratio" r "x"]; by convention [r > 1] means
     Braid did better (say which way in [name], e.g. ["lwt_mvar / braid"]). *)
 
+val load_average : unit -> float
+(** The 1-minute load average ([nan] if [/proc/loadavg] is unreadable): above
+    the core count, other work shares the machine and figures are suspect. *)
+
+val load_row : string -> row
+(** [load_row "at start"] is the row [machine, load average (1 min) at start]
+    that experiments print first (and ["at end"] last). *)
+
 val print_table : string -> row list -> unit
 (** [print_table title rows] prints an aligned table to stdout. *)
 

@@ -4,14 +4,6 @@ module B = Braid_lwt
 module Mvar = Braid_sync.Mvar
 module Channel = Braid_sync.Channel
 
-let load_average () =
-  match In_channel.with_open_text "/proc/loadavg" In_channel.input_line with
-  | Some line -> (
-      match String.split_on_char ' ' line with
-      | one :: _ -> Option.value (float_of_string_opt one) ~default:nan
-      | [] -> nan)
-  | None | (exception Sys_error _) -> nan
-
 (* Each measurement is one [Lwt_main.run] that returns the seconds its
    exchange took, the echo side being started (and, on another domain,
    joined) outside the timed part. *)

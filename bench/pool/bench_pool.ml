@@ -2,16 +2,7 @@ open Bench_harness
 module Pool = Braid_pool
 module Promise = Braid_sync.Promise
 
-let load_average () =
-  match In_channel.with_open_text "/proc/loadavg" In_channel.input_line with
-  | Some line -> (
-      match String.split_on_char ' ' line with
-      | one :: _ -> Option.value (float_of_string_opt one) ~default:nan
-      | [] -> nan)
-  | None | (exception Sys_error _) -> nan
-
-let load_row () =
-  row "machine" "load average (1 min) at start" (load_average ()) ""
+let load_row () = load_row "at start"
 
 (* fib *)
 

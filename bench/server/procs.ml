@@ -79,13 +79,7 @@ let pin_self cpus =
 let cpu_list_all () =
   Printf.sprintf "0-%d" (Domain.recommended_domain_count () - 1)
 
-let load_average () =
-  match In_channel.with_open_text "/proc/loadavg" In_channel.input_line with
-  | Some line -> (
-      match String.split_on_char ' ' line with
-      | one :: _ -> Option.value (float_of_string_opt one) ~default:nan
-      | [] -> nan)
-  | None | (exception Sys_error _) -> nan
+let load_average = Bench_harness.load_average
 
 let get ~port path =
   let s = Unix.socket PF_INET SOCK_STREAM 0 in
