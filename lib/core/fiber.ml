@@ -201,3 +201,17 @@ let rec join h =
       join h
 
 let cancel h = Scope.cancel h.fiber.root
+
+let result_of_run ~main handle ~failed =
+  let others =
+    List.rev failed
+    |> List.filter (fun f -> f != main)
+    |> List.filter_map unobserved_failure
+  in
+  match (outcome handle, others) with
+  | Some (Ok v), [] -> v
+  | Some (Error (e, bt)), [] | Some (Ok _), [ (e, bt) ] ->
+      Printexc.raise_with_backtrace e bt
+  | Some (Error (e, _)), others -> raise (Multiple (e :: List.map fst others))
+  | Some (Ok _), others -> raise (Multiple (List.map fst others))
+  | None, _ -> invalid_arg "Fiber.result_of_run: the main fiber is not finished"

@@ -110,6 +110,14 @@ val outcome : 'a handle -> ('a, exn * Printexc.raw_backtrace) result option
 val unobserved_failure : t -> (exn * Printexc.raw_backtrace) option
 (** The failure of a finished fiber if it was never joined. *)
 
+val result_of_run : main:t -> 'a handle -> failed:t list -> 'a
+(** [result_of_run ~main handle ~failed] is what a scheduler's [run] returns
+    once every fiber is done: [main]'s value ([handle] is its handle), unless a
+    fiber failed unobserved. [failed] lists the fibers that failed, most recent
+    first. One failure is re-raised with its backtrace; several raise
+    {!Multiple}, in order of failure.
+    @raise Invalid_argument if [main] is not finished. *)
+
 val is_cancelled_fiber : t -> bool
 (** [is_cancelled_fiber f] is [f]'s cancellation state as seen by its blocking
     calls (scopes up to the innermost {!protect}). *)

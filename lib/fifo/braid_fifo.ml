@@ -99,16 +99,4 @@ let run main =
   let fiber, handle, body = Fiber.prepare main in
   start t (make_ops t) fiber body;
   schedule t;
-  let unobserved =
-    List.rev t.failed
-    |> List.filter (fun f -> f != fiber)
-    |> List.filter_map Fiber.unobserved_failure
-  in
-  match (Fiber.outcome handle, unobserved) with
-  | Some (Ok v), [] -> v
-  | Some (Error (e, bt)), [] | Some (Ok _), [ (e, bt) ] ->
-      Printexc.raise_with_backtrace e bt
-  | Some (Error (e, _)), others ->
-      raise (Fiber.Multiple (e :: List.map fst others))
-  | Some (Ok _), others -> raise (Fiber.Multiple (List.map fst others))
-  | None, _ -> assert false
+  Fiber.result_of_run ~main:fiber handle ~failed:t.failed
