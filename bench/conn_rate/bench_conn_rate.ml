@@ -161,20 +161,27 @@ let keeps_up ~rate ~conns r =
   float r.replies_2xx /. r.duration >= 0.95 *. float rate
   && float r.errors < 0.01 *. float conns
 
-type server = { label : string; port : int; stop : unit -> unit }
+type server = {
+  label : string;
+  port : int;
+  proc : Procs.t;
+  stop : unit -> unit;
+}
 
 let start_servers root =
   let servers = ref [] in
   (try
      let port = Procs.free_port () in
      let p = Bench_server.start_role "braid-static" ~root ~port in
-     servers := [ { label = "braid"; port; stop = (fun () -> Procs.stop p) } ];
+     servers :=
+       [ { label = "braid"; port; proc = p; stop = (fun () -> Procs.stop p) } ];
      let port = Procs.free_port () in
      (* nginx's default listen queue is 511; Braid's is 4096 (the kernel's
         somaxconn caps both): the same queue for both, so a burst of SYNs
         is not dropped by one and queued by the other. *)
      match Bench_server.start_nginx ~backlog:4096 ~port ~root () with
-     | Some stop -> servers := !servers @ [ { label = "nginx"; port; stop } ]
+     | Some (proc, stop) ->
+         servers := !servers @ [ { label = "nginx"; port; proc; stop } ]
      | None -> progress "conn-rate: nginx not found, Braid alone"
    with e ->
      List.iter (fun s -> s.stop ()) !servers;
@@ -220,18 +227,22 @@ let run ~quick =
                  become reusable (tcp_tw_reuse waits one second). *)
               Unix.sleepf 1.;
               Option.iter (fun n -> most_tw := max !most_tw n) (time_wait ());
+              let cpu0 = Procs.cpu_seconds s.proc in
               let r = httperf ~port:s.port ~rate ~conns in
+              let cpu = Procs.cpu_seconds s.proc -. cpu0 in
               progress
                 "conn-rate: %s at %d conn/s: %.0f replies/s, %d errors, median \
-                 %.1f ms, httperf CPU %.0f%%"
+                 %.1f ms, server CPU %.0f%%, httperf CPU %.0f%%"
                 s.label rate
                 (float r.replies_2xx /. r.duration)
-                r.errors r.connection_time_median r.client_cpu;
-              Hashtbl.replace results (s.label, rate) (conns, r))
+                r.errors r.connection_time_median
+                (100. *. cpu /. r.duration)
+                r.client_cpu;
+              Hashtbl.replace results (s.label, rate) (conns, r, cpu))
             order)
         rates;
       let per_rate s rate =
-        let conns, r = Hashtbl.find results (s.label, rate) in
+        let conns, r, cpu = Hashtbl.find results (s.label, rate) in
         let name = Printf.sprintf "%s at %d conn/s" s.label rate in
         let count metric v = row name metric (float v) "" in
         [
@@ -244,6 +255,10 @@ let run ~quick =
           count "fd-unavail" r.fd_unavail;
           count "addrunavail" r.addrunavail;
           count "most concurrent connections" r.most_concurrent;
+          row name "server CPU" (100. *. cpu /. r.duration) "% of a core";
+          row name "server CPU per reply"
+            (1e6 *. cpu /. float (max 1 r.replies_2xx))
+            "us";
           count "httperf's longest connect burst" r.max_connect_burst;
           row name "httperf CPU" r.client_cpu "% of a core";
           row name "keeps up"
@@ -254,7 +269,7 @@ let run ~quick =
       let keeps_up_until s =
         List.fold_left
           (fun best rate ->
-            let conns, r = Hashtbl.find results (s.label, rate) in
+            let conns, r, _ = Hashtbl.find results (s.label, rate) in
             if keeps_up ~rate ~conns r then max best rate else best)
           0 rates
       in
@@ -264,11 +279,30 @@ let run ~quick =
       let summary =
         List.map (fun (label, v) -> row label "keeps up until" v "conn/s") until
       in
+      (* CPU per reply moves little with the load on the machine, unlike
+         the rates, which depend on how much of its core each side got. *)
+      let cpu_per_reply label =
+        median
+          (List.map
+             (fun rate ->
+               let _, r, cpu = Hashtbl.find results (label, rate) in
+               cpu /. float (max 1 r.replies_2xx))
+             rates)
+      in
+      let cpu_ratio =
+        if List.exists (fun s -> s.label = "nginx") servers then
+          [
+            ratio "nginx / braid (server CPU per reply, median over rates)"
+              (cpu_per_reply "nginx" /. cpu_per_reply "braid");
+          ]
+        else []
+      in
       let ratio_row =
-        match (List.assoc_opt "braid" until, List.assoc_opt "nginx" until) with
+        (match (List.assoc_opt "braid" until, List.assoc_opt "nginx" until) with
         | Some b, Some n when n > 0. ->
             [ ratio "braid / nginx (keeps-up-until rate)" (b /. n) ]
-        | _ -> []
+        | _ -> [])
+        @ cpu_ratio
       in
       let machine metric v unit =
         row "machine" metric

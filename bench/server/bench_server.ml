@@ -73,9 +73,10 @@ let start_nginx ?backlog ~port ~root () =
           ~port
       in
       Some
-        (fun () ->
-          Procs.stop p;
-          ignore (Sys.command ("rm -rf " ^ Filename.quote dir)))
+        ( p,
+          fun () ->
+            Procs.stop p;
+            ignore (Sys.command ("rm -rf " ^ Filename.quote dir)) )
 
 type contender = { name : string; port : int; stop : unit -> unit }
 
@@ -102,7 +103,7 @@ let run_http ~quick =
       add "braid (direct calls)" port (fun () -> Procs.stop p);
       let port = Procs.free_port () in
       (match start_nginx ~port ~root () with
-      | Some stop -> add "nginx" port stop
+      | Some (_, stop) -> add "nginx" port stop
       | None -> progress "http: nginx not found, skipped");
       let port = Procs.free_port () in
       let p = start_role "cohttp-static" ~root ~port in

@@ -34,8 +34,13 @@ val start_role : ?root:string -> string -> port:int -> Procs.t
     {!Roles}) on [port], serving [root], pinned to {!server_cpu}. *)
 
 val start_nginx :
-  ?backlog:int -> port:int -> root:string -> unit -> (unit -> unit) option
+  ?backlog:int ->
+  port:int ->
+  root:string ->
+  unit ->
+  (Procs.t * (unit -> unit)) option
 (** [start_nginx ~port ~root ()] starts nginx as [http] runs it (one worker,
     access log off) on 127.0.0.1:[port], pinned to {!server_cpu}, and returns
-    the function that stops it and removes its files; [None] if nginx is not
-    installed. [backlog] sets its listen queue (nginx's default is 511). *)
+    its master process and the function that stops it and removes its files;
+    [None] if nginx is not installed. [backlog] sets its listen queue (nginx's
+    default is 511). *)

@@ -68,6 +68,51 @@ let stop t =
   ignore (waitpid [] t.pid);
   try Sys.remove t.log with Sys_error _ -> ()
 
+(* Fields 14 and 15 of /proc/PID/stat, after the parenthesised command name
+   (which may hold spaces). *)
+let process_ticks pid =
+  match
+    In_channel.with_open_text
+      (Printf.sprintf "/proc/%d/stat" pid)
+      In_channel.input_all
+  with
+  | exception Sys_error _ -> None
+  | stat -> (
+      let after = String.rindex stat ')' + 2 in
+      match
+        String.split_on_char ' '
+          (String.sub stat after (String.length stat - after))
+      with
+      | _state :: _ppid :: _pgrp :: _session :: _tty :: _tpgid :: _flags
+        :: _minflt :: _cminflt :: _majflt :: _cmajflt :: utime :: stime :: _
+        -> (
+          match (int_of_string_opt utime, int_of_string_opt stime) with
+          | Some u, Some s -> Some (u + s)
+          | _ -> None)
+      | _ -> None)
+
+let children pid =
+  match
+    In_channel.with_open_text
+      (Printf.sprintf "/proc/%d/task/%d/children" pid pid)
+      In_channel.input_all
+  with
+  | exception Sys_error _ -> []
+  | s -> List.filter_map int_of_string_opt (String.split_on_char ' ' s)
+
+(* USER_HZ is 100 on every Linux the benchmarks run on. *)
+let cpu_seconds t =
+  match
+    List.fold_left
+      (fun acc pid ->
+        match (acc, process_ticks pid) with
+        | Some a, Some n -> Some (a + n)
+        | _ -> None)
+      (Some 0) (t.pid :: children t.pid)
+  with
+  | Some ticks -> float ticks /. 100.
+  | None -> nan
+
 let self_role_argv () = [ Sys.executable_name ]
 
 let pin_self cpus =

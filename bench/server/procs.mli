@@ -22,6 +22,10 @@ val spawn :
 val stop : t -> unit
 (** Sends SIGTERM, waits for the process, removes its log. *)
 
+val cpu_seconds : t -> float
+(** User plus system CPU time so far of the process and its direct children
+    (nginx's workers), from [/proc]; [nan] where [/proc] lacks it. *)
+
 val self_role_argv : unit -> string list
 (** The command that re-executes this benchmark binary: with [BRAID_BENCH_ROLE]
     in its environment it becomes a server (see {!Roles}). *)
