@@ -290,7 +290,8 @@ let serve_cmd =
             "Add the demonstration routes: $(b,POST /reverse) answers the body \
              reversed byte-wise; $(b,GET /fib/)$(i,n) computes the $(i,n)th \
              Fibonacci number (0 to 35) on a work-stealing pool of domains \
-             while the event loop keeps serving.")
+             while the event loop keeps serving; $(b,GET /sleep/)$(i,ms) \
+             answers after $(i,ms) milliseconds (a slow request).")
   in
   let max_body =
     Arg.(

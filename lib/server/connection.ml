@@ -68,6 +68,26 @@ let serve_pipeline c (config : Config.t) socket peer control =
       With_direct_calls.serve ~timer ~control c.production config c.dates
         ~peer:(Some peer) ~read ~write
 
+(* Cancels the connection's scope once it is idle past its deadline. Busy,
+   it checks again [min keep_alive request_header] later: no later idle
+   deadline can be earlier. So a connection costs one wake-up per timeout
+   period, and a request none. *)
+let watchdog (t : Config.timeouts) control scope =
+  let period = Float.min t.keep_alive t.request_header in
+  let rec watch () =
+    if Pipeline.is_idle control then
+      let deadline = Pipeline.idle_deadline control in
+      if Int64.to_int (Mtime_clock.now_ns ()) >= deadline then
+        Fiber.Scope.cancel scope
+      else (
+        Time.sleep_until (Mtime.of_uint64_ns (Int64.of_int deadline));
+        watch ())
+    else (
+      Time.sleep period;
+      watch ())
+  in
+  watch ()
+
 let serve c (config : Config.t) socket peer =
   (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
    with Unix.Unix_error _ -> ());
@@ -77,14 +97,21 @@ let serve c (config : Config.t) socket peer =
   match
     Fiber.Scope.run (fun scope ->
         Hashtbl.replace c.live id (control, scope);
-        Fun.protect
-          ~finally:(fun () -> Hashtbl.remove c.live id)
-          (fun () ->
-            match serve_pipeline c config socket peer control with
-            | outcome -> outcome
-            (* [drain] cancelled it while idle: nothing is owed. *)
-            | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
-                Pipeline.Peer_closed))
+        Switch.run (fun sw ->
+            let watcher =
+              Fiber.fork ~sw (fun () -> watchdog config.timeouts control scope)
+            in
+            Fun.protect
+              ~finally:(fun () ->
+                Fiber.cancel watcher;
+                Hashtbl.remove c.live id)
+              (fun () ->
+                match serve_pipeline c config socket peer control with
+                | outcome -> outcome
+                (* [drain] cancelled it while idle: nothing is owed. *)
+                | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope
+                  ->
+                    Pipeline.Peer_closed)))
   with
   | Peer_closed -> ()
   | Server_closed -> linger socket ~seconds:config.linger

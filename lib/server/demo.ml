@@ -31,7 +31,19 @@ let fib pool (r : Handler.request) =
       Response.error 400
         (Printf.sprintf "n must be an integer from 0 to %d" fib_limit)
 
+let sleep_limit = 60_000
+
+let sleep (r : Handler.request) =
+  match Option.bind (Handler.param r "ms") int_of_string_opt with
+  | Some ms when ms >= 0 && ms <= sleep_limit ->
+      Braid_io.Time.sleep (float_of_int ms /. 1000.);
+      Response.string (Printf.sprintf "slept %d ms\n" ms)
+  | _ ->
+      Response.error 400
+        (Printf.sprintf "ms must be an integer from 0 to %d" sleep_limit)
+
 let routes pool router =
   router
   |> Router.add POST "/reverse" reverse
   |> Router.add GET "/fib/:n" (fib pool)
+  |> Router.add GET "/sleep/:ms" sleep

@@ -13,5 +13,14 @@ val fib : Braid_pool.t -> Handler.t
     awaited by the connection's fiber, which blocks only itself: the event loop
     keeps serving. [400] unless [n] is an integer from 0 to {!fib_limit}. *)
 
+val sleep_limit : int
+(** The longest [/sleep/:ms] accepted: 60000 ms. *)
+
+val sleep : Handler.t
+(** [GET /sleep/:ms]: answers after sleeping [ms] milliseconds (blocking only
+    the connection's fiber), a slow request for trying timeouts and graceful
+    shutdown. [400] unless [ms] is an integer from 0 to {!sleep_limit}. *)
+
 val routes : Braid_pool.t -> Router.t -> Router.t
-(** [routes pool r] is [r] with [POST /reverse] and [GET /fib/:n]. *)
+(** [routes pool r] is [r] with [POST /reverse], [GET /fib/:n] and
+    [GET /sleep/:ms]. *)

@@ -14,12 +14,21 @@ type control = {
   mutable head_deadline : int;
       (* Monotonic nanoseconds; 0 until the head's first refill (a head read
          in one go never reads the clock). *)
+  mutable idle_deadline : int;
+      (* Monotonic nanoseconds: the end of the current idle wait. *)
 }
 
 let control draining =
-  { draining; phase = Body; first = true; head_deadline = 0 }
+  {
+    draining;
+    phase = Body;
+    first = true;
+    head_deadline = 0;
+    idle_deadline = max_int;
+  }
 
 let is_idle c = c.phase = Idle
+let idle_deadline c = c.idle_deadline
 let now_ns () = Int64.to_int (Mtime_clock.now_ns ())
 
 module type S = sig
@@ -392,6 +401,10 @@ module Make (C : Capabilities.S) = struct
     let control = c.control in
     if Input.length c.input = 0 then (
       Output.flush c.out;
+      (* The first wait is bounded by the first request's deadline. *)
+      if Option.is_some c.timer && not control.first then
+        control.idle_deadline <-
+          now_ns () + int_of_float (c.config.timeouts.keep_alive *. 1e9);
       control.phase <- Idle)
     else control.phase <- Head;
     if control.phase = Idle && Atomic.get control.draining then Peer_closed
@@ -429,20 +442,16 @@ module Make (C : Capabilities.S) = struct
   let failed e = Io_failed (e, Printexc.get_raw_backtrace ())
 
   (* The read of each phase under its timeout. Only a head that needs more
-     than one read pays for the clock; the idle wait of a keep-alive
-     connection costs one timer. *)
+     than one read pays for the clock and a timer. *)
   let timed_read (timer : timer) control (timeouts : Config.timeouts) read buf
       off len =
     match control.phase with
-    | Idle -> (
-        let limit =
-          if control.first then timeouts.request_header else timeouts.keep_alive
-        in
-        match timer.timeout limit (fun () -> read buf off len) with
-        | Some n ->
-            control.phase <- Head;
-            n
-        | None -> raise Timed_out)
+    | Idle ->
+        (* Bounded by [idle_deadline], enforced by the connection's owner:
+           no timer per request. *)
+        let n = read buf off len in
+        control.phase <- Head;
+        n
     | Head -> (
         let now = now_ns () in
         if control.head_deadline = 0 then
@@ -465,9 +474,10 @@ module Make (C : Capabilities.S) = struct
     in
     (* The first request's head is due [request_header] seconds after the
        connection starts. *)
-    if Option.is_some timer then
+    if Option.is_some timer then (
       control.head_deadline <-
         now_ns () + int_of_float (config.timeouts.request_header *. 1e9);
+      control.idle_deadline <- control.head_deadline);
     let write buf off len =
       match write buf off len with
       | () -> ()
@@ -487,7 +497,11 @@ module Make (C : Capabilities.S) = struct
     let read =
       match timer with
       | None -> read
-      | Some timer -> timed_read timer control config.timeouts read
+      | Some timer ->
+          (* A closure of arity 3: a partial application would allocate at
+             each call. *)
+          fun buf off len ->
+            timed_read timer control config.timeouts read buf off len
     in
     match
       Input.with_reader ~size:config.input_buffer read (fun input ->

@@ -59,6 +59,14 @@ val is_idle : control -> bool
 (** [is_idle c] is true while the connection waits for the first byte of a
     request and owes nothing: cancelling it then loses no request. *)
 
+val idle_deadline : control -> int
+(** [idle_deadline c] is when the current idle wait must end, in nanoseconds of
+    {!Mtime_clock}: [timeouts.request_header] after the start for the first
+    request, [timeouts.keep_alive] after the previous response for later ones.
+    The pipeline does not enforce it itself (that would cost a timer per
+    request): the owner of the connection cancels it once it is idle past this
+    deadline, as {!Connection} does with one sleeping fiber per connection. *)
+
 module type S = sig
   type env
 
@@ -77,11 +85,12 @@ module type S = sig
 
       With [timer], the timeouts of [config] apply: the first request's head
       must be complete within [timeouts.request_header] of the start; between
-      requests the connection may stay idle [timeouts.keep_alive] (then it ends
-      silently, [Peer_closed]); a head, from its first byte, must be complete
-      within [timeouts.request_header] however slowly it trickles (else [408]
-      and [Server_closed]); each read of a body may wait [timeouts.body] (else
-      [408] if no response was started, and [Server_closed]); a handler may run
+      requests the connection may stay idle [timeouts.keep_alive] (enforced by
+      the caller, see {!idle_deadline}: it cancels [serve] and closes silently);
+      a head, from its first byte, must be complete within
+      [timeouts.request_header] however slowly it trickles (else [408] and
+      [Server_closed]); each read of a body may wait [timeouts.body] (else [408]
+      if no response was started, and [Server_closed]); a handler may run
       [timeouts.handler] (else it is cancelled and the request gets [503] and
       [Connection: close]; only its blocking calls can be interrupted). Without
       [timer] (tests without a loop) nothing is timed.

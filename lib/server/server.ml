@@ -208,7 +208,7 @@ let serve_connections t ~sw listener context =
          Connection.drain context;
          watch (fun () ->
              Time.sleep_until deadline;
-             Switch.cancel csw))
+             stop t))
    with
   | () -> ()
   | exception Braid.Cancelled when Promise.peek t.stopped <> None -> ());

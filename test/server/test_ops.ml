@@ -1,0 +1,554 @@
+(* Operations: timeouts, the connection limit, running out of descriptors,
+   graceful shutdown. Real sockets against the in-process server (short
+   configured timeouts), and the [braid] binary for EMFILE and signals.
+   Assertions are on outcomes (a 408, an end of stream, an exit status),
+   never on durations: blocking reads carry a generous SO_RCVTIMEO and the
+   watchdog turns a hang into a failure. *)
+
+open Braid_server
+module Promise = Braid_sync.Promise
+
+(* {1 Helpers} *)
+
+let contains s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
+  go 0
+
+let count s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i acc =
+    if i + m > n then acc
+    else if String.sub s i m = sub then go (i + m) (acc + 1)
+    else go (i + 1) acc
+  in
+  go 0 0
+
+let read_file path = In_channel.with_open_bin path In_channel.input_all
+
+let rec waitpid pid =
+  match Unix.waitpid [] pid with
+  | _, status -> status
+  | exception Unix.Unix_error (EINTR, _, _) -> waitpid pid
+
+let connect port =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Unix.setsockopt_float s SO_RCVTIMEO 20.;
+  Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+  s
+
+let send s data =
+  let n = Unix.write_substring s data 0 (String.length data) in
+  if n <> String.length data then Alcotest.fail "short write"
+
+(* Reads until the peer closes (or resets); fails if nothing happens for
+   20 s. *)
+let read_to_end s =
+  let b = Buffer.create 1024 and chunk = Bytes.create 4096 in
+  let rec go () =
+    match Unix.read s chunk 0 4096 with
+    | 0 -> ()
+    | n ->
+        Buffer.add_subbytes b chunk 0 n;
+        go ()
+    | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) ->
+        Alcotest.fail "the server neither answered nor closed"
+    | exception Unix.Unix_error (ECONNRESET, _, _) -> ()
+  in
+  go ();
+  Buffer.contents b
+
+(* Reads one response of [Content-Length] framing, leaving the connection
+   open. *)
+let read_response s =
+  let b = Buffer.create 1024 and chunk = Bytes.create 4096 in
+  let rec go () =
+    match Wire.parse (Buffer.contents b) with
+    | [ r ], "" when Wire.header r "content-length" <> None -> r
+    | _ -> (
+        match Unix.read s chunk 0 4096 with
+        | 0 -> Alcotest.failf "closed after %S" (Buffer.contents b)
+        | n ->
+            Buffer.add_subbytes b chunk 0 n;
+            go ())
+    | exception Failure _ -> (
+        match Unix.read s chunk 0 4096 with
+        | 0 -> Alcotest.failf "closed after %S" (Buffer.contents b)
+        | n ->
+            Buffer.add_subbytes b chunk 0 n;
+            go ())
+  in
+  go ()
+
+(* [true] if [s] is still open with nothing to read, without blocking. *)
+let still_open s =
+  Unix.set_nonblock s;
+  let r =
+    match Unix.recv s (Bytes.create 1) 0 1 [ MSG_PEEK ] with
+    | _ -> false
+    | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) -> true
+    | exception Unix.Unix_error _ -> false
+  in
+  Unix.clear_nonblock s;
+  r
+
+let status_of text =
+  match Wire.parse text with
+  | r :: _, _ -> r.status
+  | [], _ -> 0
+  | exception Failure _ -> 0
+
+let get = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+
+(* Python's http.client: [n] GETs on one keep-alive connection. *)
+let python_gets port n =
+  let script =
+    {|
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=20)
+for i in range(int(sys.argv[2])):
+    c.request("GET", "/hello")
+    r = c.getresponse()
+    assert r.status == 200 and r.read() == b"hello\n", r.status
+print("ok")
+|}
+  in
+  let out = Filename.temp_file "braid-ops" ".out" in
+  let code =
+    Sys.command
+      (Filename.quote_command "python3"
+         [ "-c"; script; string_of_int port; string_of_int n ]
+         ~stdout:out)
+  in
+  let o = read_file out in
+  Sys.remove out;
+  code = 0 && String.trim o = "ok"
+
+(* {1 The server under test} *)
+
+let cancelled_handlers = Atomic.make 0
+
+let router pool =
+  Demo.routes pool Router.empty
+  |> Router.add GET "/hello" (fun _ -> Response.string "hello\n")
+  |> Router.add GET "/cancellable" (fun _ ->
+         match Braid_io.Time.sleep 30. with
+         | () -> Response.string "slept\n"
+         | exception Braid.Cancelled ->
+             Atomic.incr cancelled_handlers;
+             raise Braid.Cancelled)
+  |> Router.add POST "/upload" (fun r ->
+         match Handler.body_string r with
+         | Ok b -> Response.string (string_of_int (String.length b))
+         | Error e -> Response.error e.status e.reason)
+
+let quick_timeouts =
+  {
+    Config.request_header = 1.;
+    keep_alive = 0.3;
+    body = 0.3;
+    handler = Some 0.3;
+  }
+
+let with_server ?(timeouts = quick_timeouts) ?(max_connections = 1000) f =
+  let pool = Braid_pool.create ~domains:1 () in
+  let settings = Production.settings ~log_level:Error (router pool) in
+  let config =
+    { Config.default with timeouts; max_connections; linger = 0.2 }
+  in
+  let server =
+    match Server.create ~settings ~config (Braid_io.Net.tcp "127.0.0.1" 0) with
+    | Ok s -> s
+    | Error msg -> Alcotest.fail msg
+  in
+  let listening = Promise.create () in
+  let domain =
+    Domain.spawn (fun () ->
+        match
+          Server.run
+            ~on_listen:(fun a -> ignore (Promise.try_fill listening (Ok a)))
+            server
+        with
+        | () -> ()
+        | exception e -> ignore (Promise.try_fill listening (Error e)))
+  in
+  let port =
+    match Promise.await listening with
+    | Unix.ADDR_INET (_, p) -> p
+    | Unix.ADDR_UNIX _ -> assert false
+  in
+  Fun.protect
+    ~finally:(fun () ->
+      Server.stop server;
+      Domain.join domain;
+      Braid_pool.shutdown pool)
+    (fun () -> f server port)
+
+(* {1 Timeouts} *)
+
+(* 50 clients send part of a head and stall; meanwhile others are served;
+   then each stalled one gets 408 and is closed. *)
+let slowloris () =
+  with_server ~timeouts:{ quick_timeouts with request_header = 3. }
+  @@ fun _ port ->
+  let stalled =
+    List.init 50 (fun _ ->
+        let s = connect port in
+        send s "GET /hello HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+        s)
+  in
+  Alcotest.(check bool) "GETs served meanwhile" true (python_gets port 20);
+  let open_now = List.filter still_open stalled in
+  Alcotest.(check int)
+    "the stalled ones were still open while the GETs were served (a machine \
+     more than 3 s slow would fail this)"
+    50 (List.length open_now);
+  List.iter
+    (fun s ->
+      let answer = read_to_end s in
+      Unix.close s;
+      Alcotest.(check int) "stalled: 408" 408 (status_of answer);
+      Alcotest.(check bool)
+        "with Connection: close" true
+        (contains answer "Connection: close"))
+    stalled;
+  Alcotest.(check bool) "still serving" true (python_gets port 1)
+
+(* A byte every 50 ms keeps every read short: only a deadline on the whole
+   head cuts it off. *)
+let trickle () =
+  with_server @@ fun _ port ->
+  let s = connect port in
+  let head = "GET /hello HTTP/1.1\r\nHost: x\r\nX-Slow: " in
+  send s head;
+  let rec drip sent =
+    if sent > 400 then
+      Alcotest.fail "still reading after 400 bytes at 20 per second"
+    else if still_open s then (
+      (match send s "a" with
+      | () -> ()
+      | exception Unix.Unix_error ((EPIPE | ECONNRESET), _, _) -> ());
+      Unix.sleepf 0.05;
+      drip (sent + 1))
+  in
+  let old = Sys.signal Sys.sigpipe Sys.Signal_ignore in
+  drip 0;
+  Sys.set_signal Sys.sigpipe old;
+  let answer = read_to_end s in
+  Unix.close s;
+  Alcotest.(check int) "408" 408 (status_of answer)
+
+let keep_alive_idle () =
+  with_server @@ fun _ port ->
+  let s = connect port in
+  send s get;
+  let r = read_response s in
+  Alcotest.(check int) "first request" 200 r.status;
+  Alcotest.(check (option string))
+    "kept alive" None
+    (Wire.header r "connection");
+  Alcotest.(check string) "then closed silently" "" (read_to_end s);
+  Unix.close s
+
+(* A connection that never sends anything is closed too (after the header
+   timeout), without a response. *)
+let silent_connection () =
+  with_server @@ fun _ port ->
+  let s = connect port in
+  Alcotest.(check string) "closed silently" "" (read_to_end s);
+  Unix.close s
+
+let stalled_body () =
+  with_server ~timeouts:{ quick_timeouts with handler = None } @@ fun _ port ->
+  let s = connect port in
+  send s
+    "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789";
+  let answer = read_to_end s in
+  Unix.close s;
+  Alcotest.(check int) "408" 408 (status_of answer);
+  (* The same body sent whole is fine. *)
+  let s = connect port in
+  send s
+    ("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+   ^ String.make 100 'x');
+  let r = read_response s in
+  Unix.close s;
+  Alcotest.(check string) "whole body" "100" r.body
+
+let handler_timeout () =
+  with_server @@ fun _ port ->
+  let before = Atomic.get cancelled_handlers in
+  let s = connect port in
+  send s "GET /cancellable HTTP/1.1\r\nHost: x\r\n\r\n";
+  let answer = read_to_end s in
+  Unix.close s;
+  Alcotest.(check int) "503" 503 (status_of answer);
+  Alcotest.(check bool)
+    "Connection: close" true
+    (contains answer "Connection: close");
+  Alcotest.(check int)
+    "the handler was cancelled" (before + 1)
+    (Atomic.get cancelled_handlers);
+  Alcotest.(check bool) "still serving" true (python_gets port 1)
+
+(* {1 The connection limit} *)
+
+let connection_limit () =
+  let limit = 20 and extra = 100 in
+  let timeouts =
+    { quick_timeouts with request_header = 30.; keep_alive = 30. }
+  in
+  with_server ~timeouts ~max_connections:limit @@ fun server port ->
+  let highest = Atomic.make 0 and stop = Atomic.make false in
+  let sampler =
+    Domain.spawn (fun () ->
+        while not (Atomic.get stop) do
+          let n = Server.connections server in
+          if n > Atomic.get highest then Atomic.set highest n;
+          Unix.sleepf 0.0005
+        done)
+  in
+  let socks = List.init (limit + extra) (fun _ -> connect port) in
+  (* Wait for the server to fill its slots. *)
+  while Server.connections server < limit do
+    Unix.sleepf 0.01
+  done;
+  Unix.sleepf 0.2;
+  Alcotest.(check int) "at the limit" limit (Server.connections server);
+  (* Every connection, accepted or still in the backlog, asks once and
+     closes: all are answered, as slots free up. *)
+  List.iter
+    (fun s ->
+      send s "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    socks;
+  let statuses =
+    List.map
+      (fun s ->
+        let a = read_to_end s in
+        Unix.close s;
+        status_of a)
+      socks
+  in
+  Atomic.set stop true;
+  Domain.join sampler;
+  Alcotest.(check (list int))
+    "every connection answered 200"
+    (List.init (limit + extra) (fun _ -> 200))
+    statuses;
+  Alcotest.(check bool)
+    "never more than the limit" true
+    (Atomic.get highest <= limit);
+  Alcotest.(check bool) "a new client is served" true (python_gets port 1)
+
+(* {1 The braid binary} *)
+
+let binary = "../../bin/main.exe"
+
+type process = { pid : int; out : string; err : string }
+
+let start ?(prefix = []) args =
+  let out = Filename.temp_file "braid-ops" ".out"
+  and err = Filename.temp_file "braid-ops" ".err" in
+  let fd path = Unix.openfile path [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600 in
+  let out_fd = fd out and err_fd = fd err in
+  let null = Unix.openfile "/dev/null" [ O_RDONLY ] 0 in
+  let argv = prefix @ (binary :: "serve" :: "--port" :: "0" :: args) in
+  let pid =
+    Unix.create_process (List.hd argv) (Array.of_list argv) null out_fd err_fd
+  in
+  List.iter Unix.close [ out_fd; null; err_fd ];
+  { pid; out; err }
+
+(* The port from the banner line. *)
+let port_of p =
+  let rec banner () =
+    let o = read_file p.out in
+    match String.index_opt o '\n' with
+    | Some i -> String.sub o 0 i
+    | None ->
+        Unix.sleepf 0.01;
+        banner ()
+  in
+  let line = banner () in
+  match String.split_on_char ' ' line with
+  | _ :: _ :: url :: _ -> (
+      match String.rindex_opt url ':' with
+      | Some i ->
+          int_of_string
+            (String.sub url (i + 1) (String.length url - i - 2 (* "/" *)))
+      | None -> Alcotest.failf "banner: %S" line)
+  | _ -> Alcotest.failf "banner: %S" line
+
+let finish p =
+  (match Unix.waitpid [ WNOHANG ] p.pid with
+  | 0, _ ->
+      Unix.kill p.pid Sys.sigkill;
+      ignore (waitpid p.pid)
+  | _ -> ()
+  | exception Unix.Unix_error (ECHILD, _, _) -> ());
+  Sys.remove p.out;
+  Sys.remove p.err
+
+(* utime + stime, in clock ticks. *)
+let cpu_ticks pid =
+  let stat = read_file (Printf.sprintf "/proc/%d/stat" pid) in
+  let start = String.rindex stat ')' + 2 in
+  let after = String.sub stat start (String.length stat - start) in
+  let fields = String.split_on_char ' ' after in
+  (* Fields 14 and 15 of stat(5); [after] starts at field 3. *)
+  int_of_string (List.nth fields 11) + int_of_string (List.nth fields 12)
+
+let ticks_per_second =
+  match
+    int_of_string_opt
+      (String.trim
+         (Unix.open_process_in "getconf CLK_TCK" |> In_channel.input_all))
+  with
+  | Some n when n > 0 -> float n
+  | _ -> 100.
+
+let emfile () =
+  let p =
+    start
+      ~prefix:[ "prlimit"; "--nofile=64:64" ]
+      [
+        "--demo";
+        "--max-connections";
+        "10000";
+        "--header-timeout";
+        "60";
+        "--keep-alive-timeout";
+        "60";
+      ]
+  in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let socks = List.init 100 (fun _ -> connect port) in
+  (* Some are accepted, the rest wait in the backlog while accept fails
+     with EMFILE. *)
+  Unix.sleepf 0.5;
+  let t0 = cpu_ticks p.pid in
+  Unix.sleepf 1.;
+  let used = float (cpu_ticks p.pid - t0) /. ticks_per_second in
+  Alcotest.(check bool)
+    (Printf.sprintf "not spinning (%.2f s of CPU in 1 s)" used)
+    true (used < 0.3);
+  Alcotest.(check bool)
+    "alive" true
+    (match Unix.waitpid [ WNOHANG ] p.pid with 0, _ -> true | _ -> false);
+  let err = read_file p.err in
+  Alcotest.(check bool) "EMFILE reported" true (contains err "pausing");
+  Alcotest.(check bool) "once per episode" true (count err "pausing" <= 2);
+  List.iter Unix.close socks;
+  (* Served again once descriptors are back. *)
+  let rec retry n =
+    match python_gets_demo port with
+    | true -> ()
+    | false when n > 0 ->
+        Unix.sleepf 0.1;
+        retry (n - 1)
+    | false -> Alcotest.fail "not serving after the connections closed"
+  and python_gets_demo port =
+    let s = connect port in
+    send s "GET /fib/10 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    let a = read_to_end s in
+    Unix.close s;
+    status_of a = 200 && contains a "55"
+  in
+  retry 50
+
+(* SIGTERM during a slow request: it completes (with Connection: close), an
+   idle connection is closed at once, new connections are refused, and the
+   process exits 0. *)
+let graceful_shutdown () =
+  let p = start [ "--demo"; "--shutdown-timeout"; "20" ] in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let busy = connect port and idle = connect port in
+  (* One request each first: both are accepted and waiting. *)
+  List.iter
+    (fun s ->
+      send s "GET /sleep/0 HTTP/1.1\r\nHost: x\r\n\r\n";
+      Alcotest.(check int) "warm-up" 200 (read_response s).status)
+    [ busy; idle ];
+  send busy "GET /sleep/1500 HTTP/1.1\r\nHost: x\r\n\r\n";
+  (* Let the server read it: the connection's fiber was waiting for it. *)
+  Unix.sleepf 0.3;
+  Unix.kill p.pid Sys.sigterm;
+  Alcotest.(check string) "the idle connection is closed" "" (read_to_end idle);
+  Unix.close idle;
+  let refused =
+    let rec attempt n =
+      let s = Unix.socket PF_INET SOCK_STREAM 0 in
+      match Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port)) with
+      | () ->
+          Unix.close s;
+          if n = 0 then false
+          else (
+            Unix.sleepf 0.01;
+            attempt (n - 1))
+      | exception Unix.Unix_error (ECONNREFUSED, _, _) ->
+          Unix.close s;
+          true
+    in
+    attempt 100
+  in
+  Alcotest.(check bool) "new connections refused" true refused;
+  let answer = read_to_end busy in
+  Unix.close busy;
+  let rs, _ = Wire.parse answer in
+  (match rs with
+  | [ r ] ->
+      Alcotest.(check int) "the request in flight completes" 200 r.status;
+      Alcotest.(check string) "its body" "slept 1500 ms\n" r.body;
+      Alcotest.(check (option string))
+        "with Connection: close" (Some "close")
+        (Wire.header r "connection")
+  | _ -> Alcotest.failf "expected one response: %S" answer);
+  match waitpid p.pid with
+  | WEXITED 0 -> ()
+  | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
+
+(* A request still running at the deadline is cut; the exit is still 0. *)
+let shutdown_deadline () =
+  let p = start [ "--demo"; "--shutdown-timeout"; "0.5" ] in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let busy = connect port in
+  send busy "GET /sleep/0 HTTP/1.1\r\nHost: x\r\n\r\n";
+  Alcotest.(check int) "warm-up" 200 (read_response busy).status;
+  send busy "GET /sleep/30000 HTTP/1.1\r\nHost: x\r\n\r\n";
+  Unix.sleepf 0.3;
+  Unix.kill p.pid Sys.sigterm;
+  Alcotest.(check string) "cut without an answer" "" (read_to_end busy);
+  Unix.close busy;
+  match waitpid p.pid with
+  | WEXITED 0 -> ()
+  | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
+
+let () =
+  Test_support.Watchdog.start ~seconds:120. "test_ops";
+  Alcotest.run "server operations"
+    [
+      ( "timeouts",
+        [
+          Alcotest.test_case "slowloris" `Quick slowloris;
+          Alcotest.test_case "trickling head" `Quick trickle;
+          Alcotest.test_case "keep-alive idle" `Quick keep_alive_idle;
+          Alcotest.test_case "silent connection" `Quick silent_connection;
+          Alcotest.test_case "stalled body" `Quick stalled_body;
+          Alcotest.test_case "handler timeout" `Quick handler_timeout;
+        ] );
+      ( "limits",
+        [
+          Alcotest.test_case "max connections" `Quick connection_limit;
+          Alcotest.test_case "EMFILE" `Quick emfile;
+        ] );
+      ( "shutdown",
+        [
+          Alcotest.test_case "graceful" `Quick graceful_shutdown;
+          Alcotest.test_case "deadline" `Quick shutdown_deadline;
+        ] );
+    ]
