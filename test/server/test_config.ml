@@ -189,7 +189,292 @@ let errors =
   ]
 [@@ocamlformat "disable"]
 
+(* {1 Reloading the braid binary on SIGHUP}
+
+   The binary runs with --config; the test rewrites the file (a rename, so
+   the server never reads half a file), sends SIGHUP and waits for the
+   outcome line in the error log. Clients: raw sockets for the keep-alive
+   connection that must keep its configuration, Python's http.client for
+   the constant load. *)
+
+let binary = "../../bin/main.exe"
+
+let find s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i =
+    if i + m > n then None
+    else if String.sub s i m = sub then Some i
+    else go (i + 1)
+  in
+  go 0
+
+let read_file path =
+  try In_channel.with_open_bin path In_channel.input_all
+  with Sys_error _ -> ""
+
+let write_atomically path text =
+  let tmp = path ^ ".tmp" in
+  Out_channel.with_open_bin tmp (fun oc -> output_string oc text);
+  Sys.rename tmp path
+
+let count s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i acc =
+    if i + m > n then acc
+    else if String.sub s i m = sub then go (i + m) (acc + 1)
+    else go (i + 1) acc
+  in
+  go 0 0
+
+let rec waitpid pid =
+  match Unix.waitpid [] pid with
+  | _, status -> status
+  | exception Unix.Unix_error (EINTR, _, _) -> waitpid pid
+
+(* Polls every 10 ms; the watchdog bounds the wait. *)
+let rec wait_until what cond =
+  if not (cond ()) then (
+    Unix.sleepf 0.01;
+    wait_until what cond)
+
+(* Starts [braid serve args] and returns its pid and port (from the banner). *)
+let start_braid dir args =
+  let out = dir ^ "/stdout" in
+  let out_fd = Unix.openfile out [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600 in
+  let err_fd =
+    Unix.openfile (dir ^ "/stderr") [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600
+  in
+  let null = Unix.openfile "/dev/null" [ O_RDWR ] 0 in
+  let pid =
+    Unix.create_process binary
+      (Array.of_list (binary :: "serve" :: args))
+      null out_fd err_fd
+  in
+  List.iter Unix.close [ out_fd; err_fd; null ];
+  wait_until "banner" (fun () ->
+      String.contains (read_file out) '\n'
+      ||
+      match Unix.waitpid [ WNOHANG ] pid with
+      | 0, _ -> false
+      | _ -> Alcotest.failf "braid exited: %s" (read_file (dir ^ "/stderr")));
+  let line = List.hd (String.split_on_char '\n' (read_file out)) in
+  let port = Scanf.sscanf line "braid: serving http://127.0.0.1:%d" Fun.id in
+  (pid, port)
+
+let stop_braid pid =
+  Unix.kill pid Sys.sigterm;
+  match waitpid pid with
+  | WEXITED 0 -> ()
+  | WEXITED n -> Alcotest.failf "braid exited with %d" n
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "braid killed by signal %d" n
+
+(* A blocking client connection, for requests one at a time. *)
+let connect port =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+  s
+
+(* GET [path] on [s] and the body (Content-Length framing, keep-alive). *)
+let get s path =
+  let req = Printf.sprintf "GET %s HTTP/1.1\r\nHost: t\r\n\r\n" path in
+  ignore (Unix.write_substring s req 0 (String.length req));
+  let buf = Buffer.create 512 and chunk = Bytes.create 4096 in
+  let rec head () =
+    match find (Buffer.contents buf) "\r\n\r\n" with
+    | Some i -> i
+    | None -> (
+        match Unix.read s chunk 0 4096 with
+        | 0 -> Alcotest.fail "connection closed"
+        | n ->
+            Buffer.add_subbytes buf chunk 0 n;
+            head ())
+  in
+  let i = head () in
+  let h = String.lowercase_ascii (Buffer.sub buf 0 i) in
+  if not (String.length h > 12 && String.sub h 9 3 = "200") then
+    Alcotest.failf "status: %S" h;
+  let length =
+    let k = Option.get (find h "content-length:") in
+    Scanf.sscanf
+      (String.sub h k (String.length h - k))
+      "content-length: %d" Fun.id
+  in
+  let rec body () =
+    if Buffer.length buf < i + 4 + length then
+      match Unix.read s chunk 0 4096 with
+      | 0 -> Alcotest.fail "connection closed in the body"
+      | n ->
+          Buffer.add_subbytes buf chunk 0 n;
+          body ()
+  in
+  body ();
+  Buffer.sub buf (i + 4) length
+
+let get_new port path =
+  let s = connect port in
+  Fun.protect ~finally:(fun () -> Unix.close s) (fun () -> get s path)
+
+(* Requests on fresh and kept-alive connections until [stop] exists; prints
+   "ok N failed M". Creates [stop ^ ".started"] after its first success. *)
+let py_load =
+  {|
+import http.client, os, sys, time
+port, stop = int(sys.argv[1]), sys.argv[2]
+parent, deadline = os.getppid(), time.monotonic() + 100
+ok = failed = 0
+# Stops when told, and also if the test died or ran away.
+while not os.path.exists(stop) and os.getppid() == parent \
+        and time.monotonic() < deadline:
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        for _ in range(4):
+            c.request("GET", "/x.txt")
+            r = c.getresponse()
+            body = r.read()
+            if r.status == 200 and body in (b"A\n", b"B\n"):
+                ok += 1
+                if ok == 1:
+                    open(stop + ".started", "w").close()
+            else:
+                failed += 1
+                print("bad", r.status, body, file=sys.stderr)
+        c.close()
+    except Exception as e:
+        failed += 1
+        print("error", repr(e), file=sys.stderr)
+print("ok", ok, "failed", failed)
+|}
+
+(* Starts the load and returns the function that stops it and returns its
+   counts. [on_failure] stops it too. *)
+let start_load dir port ~on_failure =
+  let stop_file = dir ^ "/stop-load" and out = dir ^ "/load.out" in
+  let out_fd = Unix.openfile out [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600 in
+  let err_fd =
+    Unix.openfile (dir ^ "/load.err") [ O_WRONLY; O_TRUNC; O_CREAT ] 0o600
+  in
+  let pid =
+    Unix.create_process "python3"
+      [| "python3"; "-c"; py_load; string_of_int port; stop_file |]
+      Unix.stdin out_fd err_fd
+  in
+  List.iter Unix.close [ out_fd; err_fd ];
+  let stopped = ref false in
+  let stop () =
+    if not !stopped then (
+      stopped := true;
+      Out_channel.with_open_bin stop_file ignore;
+      ignore (waitpid pid))
+  in
+  on_failure stop;
+  wait_until "load" (fun () -> Sys.file_exists (stop_file ^ ".started"));
+  fun () ->
+    stop ();
+    let out = read_file out in
+    match Scanf.sscanf out "ok %d failed %d" (fun a b -> (a, b)) with
+    | r -> r
+    | exception _ ->
+        Alcotest.failf "load: %S %S" out (read_file (dir ^ "/load.err"))
+
+let site () =
+  let dir = temp_dir () in
+  Unix.mkdir (dir ^ "/a") 0o755;
+  Unix.mkdir (dir ^ "/b") 0o755;
+  Out_channel.with_open_bin (dir ^ "/a/x.txt") (fun oc ->
+      output_string oc "A\n");
+  Out_channel.with_open_bin (dir ^ "/b/x.txt") (fun oc ->
+      output_string oc "B\n");
+  dir
+
+let conf root =
+  Printf.sprintf
+    "Listen 127.0.0.1:0\n\
+     KeepAliveTimeout 60\n\
+     DocumentRoot %s\n\
+     ErrorLog error.log\n"
+    root
+
+(* Sends SIGHUP and waits for the [n]th outcome line of a reload. *)
+let reload pid dir n =
+  Unix.kill pid Sys.sighup;
+  wait_until "reload" (fun () ->
+      let log = read_file (dir ^ "/error.log") in
+      count log "configuration reloaded" + count log "reload rejected" >= n)
+
+(* 20 reloads switching DocumentRoot under a constant load: no request
+   fails; a keep-alive connection opened before them keeps the first root;
+   each new connection sees the root of the latest reload. *)
+let twenty_reloads () =
+  let dir = site () in
+  let file = dir ^ "/braid.conf" in
+  write_atomically file (conf "a");
+  let pid, port = start_braid dir [ "--config"; file ] in
+  Fun.protect ~finally:(fun () -> stop_braid pid) @@ fun () ->
+  let old = connect port in
+  Alcotest.(check string) "before" "A\n" (get old "/x.txt");
+  let cleanup = ref ignore in
+  Fun.protect ~finally:(fun () -> !cleanup ()) @@ fun () ->
+  let stop_load =
+    start_load dir port ~on_failure:(fun stop -> cleanup := stop)
+  in
+  for i = 1 to 20 do
+    let root = if i mod 2 = 1 then "b" else "a" in
+    write_atomically file (conf root);
+    reload pid dir i;
+    Alcotest.(check string)
+      (Printf.sprintf "new connection after reload %d" i)
+      (String.uppercase_ascii root ^ "\n")
+      (get_new port "/x.txt");
+    Alcotest.(check string)
+      (Printf.sprintf "old connection after reload %d" i)
+      "A\n" (get old "/x.txt")
+  done;
+  Unix.close old;
+  let ok, failed = stop_load () in
+  Alcotest.(check int) "failed requests" 0 failed;
+  if ok = 0 then Alcotest.fail "no request under load";
+  Alcotest.(check int)
+    "reloads logged" 20
+    (count (read_file (dir ^ "/error.log")) "info: configuration reloaded")
+
+(* A bad file on SIGHUP: rejected, logged with file:line, and the old
+   configuration still serves; Listen changes are reported, the rest
+   applies. *)
+let bad_reload () =
+  let dir = site () in
+  let file = dir ^ "/braid.conf" in
+  write_atomically file (conf "a");
+  let pid, port = start_braid dir [ "--config"; file ] in
+  Fun.protect ~finally:(fun () -> stop_braid pid) @@ fun () ->
+  write_atomically file (conf "b" ^ "MaxConnections 0\n");
+  reload pid dir 1;
+  let log = read_file (dir ^ "/error.log") in
+  let expected =
+    "error: reload rejected, the configuration in force stays: " ^ file
+    ^ ":5: MaxConnections must be at least 1, not 0"
+  in
+  if count log expected <> 1 then
+    Alcotest.failf "expected %S in the error log: %S" expected log;
+  Alcotest.(check string) "old root" "A\n" (get_new port "/x.txt");
+  write_atomically file (conf "missing");
+  reload pid dir 2;
+  let expected =
+    Printf.sprintf "%s:3: root %s/missing: No such file" file dir
+  in
+  if count (read_file (dir ^ "/error.log")) expected <> 1 then
+    Alcotest.failf "expected %S in the error log" expected;
+  Alcotest.(check string) "still the old root" "A\n" (get_new port "/x.txt");
+  write_atomically file
+    (Printf.sprintf "Listen 127.0.0.1:%d\nDocumentRoot b\nErrorLog error.log\n"
+       (if port = 65535 then 65534 else port + 1));
+  reload pid dir 3;
+  let log = read_file (dir ^ "/error.log") in
+  if count log "needs a restart" <> 1 then
+    Alcotest.failf "no restart warning: %S" log;
+  Alcotest.(check string) "the rest applies" "B\n" (get_new port "/x.txt")
+
 let () =
+  Test_support.Watchdog.start ~seconds:120. "test_config";
   Alcotest.run "config file"
     [
       ( "parse",
@@ -204,4 +489,10 @@ let () =
           (fun (name, text, expected) ->
             Alcotest.test_case name `Quick (error_is text expected))
           errors );
+      ( "reload (braid binary, SIGHUP)",
+        [
+          Alcotest.test_case "20 reloads under load" `Quick twenty_reloads;
+          Alcotest.test_case "bad file rejected, Listen needs a restart" `Quick
+            bad_reload;
+        ] );
     ]
