@@ -473,6 +473,34 @@ let bad_reload () =
     Alcotest.failf "no restart warning: %S" log;
   Alcotest.(check string) "the rest applies" "B\n" (get_new port "/x.txt")
 
+(* The access log deleted, then renamed away, while a load runs: no request
+   fails, and each time a new file appears at the path and fills up. *)
+let log_rotation () =
+  let dir = site () in
+  let access = dir ^ "/access.log" in
+  let pid, port =
+    start_braid dir
+      [ "--port"; "0"; "--root"; dir ^ "/a"; "--access-log"; access ]
+  in
+  Fun.protect ~finally:(fun () -> stop_braid pid) @@ fun () ->
+  let cleanup = ref ignore in
+  Fun.protect ~finally:(fun () -> !cleanup ()) @@ fun () ->
+  let stop_load =
+    start_load dir port ~on_failure:(fun stop -> cleanup := stop)
+  in
+  let lines path = count (read_file path) "\n" in
+  wait_until "log" (fun () -> lines access > 0);
+  Sys.remove access;
+  wait_until "a new log" (fun () -> Sys.file_exists access && lines access > 10);
+  Sys.rename access (access ^ ".1");
+  wait_until "a rotated log" (fun () ->
+      Sys.file_exists access && lines access > 10);
+  let ok, failed = stop_load () in
+  Alcotest.(check int) "failed requests" 0 failed;
+  if ok = 0 then Alcotest.fail "no request under load";
+  if count (read_file (dir ^ "/stderr")) "was moved or deleted; reopened" <> 2
+  then Alcotest.failf "stderr: %S" (read_file (dir ^ "/stderr"))
+
 let () =
   Test_support.Watchdog.start ~seconds:120. "test_config";
   Alcotest.run "config file"
@@ -489,10 +517,12 @@ let () =
           (fun (name, text, expected) ->
             Alcotest.test_case name `Quick (error_is text expected))
           errors );
-      ( "reload (braid binary, SIGHUP)",
+      ( "braid binary: SIGHUP reloads, log rotation",
         [
           Alcotest.test_case "20 reloads under load" `Quick twenty_reloads;
           Alcotest.test_case "bad file rejected, Listen needs a restart" `Quick
             bad_reload;
+          Alcotest.test_case "access log deleted and rotated under load" `Quick
+            log_rotation;
         ] );
     ]
