@@ -427,12 +427,14 @@ let emfile () =
   (* Some are accepted, the rest wait in the backlog while accept fails
      with EMFILE. *)
   Unix.sleepf 0.5;
+  (* A spinning accept loop gets its share of a core even on a loaded
+     machine; pausing takes a few milliseconds of CPU. *)
   let t0 = cpu_ticks p.pid in
-  Unix.sleepf 1.;
+  Unix.sleepf 2.;
   let used = float (cpu_ticks p.pid - t0) /. ticks_per_second in
   Alcotest.(check bool)
-    (Printf.sprintf "not spinning (%.2f s of CPU in 1 s)" used)
-    true (used < 0.3);
+    (Printf.sprintf "not spinning (%.2f s of CPU in 2 s)" used)
+    true (used < 0.2);
   Alcotest.(check bool)
     "alive" true
     (match Unix.waitpid [ WNOHANG ] p.pid with 0, _ -> true | _ -> false);
@@ -461,7 +463,9 @@ let emfile () =
    idle connection is closed at once, new connections are refused, and the
    process exits 0. *)
 let graceful_shutdown () =
-  let p = start [ "--demo"; "--shutdown-timeout"; "20" ] in
+  let p =
+    start [ "--demo"; "--shutdown-timeout"; "40"; "--keep-alive-timeout"; "60" ]
+  in
   Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
   let port = port_of p in
   let busy = connect port and idle = connect port in
