@@ -150,14 +150,17 @@ let quick_timeouts =
     handler = Some 0.3;
   }
 
-let with_server ?(timeouts = quick_timeouts) ?(max_connections = 1000) f =
+let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
+    ?(max_connections = 1000) f =
   let pool = Braid_pool.create ~domains:1 () in
   let settings = Production.settings ~log_level:Error (router pool) in
   let config =
     { Config.default with timeouts; max_connections; linger = 0.2 }
   in
   let server =
-    match Server.create ~settings ~config (Braid_io.Net.tcp "127.0.0.1" 0) with
+    match
+      Server.create ~domains ~settings ~config (Braid_io.Net.tcp "127.0.0.1" 0)
+    with
     | Ok s -> s
     | Error msg -> Alcotest.fail msg
   in
@@ -293,12 +296,13 @@ let handler_timeout () =
 
 (* {1 The connection limit} *)
 
-let connection_limit () =
+(* With two loops the limit is still server-wide. *)
+let connection_limit ~domains () =
   let limit = 20 and extra = 100 in
   let timeouts =
     { quick_timeouts with request_header = 30.; keep_alive = 30. }
   in
-  with_server ~timeouts ~max_connections:limit @@ fun server port ->
+  with_server ~domains ~timeouts ~max_connections:limit @@ fun server port ->
   let highest = Atomic.make 0 and stop = Atomic.make false in
   let sampler =
     Domain.spawn (fun () ->
@@ -547,7 +551,10 @@ let () =
         ] );
       ( "limits",
         [
-          Alcotest.test_case "max connections" `Quick connection_limit;
+          Alcotest.test_case "max connections" `Quick
+            (connection_limit ~domains:1);
+          Alcotest.test_case "max connections, 2 loops" `Quick
+            (connection_limit ~domains:2);
           Alcotest.test_case "EMFILE" `Quick emfile;
         ] );
       ( "shutdown",
