@@ -3,25 +3,30 @@
     Each connection captures the configuration current when it is accepted and
     keeps it for its whole life; the accept loop reads the current value at each
     accept ({!Server.set_config}), so a reload swaps what new connections see
-    without touching those in progress. Limits and (later) timeouts live here
-    for that reason. *)
+    without touching those in progress. Limits and timeouts live here for that
+    reason. *)
 
 type timeouts = {
   request_header : float;
-      (** Seconds a client has to send a complete request head, from the
-          moment the server starts waiting for it (the first request of a
-          connection) or from the request's first byte (later requests). A
-          client that stalls (slowloris) is closed, with [408] if it had sent
-          part of a request. *)
+      (** Seconds a client has to send a complete request head, from the moment
+          the server starts waiting for it (the first request of a connection)
+          or from the request's first byte (later requests). It bounds the whole
+          head, not each read: a client trickling a byte at a time is cut off
+          too. A client that stalls (slowloris) is closed, with [408] if it had
+          sent part of a request. *)
   keep_alive : float;
-      (** Seconds an idle keep-alive connection may wait for the first byte of
-          its next request before the server closes it silently. *)
+      (** Seconds an idle keep-alive connection may wait, from the end of a
+          response, for the first byte of its next request before the server
+          closes it silently. *)
   body : float;
       (** Seconds each read of a request body may wait for data; a stalled
           upload ends the connection ([408] if no response was started). *)
   handler : float option;
-      (** Seconds a handler may run before its request is answered with
-          [503] and the handler's fiber is cancelled; [None]: no limit. *)
+      (** Seconds a handler may run before its request is answered with [503]
+          and [Connection: close] and the handler is cancelled (its blocking
+          calls raise {!Braid.Cancelled}; code that never blocks cannot be
+          interrupted). It bounds computing the response, not streaming its
+          body. [None]: no limit. *)
 }
 (** Timeouts, all in seconds and positive. *)
 
@@ -46,14 +51,14 @@ type t = {
           so its last response is not destroyed by a reset. *)
   timeouts : timeouts;
   max_connections : int;
-      (** Connections served at once by the whole server (all domains). At
-          the limit the server stops accepting, leaving new connections in the
+      (** Connections served at once by the whole server (all domains). At the
+          limit the server stops accepting, leaving new connections in the
           kernel's backlog, and resumes as connections close. Read at each
           accept, so a reload changes it for later accepts. *)
 }
 
 val default : t
 (** {!Braid_http.Limits.default}, no root, ["index.html"], 4 KiB input and 16
-    KiB output buffers, 2 s of lingering, timeouts of 20 s for a request head,
-    5 s between keep-alive requests and 60 s per body read, no handler timeout,
+    KiB output buffers, 2 s of lingering, timeouts of 20 s for a request head, 5
+    s between keep-alive requests and 60 s per body read, no handler timeout,
     and 1000 connections. *)
