@@ -97,21 +97,23 @@ let serve c (config : Config.t) socket peer =
   match
     Fiber.Scope.run (fun scope ->
         Hashtbl.replace c.live id (control, scope);
-        Switch.run (fun sw ->
-            let watcher =
-              Fiber.fork ~sw (fun () -> watchdog config.timeouts control scope)
-            in
-            Fun.protect
-              ~finally:(fun () ->
-                Fiber.cancel watcher;
-                Hashtbl.remove c.live id)
-              (fun () ->
-                match serve_pipeline c config socket peer control with
-                | outcome -> outcome
-                (* [drain] cancelled it while idle: nothing is owed. *)
-                | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope
-                  ->
-                    Pipeline.Peer_closed)))
+        match
+          Switch.run (fun sw ->
+              let watcher =
+                Fiber.fork ~sw (fun () ->
+                    watchdog config.timeouts control scope)
+              in
+              Fun.protect
+                ~finally:(fun () ->
+                  Fiber.cancel watcher;
+                  Hashtbl.remove c.live id)
+                (fun () -> serve_pipeline c config socket peer control))
+        with
+        | outcome -> outcome
+        (* The watchdog or [drain] cancelled it while idle (the switch's
+           wait for the watchdog too): nothing is owed. *)
+        | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
+            Pipeline.Peer_closed)
   with
   | Peer_closed -> ()
   | Server_closed -> linger socket ~seconds:config.linger

@@ -468,7 +468,16 @@ let emfile () =
    process exits 0. *)
 let graceful_shutdown () =
   let p =
-    start [ "--demo"; "--shutdown-timeout"; "40"; "--keep-alive-timeout"; "60" ]
+    start
+      [
+        "--demo";
+        "--domains";
+        "2";
+        "--shutdown-timeout";
+        "40";
+        "--keep-alive-timeout";
+        "60";
+      ]
   in
   Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
   let port = port_of p in
@@ -513,10 +522,11 @@ let graceful_shutdown () =
         "with Connection: close" (Some "close")
         (Wire.header r "connection")
   | _ -> Alcotest.failf "expected one response: %S" answer);
-  match waitpid p.pid with
+  (match waitpid p.pid with
   | WEXITED 0 -> ()
   | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
-  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n);
+  Alcotest.(check string) "nothing logged" "" (read_file p.err)
 
 (* A request still running at the deadline is cut; the exit is still 0. *)
 let shutdown_deadline () =
