@@ -203,7 +203,12 @@ let serve_connections t ~sw listener context =
                accept_loop t ~sw:csw listener context ~paused:false)
          in
          let deadline = Promise.await t.drain in
+         (* Closing the listener under a blocked [accept] would wake it
+            with EBADF: close it once the acceptor has unwound. *)
          Fiber.cancel acceptor;
+         (match Fiber.join acceptor with
+         | () -> ()
+         | exception Braid.Cancelled when not (Fiber.is_cancelled ()) -> ());
          Net.close listener;
          Connection.drain context;
          watch (fun () ->
