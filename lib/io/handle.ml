@@ -36,3 +36,6 @@ let usable fd ~op =
 
 let wait fd ~write ~op =
   try Loop.await fd ~write ~op with Loop.Closed -> fail op Unix.EBADF
+
+let wait_checked fd ~write ~op =
+  try Loop.await_checked fd ~write with Loop.Closed -> fail op Unix.EBADF

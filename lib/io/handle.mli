@@ -32,3 +32,7 @@ val usable : Loop.fd -> op:string -> unit
 val wait : Loop.fd -> write:bool -> op:string -> unit
 (** {!Loop.await}, raising {!Error} [{op; error = EBADF}] if the descriptor is
     or gets closed. *)
+
+val wait_checked : Loop.fd -> write:bool -> op:string -> unit
+(** {!Loop.await_checked}, raising {!Error} [{op; error = EBADF}] if the
+    descriptor gets closed. *)

@@ -81,6 +81,14 @@ val await : fd -> write:bool -> op:string -> unit
     @raise Invalid_argument
       naming [op] (["read"], say) if called off the loop's thread. *)
 
+val await_checked : fd -> write:bool -> unit
+(** [await_checked fd ~write] is {!await} for a caller that ran {!check_usable}
+    on [fd] in the same operation, without suspending since: an operation that
+    waits several times checks ownership once (a fiber never changes thread),
+    though it must still check {!is_open} after each wake-up.
+    @raise Closed if [fd] gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled. *)
+
 val close : fd -> unit
 (** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and
     closes it. Idempotent. From another thread, the loop does it soon.

@@ -173,6 +173,70 @@ let bare_domain_wakes_the_loop () =
     "filled from another domain" (fib 20) (Fiber.join awaiter);
   Domain.join worker
 
+(* CPU time of the calling thread, from the scheduler's accounting. *)
+let thread_cpu_s () =
+  let path = Printf.sprintf "/proc/self/task/%d/schedstat" (Unix.getpid ()) in
+  match In_channel.with_open_text path In_channel.input_line with
+  | Some line -> Scanf.sscanf line "%f" Fun.id /. 1e9
+  | None -> Alcotest.fail "no schedstat"
+
+(* After a resumption from another domain the loop polls briefly before
+   sleeping. While it does, it must still serve descriptors and fire timers,
+   and a long wait afterwards must sleep, not spin: 5,000 quick promise
+   round trips with a worker domain run next to echo exchanges and 1 ms
+   sleeps; then a 300 ms sleep right after a foreign answer costs the loop's
+   thread almost no CPU (only the first microseconds of spinning). The main
+   thread runs the loop, so its CPU time is the loop's. *)
+let quick_foreign_answers_while_serving () =
+  run @@ fun () ->
+  within "quick foreign answers" @@ fun () ->
+  with_echo_server @@ fun addr ->
+  Switch.run @@ fun sw ->
+  let rounds = 5_000 in
+  let request : int Promise.t option Atomic.t = Atomic.make None in
+  let worker =
+    Domain.spawn (fun () ->
+        let rec serve i =
+          if i < rounds then
+            match Atomic.exchange request None with
+            | Some p ->
+                Promise.fill p i;
+                serve (i + 1)
+            | None -> serve i
+        in
+        serve 0)
+  in
+  let sleeper =
+    Fiber.fork ~sw (fun () ->
+        for _ = 1 to 20 do
+          Time.sleep 0.001
+        done)
+  in
+  let asker =
+    Fiber.fork ~sw (fun () ->
+        for i = 0 to rounds - 1 do
+          let p = Promise.create () in
+          Atomic.set request (Some p);
+          if Promise.await p <> i then Alcotest.fail "answers out of order"
+        done)
+  in
+  Alcotest.(check int)
+    "served meanwhile" 1_000
+    (exchange addr ~clients:10 ~rounds:100);
+  Fiber.join asker;
+  Fiber.join sleeper;
+  Domain.join worker;
+  (* One more foreign answer, so that the sleep starts within the spinning
+     window. *)
+  let last = Promise.create () in
+  let filler = Domain.spawn (fun () -> Promise.fill last ()) in
+  Promise.await last;
+  let cpu0 = thread_cpu_s () in
+  Time.sleep 0.3;
+  let cpu = thread_cpu_s () -. cpu0 in
+  Domain.join filler;
+  if cpu > 0.1 then Alcotest.failf "an idle 300 ms cost %.3f s of CPU" cpu
+
 (* Another domain closes a socket a fiber of this loop is blocked reading:
    the loop closes it and wakes the reader with EBADF. *)
 let close_from_another_domain () =
@@ -234,6 +298,8 @@ let () =
         [
           case "pool promise awaited while serving" pool_promise_while_serving;
           case "a bare domain wakes the loop" bare_domain_wakes_the_loop;
+          case "quick foreign answers while serving and sleeping"
+            quick_foreign_answers_while_serving;
           case "close from another domain" close_from_another_domain;
           case "a socket of another loop" socket_of_another_loop;
         ] );
