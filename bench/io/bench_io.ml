@@ -1,2 +1,3 @@
 let echo = Echo.experiment
 let timers = Timers.experiment
+let wake = Wake.experiment

@@ -13,5 +13,8 @@ val result : int * in_channel -> string
 val kill : int * in_channel -> unit
 (** [kill (pid, ic)] kills a child that serves forever and reaps it. *)
 
+val reap : int -> unit
+(** [reap pid] waits for child [pid] to exit. *)
+
 val children_cpu_s : unit -> float
 (** User and system CPU seconds of all reaped children so far. *)

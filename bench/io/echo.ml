@@ -1,17 +1,23 @@
 (* 100 connections ping-pong 64-byte messages with an echo server.
 
-   Fairness on a 2-core machine: each server runs alone in a forked process
-   and the client in this process, so server and client each get a core.
-   The client is the same Braid_io program for both servers, and the two
-   servers run alternately, several times, median taken. If the client
-   saturates its core first, round trips per second understate the faster
-   server's lead; server CPU time per round trip (read from the reaped child)
-   does not depend on that. *)
+   What limits the run must be the server, or round trips per second say
+   nothing about it. So each server runs alone in a forked process pinned to
+   core 0, and the client in this process pinned to core 1; the client is
+   as cheap per round trip as an OCaml program can be (a raw epoll loop: one
+   read and one write per echo, no allocation), and it never sleeps, so that
+   neither its wake-ups (tens of microseconds on a virtual machine, which
+   would make the run latency-bound) nor their cost to the server count.
+   Still, loopback TCP costs about as much in the kernel on both sides, so
+   the client can only just keep up with a fast server: each run reports
+   the server's CPU use and the share of the client's time spent finding
+   nothing to do, and server CPU time per round trip, which does not depend
+   on who set the pace, is the primary figure. The two servers run
+   alternately, several times; medians are taken, ratios within rounds. *)
 
 open Bench_harness
 module Net = Braid_io.Net
 module Switch = Braid_io.Switch
-module Fiber = Braid_io.Fiber
+module Epoll = Braid_io.Epoll
 
 let connections = 100
 let message_size = 64
@@ -72,69 +78,157 @@ let lwt_server listener () =
   in
   Lwt_main.run (accept_loop ())
 
-(* The client: [connections] fibers, each writing a message and reading its
-   echo in a loop. Counts round trips during [duration] after [warm_up], and
-   how busy the client process was meanwhile: near one core means the
-   client, not the server, set the pace. *)
-type client_run = { per_second : float; total : int; client_busy : float }
+(* CPU time of every thread of process [pid] ("self" for this one), in
+   seconds, from the scheduler's nanosecond accounting. *)
+let cpu_s pid =
+  let dir = Printf.sprintf "/proc/%s/task" pid in
+  Array.fold_left
+    (fun total task ->
+      match
+        In_channel.with_open_text
+          (Filename.concat dir (Filename.concat task "schedstat"))
+          In_channel.input_line
+      with
+      | Some line -> total +. (Scanf.sscanf line "%f" Fun.id /. 1e9)
+      | None | (exception Sys_error _) -> total)
+    0. (Sys.readdir dir)
 
-let read_exactly s buf n =
-  let rec go off =
-    if off < n then
-      match Net.read_into s buf off (n - off) with
+let own_cpu_s () = cpu_s "self"
+
+(* Server on core 0, client on core 1: each has a core to itself, and
+   neither's wake-ups migrate it. Machines with one core run unpinned. *)
+let pin pid cpu =
+  if Domain.recommended_domain_count () >= 2 then
+    let null = Unix.openfile "/dev/null" [ O_WRONLY ] 0 in
+    let argv = [| "taskset"; "-a"; "-p"; "-c"; cpu; string_of_int pid |] in
+    Fun.protect
+      ~finally:(fun () -> Unix.close null)
+      (fun () ->
+        match Unix.create_process "taskset" argv Unix.stdin null null with
+        | child -> ignore (Child.reap child)
+        | exception Unix.Unix_error _ -> ())
+
+let allowed_cpus () =
+  In_channel.with_open_text "/proc/self/status" (fun ic ->
+      let rec find () =
+        match In_channel.input_line ic with
+        | Some l when String.starts_with ~prefix:"Cpus_allowed_list:" l ->
+            String.trim (String.sub l 18 (String.length l - 18))
+        | Some _ -> find ()
+        | None -> "0"
+      in
+      find ())
+
+(* The client: one raw epoll loop with a zero timeout; [~spin:false] makes
+   it block in [epoll_wait] instead (for comparison by hand). *)
+type client_run = {
+  round_trips : int;  (** In the measured window. *)
+  total : int;  (** Warm-up included. *)
+  wall_s : float;
+  client_cpu : float;
+  client_idle : float;  (** Seconds in polls that found nothing. *)
+}
+
+let connect_all ~port =
+  Array.init connections (fun _ ->
+      let s = Unix.socket ~cloexec:true PF_INET SOCK_STREAM 0 in
+      Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+      Unix.setsockopt s TCP_NODELAY true;
+      Unix.set_nonblock s;
+      s)
+
+let client ~spin ~port ~warm_up ~duration ~on_window =
+  let socks = connect_all ~port in
+  let ep = Epoll.create () in
+  Array.iteri (fun i s -> Epoll.add ep s Epoll.readable ~token:i) socks;
+  let events = Epoll.events connections in
+  let message = Bytes.make message_size 'x' in
+  let buf = Bytes.create message_size in
+  (* Bytes of the current echo still to come, per connection. *)
+  let missing = Array.make connections message_size in
+  let count = ref 0 in
+  let send s =
+    if Unix.write s message 0 message_size <> message_size then
+      failwith "echo client: short write"
+  in
+  (* Seconds spent in polls that found nothing: the client waiting for the
+     server. *)
+  let idle = ref 0. in
+  let rec until deadline =
+    let t = now_s () in
+    let n = Epoll.wait ep events ~timeout_ms:(if spin then 0 else 10) in
+    if n = 0 then idle := !idle +. (now_s () -. t);
+    for e = 0 to n - 1 do
+      let i = Epoll.token events e in
+      let s = socks.(i) in
+      match Unix.read s buf 0 missing.(i) with
       | 0 -> failwith "echo client: the server closed the connection"
-      | k -> go (off + k)
-  in
-  go 0
-
-let own_cpu_s () =
-  let t = Unix.times () in
-  t.tms_utime +. t.tms_stime
-
-let client ~port ~warm_up ~duration =
-  Braid_io.run @@ fun () ->
-  let addr = Net.tcp "127.0.0.1" port in
-  let count = ref 0 and stop = ref false in
-  let per_second, client_busy =
-    Switch.run @@ fun sw ->
-    for _ = 1 to connections do
-      ignore
-        (Fiber.fork ~sw (fun () ->
-             Switch.run @@ fun sw ->
-             let s = Net.connect ~sw addr in
-             Unix.setsockopt (Braid_io.Fd.to_unix s) Unix.TCP_NODELAY true;
-             let buf = Bytes.make message_size 'x' in
-             while not !stop do
-               Net.write_all s buf 0 message_size;
-               read_exactly s buf message_size;
-               incr count
-             done))
+      | k ->
+          missing.(i) <- missing.(i) - k;
+          if missing.(i) = 0 then (
+            missing.(i) <- message_size;
+            incr count;
+            send s)
+      | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) -> ()
     done;
-    Braid_io.Time.sleep warm_up;
-    let c0 = !count and t0 = now_s () and cpu0 = own_cpu_s () in
-    Braid_io.Time.sleep duration;
-    let c1 = !count and t1 = now_s () and cpu1 = own_cpu_s () in
-    stop := true;
-    (float (c1 - c0) /. (t1 -. t0), (cpu1 -. cpu0) /. (t1 -. t0))
+    if t < deadline then until deadline
   in
-  { per_second; total = !count; client_busy }
+  Array.iter send socks;
+  until (now_s () +. warm_up);
+  let c0 = !count and t0 = now_s () and cpu0 = own_cpu_s () in
+  idle := 0.;
+  let window = on_window () in
+  until (t0 +. duration);
+  let c1 = !count and t1 = now_s () and cpu1 = own_cpu_s () in
+  let server_cpu = window () in
+  Array.iter Unix.close socks;
+  Epoll.close ep;
+  ( {
+      round_trips = c1 - c0;
+      total = !count;
+      wall_s = t1 -. t0;
+      client_cpu = cpu1 -. cpu0;
+      client_idle = !idle;
+    },
+    server_cpu )
 
-type measurement = { rate : float; server_us : float; busy : float }
+type measurement = {
+  rate : float;  (** Round trips per second. *)
+  server_us : float;  (** Server CPU per round trip. *)
+  server_busy : float;  (** Server CPU use, in cores. *)
+  client_us : float;  (** Client CPU per round trip. *)
+  client_busy : float;  (** Client CPU use, in cores. *)
+  client_waiting : float;
+      (** Share of the client's time spent finding nothing to do. *)
+}
 
-(* One measurement: fork [server], drive it, kill it. The server's CPU time
-   (read once it is reaped) over all the round trips it served. *)
-let measure ~lwt server ~warm_up ~duration =
+(* One measurement: fork [server] pinned to core 0, drive it from core 1 and
+   kill it. Both CPU times cover the measured window only. *)
+let measure ~spin ~lwt server ~warm_up ~duration =
   let listener, port = listening_socket () in
-  let child = Child.run ~lwt (server listener) in
+  let ((pid, _) as child) = Child.run ~lwt (server listener) in
   Unix.close listener;
-  let cpu_before = Child.children_cpu_s () in
-  let r = client ~port ~warm_up ~duration in
-  Child.kill child;
-  let cpu = Child.children_cpu_s () -. cpu_before in
+  let self = Unix.getpid () and cpus = allowed_cpus () in
+  pin pid "0";
+  pin self "1";
+  let r, server_cpu =
+    Fun.protect
+      ~finally:(fun () ->
+        Child.kill child;
+        pin self cpus)
+      (fun () ->
+        client ~spin ~port ~warm_up ~duration ~on_window:(fun () ->
+            let before = cpu_s (string_of_int pid) in
+            fun () -> cpu_s (string_of_int pid) -. before))
+  in
+  let per_trip cpu = cpu *. 1e6 /. float r.round_trips in
   {
-    rate = r.per_second;
-    server_us = cpu *. 1e6 /. float r.total;
-    busy = r.client_busy;
+    rate = float r.round_trips /. r.wall_s;
+    server_us = per_trip server_cpu;
+    server_busy = server_cpu /. r.wall_s;
+    client_us = per_trip r.client_cpu;
+    client_busy = r.client_cpu /. r.wall_s;
+    client_waiting = r.client_idle /. r.wall_s;
   }
 
 let load_average () =
@@ -155,13 +249,17 @@ let run ~quick =
   let pairs =
     List.init rounds (fun i ->
         progress "  round %d/%d: braid_io server, then lwt_unix" (i + 1) rounds;
-        let braid = measure ~lwt:false braid_server ~warm_up ~duration in
-        let lwt = measure ~lwt:true lwt_server ~warm_up ~duration in
+        let braid =
+          measure ~spin:true ~lwt:false braid_server ~warm_up ~duration
+        in
+        let lwt = measure ~spin:true ~lwt:true lwt_server ~warm_up ~duration in
         (braid, lwt))
   in
   let med f = median (List.map f pairs) in
   let braid f = med (fun (b, _) -> f b) and lwt f = med (fun (_, l) -> f l) in
-  let rate m = m.rate and server_us m = m.server_us and busy m = m.busy in
+  let rate m = m.rate and server_us m = m.server_us in
+  let server_busy m = m.server_busy and client_us m = m.client_us in
+  let client_busy m = m.client_busy and waiting m = m.client_waiting in
   [
     row "machine" "load average (1 min) at start" load "";
     row "braid_io server" "round trips per second" (braid rate) "msg/s";
@@ -172,9 +270,68 @@ let run ~quick =
     row "lwt_unix server" "server CPU per round trip" (lwt server_us) "us";
     ratio "lwt_unix / braid_io (server CPU per round trip)"
       (med (fun (b, l) -> l.server_us /. b.server_us));
-    row "client vs braid_io" "client CPU use" (braid busy) "cores";
-    row "client vs lwt_unix" "client CPU use" (lwt busy) "cores";
+    row "braid_io server" "server CPU use" (braid server_busy) "cores";
+    row "lwt_unix server" "server CPU use" (lwt server_busy) "cores";
+    row "client vs braid_io" "client CPU per round trip" (braid client_us) "us";
+    row "client vs lwt_unix" "client CPU per round trip" (lwt client_us) "us";
+    row "client vs braid_io" "client CPU use" (braid client_busy) "cores";
+    row "client vs lwt_unix" "client CPU use" (lwt client_busy) "cores";
+    row "client vs braid_io" "client time finding nothing to do" (braid waiting)
+      "share";
+    row "client vs lwt_unix" "client time finding nothing to do" (lwt waiting)
+      "share";
   ]
+
+(* Roles, for profiling a server by hand (strace, callgrind): with
+   BRAID_BENCH_ROLE set to one of these, the benchmark binary serves or
+   drives BRAID_BENCH_PORT instead of benchmarking. *)
+let () =
+  let port () = int_of_string (Sys.getenv "BRAID_BENCH_PORT") in
+  let serve server =
+    let fd = Unix.socket ~cloexec:true PF_INET SOCK_STREAM 0 in
+    Unix.setsockopt fd SO_REUSEADDR true;
+    Unix.bind fd (ADDR_INET (Unix.inet_addr_loopback, port ()));
+    Unix.listen fd 1024;
+    ignore (server fd ());
+    exit 0
+  in
+  let gc_on_term () =
+    (* What the server allocated, printed when the profiling script stops
+       it. *)
+    Sys.set_signal Sys.sigterm
+      (Signal_handle
+         (fun _ ->
+           let s = Gc.quick_stat () in
+           Printf.eprintf "minor_words %.0f promoted_words %.0f\n%!"
+             s.minor_words s.promoted_words;
+           exit 0))
+  in
+  match Sys.getenv_opt "BRAID_BENCH_ROLE" with
+  | Some "io-echo-braid" ->
+      gc_on_term ();
+      serve braid_server
+  | Some "io-echo-lwt" -> serve lwt_server
+  | Some "io-echo-client" ->
+      let duration =
+        Option.fold ~none:5. ~some:float_of_string
+          (Sys.getenv_opt "BRAID_BENCH_SECONDS")
+      in
+      let r, () =
+        client
+          ~spin:(Sys.getenv_opt "BRAID_BENCH_SPIN" = Some "1")
+          ~port:(port ()) ~warm_up:0.5 ~duration
+          ~on_window:(fun () () -> ())
+      in
+      Printf.printf
+        "%d round trips in %.2f s: %.0f/s, client CPU %.2f us each (%d in \
+         all), waiting %.0f%%\n"
+        r.round_trips r.wall_s
+        (float r.round_trips /. r.wall_s)
+        (r.client_cpu *. 1e6 /. float r.round_trips)
+        r.total
+        (100. *. r.client_idle /. r.wall_s);
+      exit 0
+  | Some _ | None -> ()
 
 let experiment =
   {
