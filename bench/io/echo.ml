@@ -96,17 +96,19 @@ let cpu_s pid =
 let own_cpu_s () = cpu_s "self"
 
 (* Server on core 0, client on core 1: each has a core to itself, and
-   neither's wake-ups migrate it. Machines with one core run unpinned. *)
+   neither's wake-ups migrate it. Where that fails (a machine with one core)
+   they run unpinned. Not gated on [Domain.recommended_domain_count]: it
+   follows this process's affinity, so it says 1 once the client is
+   pinned. *)
 let pin pid cpu =
-  if Domain.recommended_domain_count () >= 2 then
-    let null = Unix.openfile "/dev/null" [ O_WRONLY ] 0 in
-    let argv = [| "taskset"; "-a"; "-p"; "-c"; cpu; string_of_int pid |] in
-    Fun.protect
-      ~finally:(fun () -> Unix.close null)
-      (fun () ->
-        match Unix.create_process "taskset" argv Unix.stdin null null with
-        | child -> ignore (Child.reap child)
-        | exception Unix.Unix_error _ -> ())
+  let null = Unix.openfile "/dev/null" [ O_WRONLY ] 0 in
+  let argv = [| "taskset"; "-a"; "-p"; "-c"; cpu; string_of_int pid |] in
+  Fun.protect
+    ~finally:(fun () -> Unix.close null)
+    (fun () ->
+      match Unix.create_process "taskset" argv Unix.stdin null null with
+      | child -> Child.reap child
+      | exception Unix.Unix_error _ -> ())
 
 let allowed_cpus () =
   In_channel.with_open_text "/proc/self/status" (fun ic ->
