@@ -16,7 +16,11 @@ let make buf lim =
   in
   t
 
-let create ?(size = 4096) () = make (Bytes.create (max size 16)) 0
+let create ?(size = 4096) ?buffer () =
+  match buffer with
+  | Some b when Bytes.length b >= 16 -> make b 0
+  | Some _ | None -> make (Bytes.create (max size 16)) 0
+
 let of_string s = make (Bytes.of_string s) (String.length s)
 let length t = t.lim - t.pos
 
@@ -75,8 +79,8 @@ let handle (type a) t read (f : unit -> a) : a =
           | _ -> None);
     }
 
-let with_reader ?size read f =
-  let t = create ?size () in
+let with_reader ?size ?buffer read f =
+  let t = create ?size ?buffer () in
   handle t read (fun () -> f t)
 
 (* [Stdlib.min] is polymorphic: a call to the generic comparison. *)

@@ -40,9 +40,12 @@ type _ Effect.t +=
             answer is how many were appended, [0] at end of input. The handler
             must keep the bytes of the window (as {!fill} does). *)
 
-val create : ?size:int -> unit -> t
+val create : ?size:int -> ?buffer:bytes -> unit -> t
 (** [create ~size ()] is an empty input whose buffer starts at [size] bytes
-    (default 4096) and grows when a line does not fit. *)
+    (default 4096) and grows when a line does not fit. With [buffer] (at least
+    16 bytes), that storage is used instead of a new one: its contents are
+    overwritten, and it must not be used elsewhere until the input is done (a
+    server reuses the buffers of finished connections). *)
 
 val of_string : string -> t
 (** [of_string s] is an input whose window holds a copy of [s]. *)
@@ -77,9 +80,10 @@ val handle : t -> (bytes -> int -> int -> int) -> (unit -> 'a) -> 'a
     that asked, so it unwinds the parser untouched. [Refill] of another input is
     passed on to an outer handler. *)
 
-val with_reader : ?size:int -> (bytes -> int -> int -> int) -> (t -> 'a) -> 'a
-(** [with_reader read f] is [f t] for a fresh [t = create ?size ()], under
-    [handle t read]. *)
+val with_reader :
+  ?size:int -> ?buffer:bytes -> (bytes -> int -> int -> int) -> (t -> 'a) -> 'a
+(** [with_reader read f] is [f t] for a fresh [t = create ?size ?buffer ()],
+    under [handle t read]. *)
 
 val with_string : string -> (t -> 'a) -> 'a
 (** [with_string s f] runs [f] on an input holding [s] whole; any refill answers

@@ -28,13 +28,22 @@ val drain : context -> unit
     cancelled and return normally); the others close after their current request
     ({!Pipeline.S.serve}). Call it from a fiber of the context's loop. *)
 
+val sweep : context -> unit
+(** [sweep c] never returns: run in a fiber of [c]'s loop, it cancels the
+    connections of [c] idle past their deadline (their fibers return normally),
+    looking at least eight times per shortest idle timeout of the configurations
+    it has seen (and at least every second), so no connection needs a timer or a
+    fiber of its own. Marlow's "timeout manager".
+    @raise Braid.Cancelled when its fiber is cancelled. *)
+
 val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
 (** [serve context config socket peer] serves [socket] until the peer or the
     server ends the connection. Sets [TCP_NODELAY] (responses are written whole;
     Nagle's algorithm would only delay the last segment). When the server ends
     it, it lingers ({!Config.linger}) before returning. Socket errors (a reset,
     a broken pipe) end the connection and are logged at [Debug]; the socket is
-    closed by its owner (the accept switch). The timeouts of [config] apply
-    (with {!Braid_io.Time.timeout}); a connection ended by a timeout returns
+    closed by its owner (the accept switch). The timeouts of [config] apply:
+    idle deadlines only if a fiber runs {!sweep} for [context], the others
+    with {!Braid_io.Time.timeout}; a connection ended by a timeout returns
     normally.
     @raise Braid.Cancelled if the fiber is cancelled. *)

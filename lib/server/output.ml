@@ -4,7 +4,14 @@ type t = {
   write : bytes -> int -> int -> unit;
 }
 
-let create ~size write = { buf = Bytes.create (max size 64); len = 0; write }
+let create ?buffer ~size write =
+  let buf =
+    match buffer with
+    | Some b when Bytes.length b >= 64 -> b
+    | Some _ | None -> Bytes.create (max size 64)
+  in
+  { buf; len = 0; write }
+
 let length t = t.len
 let room t = Bytes.length t.buf - t.len
 

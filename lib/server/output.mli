@@ -7,9 +7,11 @@
 
 type t
 
-val create : size:int -> (bytes -> int -> int -> unit) -> t
+val create : ?buffer:bytes -> size:int -> (bytes -> int -> int -> unit) -> t
 (** [create ~size write] buffers up to [size] bytes (more for a long head) and
-    sends with [write buf off len], which must send everything. *)
+    sends with [write buf off len], which must send everything. With [buffer]
+    (at least 64 bytes), that storage is used instead of a new one of [size]
+    bytes; it must not be used elsewhere until the connection is done. *)
 
 val length : t -> int
 (** Bytes buffered and not yet sent. *)

@@ -37,6 +37,7 @@ module type S = sig
   val serve :
     ?timer:timer ->
     ?control:control ->
+    ?buffers:bytes * bytes ->
     env ->
     Config.t ->
     Date_cache.t ->
@@ -467,8 +468,8 @@ module Make (C : Capabilities.S) = struct
         | Some n -> n
         | None -> raise Timed_out)
 
-  let serve ?timer ?control:ctl env (config : Config.t) dates ~peer ~read ~write
-      =
+  let serve ?timer ?control:ctl ?buffers env (config : Config.t) dates ~peer
+      ~read ~write =
     let control =
       match ctl with Some c -> c | None -> control (Atomic.make false)
     in
@@ -484,7 +485,12 @@ module Make (C : Capabilities.S) = struct
       | exception (Braid.Cancelled as e) -> raise e
       | exception e -> raise (failed e)
     in
-    let out = Output.create ~size:config.output_buffer write in
+    let input_buffer, output_buffer =
+      match buffers with Some (i, o) -> (Some i, Some o) | None -> (None, None)
+    in
+    let out =
+      Output.create ?buffer:output_buffer ~size:config.output_buffer write
+    in
     (* Whatever is buffered goes out before the connection waits for more:
        pipelined responses share writes, and none waits behind a read. *)
     let read buf off len =
@@ -504,7 +510,8 @@ module Make (C : Capabilities.S) = struct
             timed_read timer control config.timeouts read buf off len
     in
     match
-      Input.with_reader ~size:config.input_buffer read (fun input ->
+      Input.with_reader ~size:config.input_buffer ?buffer:input_buffer read
+        (fun input ->
           let c =
             {
               env;

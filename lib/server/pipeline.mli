@@ -73,6 +73,7 @@ module type S = sig
   val serve :
     ?timer:timer ->
     ?control:control ->
+    ?buffers:bytes * bytes ->
     env ->
     Config.t ->
     Date_cache.t ->
@@ -94,6 +95,11 @@ module type S = sig
       [timeouts.handler] (else it is cancelled and the request gets [503] and
       [Connection: close]; only its blocking calls can be interrupted). Without
       [timer] (tests without a loop) nothing is timed.
+
+      With [buffers = (input, output)], those are the storage of the input and
+      output buffers instead of new ones of the sizes [config] gives (a server
+      reuses the buffers of finished connections: they are free again when
+      [serve] returns or raises).
 
       With [control], once its flag is set the connection finishes the request
       in progress, answers it with [Connection: close], and ends instead of

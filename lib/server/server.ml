@@ -195,6 +195,7 @@ let serve_connections t ~sw listener context =
   let watch f = watchers := Fiber.fork ~sw f :: !watchers in
   (match
      Switch.run (fun csw ->
+         watch (fun () -> Connection.sweep context);
          watch (fun () ->
              Promise.await t.stopped;
              Switch.cancel csw);
