@@ -3,6 +3,7 @@
    configuration and the checks of Server.check_config. *)
 
 open Braid_server
+open Text_and_process
 
 let parse text = Config_file.parse ~file:"/etc/braid.conf" text
 
@@ -216,20 +217,6 @@ let write_atomically path text =
   let tmp = path ^ ".tmp" in
   Out_channel.with_open_bin tmp (fun oc -> output_string oc text);
   Sys.rename tmp path
-
-let count s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i acc =
-    if i + m > n then acc
-    else if String.sub s i m = sub then go (i + m) (acc + 1)
-    else go (i + 1) acc
-  in
-  go 0 0
-
-let rec waitpid pid =
-  match Unix.waitpid [] pid with
-  | _, status -> status
-  | exception Unix.Unix_error (EINTR, _, _) -> waitpid pid
 
 (* Polls every 10 ms; the watchdog bounds the wait. *)
 let rec wait_until what cond =

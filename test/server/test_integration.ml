@@ -4,33 +4,10 @@
    the watchdog only turn a hang into a failure. *)
 
 open Braid_server
+open Text_and_process
 module Promise = Braid_sync.Promise
 
 (* {1 Helpers} *)
-
-let read_file path = In_channel.with_open_bin path In_channel.input_all
-
-let write_file path content =
-  Out_channel.with_open_bin path (fun oc -> output_string oc content)
-
-let contains s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
-  go 0
-
-let count s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i acc =
-    if i + m > n then acc
-    else if String.sub s i m = sub then go (i + m) (acc + 1)
-    else go (i + 1) acc
-  in
-  go 0 0
-
-let rec waitpid pid =
-  match Unix.waitpid [] pid with
-  | _, status -> status
-  | exception Unix.Unix_error (EINTR, _, _) -> waitpid pid
 
 (* Runs [prog args] with stdout and stderr into separate files. *)
 let run_process prog args =
@@ -92,35 +69,18 @@ let with_server f =
     | Ok s -> s
     | Error msg -> Alcotest.fail msg
   in
-  let listening = Promise.create () in
-  let domain =
-    Domain.spawn (fun () ->
-        match
-          Server.run
-            ~on_listen:(fun a -> ignore (Promise.try_fill listening (Ok a)))
-            server
-        with
-        | () -> ()
-        | exception e -> ignore (Promise.try_fill listening (Error e)))
-  in
-  let port =
-    match Promise.await listening with
-    | Unix.ADDR_INET (_, p) -> p
-    | Unix.ADDR_UNIX _ -> assert false
-  in
   Fun.protect
     ~finally:(fun () ->
-      Server.stop server;
-      Domain.join domain;
       Braid_pool.shutdown pool;
       ignore (Sys.command ("rm -rf " ^ Filename.quote root)))
     (fun () ->
-      f
-        {
-          url = Printf.sprintf "http://127.0.0.1:%d" port;
-          port;
-          big = root ^ "/big.bin";
-        })
+      serving server (fun port ->
+          f
+            {
+              url = Printf.sprintf "http://127.0.0.1:%d" port;
+              port;
+              big = root ^ "/big.bin";
+            }))
 
 (* A blocking raw socket: send [data] in one write, read until the server
    closes. *)

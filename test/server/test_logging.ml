@@ -5,6 +5,7 @@
    an outcome, bounded by the watchdog. *)
 
 open Braid_server
+open Text_and_process
 module Fiber = Braid.Fiber
 module Time = Braid_io.Time
 
@@ -15,11 +16,6 @@ let read_file path =
 
 let lines path =
   List.filter (fun l -> l <> "") (String.split_on_char '\n' (read_file path))
-
-let contains s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
-  go 0
 
 let temp_dir () = Unix.realpath (Filename.temp_dir "braid-log" "")
 

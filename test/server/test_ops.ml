@@ -6,30 +6,10 @@
    watchdog turns a hang into a failure. *)
 
 open Braid_server
+open Text_and_process
 module Promise = Braid_sync.Promise
 
 (* {1 Helpers} *)
-
-let contains s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
-  go 0
-
-let count s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i acc =
-    if i + m > n then acc
-    else if String.sub s i m = sub then go (i + m) (acc + 1)
-    else go (i + 1) acc
-  in
-  go 0 0
-
-let read_file path = In_channel.with_open_bin path In_channel.input_all
-
-let rec waitpid pid =
-  match Unix.waitpid [] pid with
-  | _, status -> status
-  | exception Unix.Unix_error (EINTR, _, _) -> waitpid pid
 
 let connect port =
   let s = Unix.socket PF_INET SOCK_STREAM 0 in
@@ -164,28 +144,9 @@ let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
     | Ok s -> s
     | Error msg -> Alcotest.fail msg
   in
-  let listening = Promise.create () in
-  let domain =
-    Domain.spawn (fun () ->
-        match
-          Server.run
-            ~on_listen:(fun a -> ignore (Promise.try_fill listening (Ok a)))
-            server
-        with
-        | () -> ()
-        | exception e -> ignore (Promise.try_fill listening (Error e)))
-  in
-  let port =
-    match Promise.await listening with
-    | Unix.ADDR_INET (_, p) -> p
-    | Unix.ADDR_UNIX _ -> assert false
-  in
   Fun.protect
-    ~finally:(fun () ->
-      Server.stop server;
-      Domain.join domain;
-      Braid_pool.shutdown pool)
-    (fun () -> f server port)
+    ~finally:(fun () -> Braid_pool.shutdown pool)
+    (fun () -> serving server (fun port -> f server port))
 
 (* {1 Timeouts} *)
 

@@ -4,6 +4,7 @@
 
 open Braid_http
 open Braid_server
+open Text_and_process
 module P = Pipeline.Make (Services.Perform)
 
 (* The same pipeline calling a capability record directly, to check that the
@@ -78,11 +79,6 @@ type run = {
   writes : int;
   mem : In_memory.t;
 }
-
-let contains s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
-  go 0
 
 (* Feeds [steps] one read at a time; [Expect_sent s] checks, when the server
    asks for more input, that it has already written [s]. *)

@@ -1,0 +1,21 @@
+(** What the server's test suites share: searching text, files, child processes,
+    and the server run on a domain of its own. *)
+
+val contains : string -> string -> bool
+(** [contains s sub]: [sub] occurs in [s]. *)
+
+val count : string -> string -> int
+(** [count s sub] is the number of non-overlapping occurrences of [sub]. *)
+
+val read_file : string -> string
+val write_file : string -> string -> unit
+
+val waitpid : int -> Unix.process_status
+(** [waitpid pid] waits for the child [pid], retrying on [EINTR]. *)
+
+val serving : Braid_server.Server.t -> (int -> 'a) -> 'a
+(** [serving server f] runs [server] (bound to port 0) on a new domain, calls
+    [f port] once it listens, then stops the server and joins the domain,
+    whether [f] returns or raises. Blocks the calling domain (use it outside any
+    Braid scheduler).
+    @raise e if the server fails to start with [e]. *)
