@@ -132,7 +132,7 @@ let experiment =
   }
 
 (* Run by hand (the benchmark's entry point does not list it):
-   BRAID_BENCH_ROLE=io-wake bench/main.exe [--quick]. *)
+   BRAID_BENCH_PORT=0 BRAID_BENCH_ROLE=io-wake bench/main.exe [--quick]. *)
 let () =
   match Sys.getenv_opt "BRAID_BENCH_ROLE" with
   | Some "io-wake" ->
