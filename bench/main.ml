@@ -17,6 +17,7 @@ let experiments : experiment list =
     Bench_server.reverse_post;
     Bench_io.echo;
     Bench_io.timers;
+    Bench_io.wake;
     Bench_fib_server.experiment;
     Bench_conn_rate.experiment;
   ]

@@ -27,7 +27,4 @@ val wake : Bench_harness.experiment
 (** [io-wake]: an IO fiber awaits promises that a spinning worker domain fills
     at once or after 10 or 100 us of work: the wake-up cost beyond that work
     (median and 99th percentile); and the CPU use of the loop's thread when it
-    only sleeps, and when another domain wakes it every 2 ms. Not listed by the
-    benchmark's entry point: run it as
-    [BRAID_BENCH_PORT=0 BRAID_BENCH_ROLE=io-wake bench/main.exe [--quick]] (the
-    port is unused, but the server benchmarks' roles insist on it). *)
+    only sleeps, and when another domain wakes it every 2 ms. *)

@@ -130,15 +130,3 @@ let experiment =
        another domain, and the loop's CPU use when idle";
     run;
   }
-
-(* Run by hand (the benchmark's entry point does not list it):
-   BRAID_BENCH_PORT=0 BRAID_BENCH_ROLE=io-wake bench/main.exe [--quick]. *)
-let () =
-  match Sys.getenv_opt "BRAID_BENCH_ROLE" with
-  | Some "io-wake" ->
-      let quick = Array.exists (String.equal "--quick") Sys.argv in
-      let rows = run ~quick in
-      print_table experiment.name rows;
-      progress "bench: wrote %s" (write_json ~experiment:experiment.name rows);
-      exit 0
-  | Some _ | None -> ()

@@ -90,6 +90,16 @@ let entries =
             contains ~sub:"messages" r.unit || contains ~sub:"msg/s" r.unit);
     };
     {
+      name = "io-wake";
+      title = "Cross-domain wake-ups of the IO loop";
+      question =
+        "How long until an IO fiber runs again once another domain fills the \
+         promise it awaits, and what does an idle loop cost?";
+      published = "—";
+      target = "—";
+      chart = No_chart;
+    };
+    {
       name = "timers";
       title = "100,000 sleeping fibers";
       question = "Memory per sleeping fiber and time to wake them all.";

@@ -27,24 +27,33 @@ let dispatch () =
   match Sys.getenv_opt variable with
   | None -> ()
   | Some role ->
-      let port = int_of_string (Sys.getenv "BRAID_BENCH_PORT") in
+      let port () = int_of_string (Sys.getenv "BRAID_BENCH_PORT") in
       let root = Sys.getenv_opt "BRAID_BENCH_ROOT" in
       let serve =
         match role with
         | "braid-static" ->
-            Some (fun () -> braid ~mode:Effects ~router:Router.empty ~root ~port)
+            Some
+              (fun () ->
+                braid ~mode:Effects ~router:Router.empty ~root ~port:(port ()))
         | "braid-static-direct" ->
             Some
-              (fun () -> braid ~mode:Direct_calls ~router:Router.empty ~root ~port)
+              (fun () ->
+                braid ~mode:Direct_calls ~router:Router.empty ~root
+                  ~port:(port ()))
         | "braid-reverse-effects" ->
             Some
-              (fun () -> braid ~mode:Effects ~router:reverse_routes ~root:None ~port)
+              (fun () ->
+                braid ~mode:Effects ~router:reverse_routes ~root:None
+                  ~port:(port ()))
         | "braid-reverse-direct" ->
             Some
               (fun () ->
-                braid ~mode:Direct_calls ~router:reverse_routes ~root:None ~port)
+                braid ~mode:Direct_calls ~router:reverse_routes ~root:None
+                  ~port:(port ()))
         | "cohttp-static" ->
-            Some (fun () -> Cohttp_static.run ~port ~root:(Option.get root))
+            Some
+              (fun () ->
+                Cohttp_static.run ~port:(port ()) ~root:(Option.get root))
         | _ -> None (* another experiment's role *)
       in
       Option.iter
