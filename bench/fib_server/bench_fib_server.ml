@@ -36,10 +36,17 @@ let naive pool _ =
   Mutex.unlock lock;
   answer (Option.get !result)
 
-let composed pool _ =
-  answer
-    (Braid_sync.Promise.await
-       (Braid_pool.async pool (fun () -> parallel pool n)))
+(* At most [pool_domains] computations run at once; later requests wait in
+   the semaphore's arrival order. Past capacity, admitting them all would
+   share the cores among every request and make each one late. *)
+let composed pool admission _ =
+  Braid_sync.Semaphore.acquire admission;
+  Fun.protect
+    ~finally:(fun () -> Braid_sync.Semaphore.release admission)
+    (fun () ->
+      answer
+        (Braid_sync.Promise.await
+           (Braid_pool.async pool (fun () -> parallel pool n))))
 
 let domain_manager _ =
   let result = Braid_sync.Promise.create () in
@@ -63,7 +70,7 @@ let serve variant ~port =
   let handler =
     match variant with
     | `Naive -> naive pool
-    | `Composed -> composed pool
+    | `Composed -> composed pool (Braid_sync.Semaphore.make pool_domains)
     | `Domain_manager -> domain_manager
   in
   let router = Router.empty |> Router.add GET "/fib/:n" handler in

@@ -5,9 +5,11 @@
       waits with a Stdlib mutex/condition handshake, as Domainslib's [Task.run]
       does in the thesis's failing version: the event loop's whole domain
       stalls, so requests are served one at a time;
-    - [composed]: the fiber awaits the pool's Braid promise: only that fiber
-      waits, and computations of many requests overlap on the pool (with nested
-      parallelism inside each);
+    - [composed]: the fiber awaits the pool's Braid promise, with at most as
+      many computations admitted at once as the pool has domains (a Braid
+      [Semaphore], first come first served): only that fiber waits, and
+      computations of many requests overlap on the pool (with nested parallelism
+      inside each);
     - [domain-manager]: each request runs a sequential fib on a domain of its
       own, awaited by a promise: parallel across requests, no nesting, a domain
       spawned per request.
