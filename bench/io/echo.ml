@@ -233,14 +233,6 @@ let measure ~spin ~lwt server ~warm_up ~duration =
     client_waiting = r.client_idle /. r.wall_s;
   }
 
-let load_average () =
-  match In_channel.with_open_text "/proc/loadavg" In_channel.input_line with
-  | Some line -> (
-      match String.split_on_char ' ' line with
-      | one :: _ -> Option.value (float_of_string_opt one) ~default:nan
-      | [] -> nan)
-  | None | (exception Sys_error _) -> nan
-
 (* Many short rounds, the two servers alternating, and ratios taken within
    each round: a neighbour's burst of load hits both sides of a ratio. *)
 let run ~quick =

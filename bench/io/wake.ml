@@ -111,7 +111,7 @@ let run ~quick =
       row name "wake-up cost, 99th percentile" p99 "us";
     ]
   in
-  [ row "machine" "load average (1 min) at start" (Echo.load_average ()) "" ]
+  [ load_row "at start" ]
   @ trips 0 @ trips 10 @ trips 100
   @ [
       row "idle loop (one 3 s sleep)" "loop thread CPU use"

@@ -18,5 +18,5 @@ val variable : string
 val dispatch : unit -> unit
 (** [dispatch ()] returns at once unless {!variable} names one of the roles
     above; then it serves in that role until killed and exits. Other roles are
-    left to other experiments (the benchmark's entry point rejects a role
-    nobody claimed). *)
+    left to other experiments (the benchmark's entry point rejects a role nobody
+    claimed). *)

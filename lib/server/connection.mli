@@ -43,7 +43,6 @@ val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
     it, it lingers ({!Config.linger}) before returning. Socket errors (a reset,
     a broken pipe) end the connection and are logged at [Debug]; the socket is
     closed by its owner (the accept switch). The timeouts of [config] apply:
-    idle deadlines only if a fiber runs {!sweep} for [context], the others
-    with {!Braid_io.Time.timeout}; a connection ended by a timeout returns
-    normally.
+    idle deadlines only if a fiber runs {!sweep} for [context], the others with
+    {!Braid_io.Time.timeout}; a connection ended by a timeout returns normally.
     @raise Braid.Cancelled if the fiber is cancelled. *)

@@ -5,7 +5,11 @@ let start ?(seconds = 300.) name =
     (Thread.create
        (fun () ->
          Thread.delay seconds;
-         let msg = Printf.sprintf "%s: still running after %.0f s: deadlock or lost wake-up\n" name seconds in
+         let msg =
+           Printf.sprintf
+             "%s: still running after %.0f s: deadlock or lost wake-up\n" name
+             seconds
+         in
          ignore (Unix.write_substring stderr_fd msg 0 (String.length msg));
          exit 2)
        ())
