@@ -14,3 +14,4 @@ end
 
 module Switch = Switch
 module Scheduler = Scheduler
+module Task_queue = Task_queue

@@ -50,3 +50,4 @@ module Switch = Switch
 (** {1 Writing a scheduler} *)
 
 module Scheduler = Scheduler
+module Task_queue = Task_queue

@@ -2,7 +2,7 @@ open Braid
 module Incoming = Saturn.Single_consumer_queue
 
 type t = {
-  runnable : Run_queue.t;  (** Touched only by [owner]. *)
+  runnable : Task_queue.t;  (** Touched only by [owner]. *)
   owner : Thread.t;  (** The systhread running [run]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from anywhere. *)
   sleeping : bool Atomic.t;
@@ -17,7 +17,7 @@ type t = {
    [sleeping] here, and setting [sleeping] then reading the queue in [sleep],
    guarantees one side sees the other. *)
 let enqueue t task =
-  if Thread.self () == t.owner then Run_queue.push t.runnable task
+  if Thread.self () == t.owner then Task_queue.push t.runnable task
   else (
     Incoming.push t.incoming task;
     if Atomic.get t.sleeping then (
@@ -60,7 +60,7 @@ let make_ops t =
       Scheduler.enqueue = enqueue t;
       spawn =
         (fun fiber body ->
-          Run_queue.push t.runnable (fun () -> start t ops fiber body));
+          Task_queue.push t.runnable (fun () -> start t ops fiber body));
     }
   in
   ops
@@ -70,14 +70,14 @@ let make_ops t =
 let rec take_incoming t =
   match Incoming.pop_opt t.incoming with
   | Some task ->
-      Run_queue.push t.runnable task;
+      Task_queue.push t.runnable task;
       take_incoming t
   | None -> ()
 
 let rec schedule t =
   if not (Incoming.is_empty t.incoming) then take_incoming t;
-  if not (Run_queue.is_empty t.runnable) then (
-    (Run_queue.pop t.runnable) ();
+  if not (Task_queue.is_empty t.runnable) then (
+    (Task_queue.pop t.runnable) ();
     schedule t)
   else if t.live > 0 then (
     if not (spin t spin_iterations) then sleep t;
@@ -86,7 +86,7 @@ let rec schedule t =
 let run main =
   let t =
     {
-      runnable = Run_queue.create ();
+      runnable = Task_queue.create ();
       owner = Thread.self ();
       incoming = Incoming.create ();
       sleeping = Atomic.make false;

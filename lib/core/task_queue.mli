@@ -1,4 +1,5 @@
-(** A growable ring buffer of tasks, for one domain only.
+(** A growable ring buffer of tasks, for one thread only: a scheduler's run
+    queue.
 
     Cheaper than [Stdlib.Queue] on the scheduler's hot path: one write barrier
     per push, and popped slots are cleared so finished tasks are not kept alive.
@@ -8,6 +9,7 @@ type t
 
 val create : unit -> t
 val is_empty : t -> bool
+val length : t -> int
 val push : t -> (unit -> unit) -> unit
 
 val pop : t -> unit -> unit

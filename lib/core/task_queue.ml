@@ -8,6 +8,7 @@ type t = {
 
 let create () = { tasks = Array.make 64 nothing; head = 0; size = 0 }
 let is_empty q = q.size = 0
+let length q = q.size
 
 let grow q =
   let old = q.tasks in
@@ -26,7 +27,7 @@ let push q task =
   q.size <- q.size + 1
 
 let pop q =
-  if q.size = 0 then invalid_arg "Run_queue.pop: empty";
+  if q.size = 0 then invalid_arg "Braid.Task_queue.pop: empty";
   let i = q.head in
   let task = Array.unsafe_get q.tasks i in
   Array.unsafe_set q.tasks i nothing;
