@@ -91,16 +91,20 @@ let accept_fork ~sw ~on_error listener handle =
         Unix.close unix;
         raise e
   in
+  (* No switch per connection: the handler gets no switch to fork on, so
+     closing after it is all a switch would do, without its lock and table. *)
   let serve () =
-    match
-      Braid.Switch.run (fun own ->
-          Handle.attach ~sw:own client;
-          handle client addr)
-    with
-    | () -> ()
-    | exception Braid.Cancelled when Braid.Fiber.is_cancelled () ->
+    let served =
+      match handle client addr with () -> Ok () | exception e -> Error e
+    in
+    let closed =
+      match Handle.close client with () -> Ok () | exception e -> Error e
+    in
+    match (served, closed) with
+    | Ok (), Ok () -> ()
+    | Error Braid.Cancelled, _ when Braid.Fiber.is_cancelled () ->
         raise Braid.Cancelled
-    | exception e -> on_error e
+    | Error e, _ | Ok (), Error e -> on_error e
   in
   match Braid.Fiber.fork ~sw serve with
   | _ -> ()

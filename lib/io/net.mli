@@ -77,7 +77,7 @@ val accept : sw:Braid.Switch.t -> socket -> socket * Unix.sockaddr
 
     [sw] keeps a reference to the socket until it finishes, even if the socket
     was closed before: a server accepting forever on one switch should use
-    {!accept_fork}, which gives each connection its own switch.
+    {!accept_fork}, which closes each connection when its handler ends.
     @raise Error [{op = "accept"; _}] e.g. [EMFILE].
     @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 
@@ -88,11 +88,11 @@ val accept_fork :
   (socket -> Unix.sockaddr -> unit) ->
   unit
 (** [accept_fork ~sw ~on_error listener handle] waits for a connection, then
-    runs [handle client addr] in a new fiber of [sw] and returns. [client]
-    belongs to a switch private to that fiber: it is closed as soon as [handle]
-    returns or raises, so memory stays flat however many connections [sw]
-    serves. If [handle] raises (other than by cancellation of [sw]), [on_error]
-    gets the exception; if [on_error] raises, [sw] fails.
+    runs [handle client addr] in a new fiber of [sw] and returns. [client] is
+    closed as soon as [handle] returns or raises, so memory stays flat however
+    many connections [sw] serves. If [handle] raises (other than by cancellation
+    of [sw]) or closing fails, [on_error] gets the exception; if [on_error]
+    raises, [sw] fails.
     @raise Error [{op = "accept"; _}]
     @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 
