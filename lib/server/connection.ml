@@ -109,7 +109,11 @@ let take_buffers c (config : Config.t) =
       c.spare <- rest;
       c.spares <- c.spares - 1;
       pair
-  | _ -> (Bytes.create config.input_buffer, Bytes.create config.output_buffer)
+  | _ :: _ | [] ->
+      (* Spares of another size belong to a configuration since replaced. *)
+      c.spare <- [];
+      c.spares <- 0;
+      (Bytes.create config.input_buffer, Bytes.create config.output_buffer)
 
 let give_back c pair =
   if c.spares < max_spares then (
