@@ -90,19 +90,8 @@ let raw port data =
     ~finally:(fun () -> Unix.close s)
     (fun () ->
       Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
-      let n = Unix.write_substring s data 0 (String.length data) in
-      if n <> String.length data then Alcotest.fail "short write";
-      let b = Buffer.create 4096 and chunk = Bytes.create 4096 in
-      let rec go () =
-        match Unix.read s chunk 0 4096 with
-        | 0 -> ()
-        | n ->
-            Buffer.add_subbytes b chunk 0 n;
-            go ()
-        | exception Unix.Unix_error (ECONNRESET, _, _) -> ()
-      in
-      go ();
-      Buffer.contents b)
+      send s data;
+      read_to_end s)
 
 let statuses rs = List.map (fun (r : Wire.response) -> r.status) rs
 

@@ -17,27 +17,6 @@ let connect port =
   Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
   s
 
-let send s data =
-  let n = Unix.write_substring s data 0 (String.length data) in
-  if n <> String.length data then Alcotest.fail "short write"
-
-(* Reads until the peer closes (or resets); fails if nothing happens for
-   20 s. *)
-let read_to_end s =
-  let b = Buffer.create 1024 and chunk = Bytes.create 4096 in
-  let rec go () =
-    match Unix.read s chunk 0 4096 with
-    | 0 -> ()
-    | n ->
-        Buffer.add_subbytes b chunk 0 n;
-        go ()
-    | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) ->
-        Alcotest.fail "the server neither answered nor closed"
-    | exception Unix.Unix_error (ECONNRESET, _, _) -> ()
-  in
-  go ();
-  Buffer.contents b
-
 (* Reads one response of [Content-Length] framing, leaving the connection
    open. *)
 let read_response s =

@@ -51,3 +51,22 @@ let serving server f =
           Braid_server.Server.stop server;
           Domain.join domain)
         (fun () -> f port)
+
+let send s data =
+  let n = Unix.write_substring s data 0 (String.length data) in
+  if n <> String.length data then failwith "short write"
+
+let read_to_end s =
+  let b = Buffer.create 1024 and chunk = Bytes.create 4096 in
+  let rec go () =
+    match Unix.read s chunk 0 4096 with
+    | 0 -> ()
+    | n ->
+        Buffer.add_subbytes b chunk 0 n;
+        go ()
+    | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) ->
+        failwith "the server neither answered nor closed"
+    | exception Unix.Unix_error (ECONNRESET, _, _) -> ()
+  in
+  go ();
+  Buffer.contents b

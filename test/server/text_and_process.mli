@@ -13,6 +13,16 @@ val write_file : string -> string -> unit
 val waitpid : int -> Unix.process_status
 (** [waitpid pid] waits for the child [pid], retrying on [EINTR]. *)
 
+val send : Unix.file_descr -> string -> unit
+(** [send s data] writes [data] in one write.
+    @raise Failure on a short write. *)
+
+val read_to_end : Unix.file_descr -> string
+(** [read_to_end s] reads until the peer closes or resets.
+    @raise Failure
+      if a receive timeout ([SO_RCVTIMEO]) expires first: the server neither
+      answered nor closed. *)
+
 val serving : Braid_server.Server.t -> (int -> 'a) -> 'a
 (** [serving server f] runs [server] (bound to port 0) on a new domain, calls
     [f port] once it listens, then stops the server and joins the domain,
