@@ -6,36 +6,12 @@ open Braid_io
 open Common
 
 let cycles = 1_000_000
-let warm_up = 10_000
-
-(* Fewer words than this after a million cycles cannot be a per-cycle leak. *)
-let allowed_growth_words = 20_000
-
-let live_words () =
-  Gc.full_major ();
-  (Gc.stat ()).live_words
 
 let flat name ?(cycles = cycles) cycle =
-  for _ = 1 to warm_up do
-    cycle ()
-  done;
-  let before = live_words () in
-  for _ = 1 to cycles do
-    cycle ()
-  done;
-  let after = live_words () in
-  check_no_waiters name;
-  if after - before > allowed_growth_words then
-    Alcotest.failf "%s: live words grew from %d to %d over %d cycles" name
-      before after cycles
+  Test_support.Leak.stays_flat ~cycles name cycle;
+  check_no_waiters name
 
-let block_then_cancel block () =
-  let h = Fiber.fork block in
-  Fiber.yield ();
-  Fiber.cancel h;
-  match Fiber.join h with
-  | () -> Alcotest.fail "the blocked operation completed"
-  | exception Braid.Cancelled -> ()
+let block_then_cancel block () = Test_support.Leak.block_then_cancel block
 
 let sleep () =
   run @@ fun () -> flat "sleep" (block_then_cancel (fun () -> Time.sleep 3600.))

@@ -1,41 +1,14 @@
 open Braid_sync
 module Fiber = Braid.Fiber
 
-let cycles = 1_000_000
-let warm_up = 10_000
-
-(* Fewer words than this after a million cycles cannot be a per-cycle leak. *)
-let allowed_growth_words = 20_000
-
-let live_words () =
-  Gc.full_major ();
-  (Gc.stat ()).live_words
-
-(* One cycle: a fiber blocks on the structure, is cancelled, and unwinds. *)
-let cycle block =
-  let h = Fiber.fork block in
-  Fiber.yield ();
-  Fiber.cancel h;
-  match Fiber.join h with
-  | () -> Alcotest.fail "the blocked operation completed"
-  | exception Braid.Cancelled -> ()
-
 (* [setup ()] runs first, in the same scheduler, and returns the cleanup. *)
 let flat ?(setup = fun () -> ignore) name block =
   Braid_fifo.run @@ fun () ->
   let cleanup = setup () in
-  for _ = 1 to warm_up do
-    cycle block
-  done;
-  let before = live_words () in
-  for _ = 1 to cycles do
-    cycle block
-  done;
-  let after = live_words () in
-  cleanup ();
-  if after - before > allowed_growth_words then
-    Alcotest.failf "%s: live words grew from %d to %d over %d cycles" name
-      before after cycles
+  (* Cleaned up before a failure propagates: [run] waits for every fiber. *)
+  Fun.protect ~finally:cleanup (fun () ->
+      Test_support.Leak.stays_flat name (fun () ->
+          Test_support.Leak.block_then_cancel block))
 
 let no_setup () = ignore
 
