@@ -5,16 +5,10 @@ open Braid_server
 let n = 34
 let pool_domains = 2
 
-let rec sequential n =
-  if n < 2 then n else sequential (n - 1) + sequential (n - 2)
-
-let rec parallel pool n =
-  if n < 25 then sequential n
-  else
-    let a = Braid_pool.async pool (fun () -> parallel pool (n - 1)) in
-    let b = parallel pool (n - 2) in
-    Braid_sync.Promise.await a + b
-
+(* The demo server's own functions: the benchmark measures what
+   [braid serve --demo] serves. *)
+let sequential = Demo.sequential_fib
+let parallel = Demo.parallel_fib
 let answer v = Response.string (string_of_int v ^ "\n")
 
 (* Blocks the domain until the task is done: the failing version. *)

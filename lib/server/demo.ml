@@ -8,15 +8,15 @@ let reverse (r : Handler.request) =
 
 let fib_limit = 35
 
-let rec sequential n =
-  if n < 2 then n else sequential (n - 1) + sequential (n - 2)
+let rec sequential_fib n =
+  if n < 2 then n else sequential_fib (n - 1) + sequential_fib (n - 2)
 
 (* Below the cut-off a task is too small to be worth stealing. *)
-let rec parallel pool n =
-  if n < 20 then sequential n
+let rec parallel_fib pool n =
+  if n < 20 then sequential_fib n
   else
-    let a = Braid_pool.async pool (fun () -> parallel pool (n - 1)) in
-    let b = parallel pool (n - 2) in
+    let a = Braid_pool.async pool (fun () -> parallel_fib pool (n - 1)) in
+    let b = parallel_fib pool (n - 2) in
     Braid_sync.Promise.await a + b
 
 let fib pool (r : Handler.request) =
@@ -24,7 +24,7 @@ let fib pool (r : Handler.request) =
   | Some n when n >= 0 && n <= fib_limit ->
       let result =
         Braid_sync.Promise.await
-          (Braid_pool.async pool (fun () -> parallel pool n))
+          (Braid_pool.async pool (fun () -> parallel_fib pool n))
       in
       Response.string (string_of_int result ^ "\n")
   | _ ->

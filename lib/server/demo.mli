@@ -7,6 +7,14 @@ val reverse : Handler.t
 val fib_limit : int
 (** The largest [n] that [/fib/:n] computes: 35. *)
 
+val sequential_fib : int -> int
+(** The naive doubly recursive Fibonacci function. *)
+
+val parallel_fib : Braid_pool.t -> int -> int
+(** The same recursion split into [pool] tasks down to [n = 20], below which a
+    task is too small to be worth stealing. Awaiting the subtasks blocks only
+    the caller (a pool task, a fiber of any scheduler, or a thread). *)
+
 val fib : Braid_pool.t -> Handler.t
 (** [GET /fib/:n]: the [n]th Fibonacci number, computed by the naive recursion
     on the work-stealing [pool] (split into pool tasks down to [n = 20]) and
