@@ -520,21 +520,6 @@ let shut_down t =
   Epoll.close t.epoll;
   Unix.close t.wake_fd
 
-let outcome t fiber handle =
-  let others =
-    List.rev t.failed
-    |> List.filter (fun f -> f != fiber)
-    |> List.filter_map Fiber.unobserved_failure
-  in
-  match (Fiber.outcome handle, others) with
-  | Some (Ok v), [] -> v
-  | Some (Error (e, bt)), [] | Some (Ok _), [ (e, bt) ] ->
-      Printexc.raise_with_backtrace e bt
-  | Some (Error (e, _)), others ->
-      raise (Fiber.Multiple (e :: List.map fst others))
-  | Some (Ok _), others -> raise (Fiber.Multiple (List.map fst others))
-  | None, _ -> assert false
-
 let run main =
   (match Domain.DLS.get running with
   | Some _ ->
@@ -554,4 +539,4 @@ let run main =
       t.live <- 1;
       run_fiber t ops fiber body;
       schedule t;
-      outcome t fiber handle)
+      Fiber.result_of_run ~main:fiber handle ~failed:t.failed)
