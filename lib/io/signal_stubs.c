@@ -10,7 +10,12 @@
    The eventfd is created once and never closed: the handler may read its
    number at any moment, and a closed-then-reused number would send our
    8 bytes to an unrelated file. Loops never drain it (an edge is reported
-   for each write; draining could hide an edge from another loop). */
+   for each write; draining could hide an edge from another loop).
+
+   SA_ONSTACK, as the runtime's own handlers: OCaml code runs on small fiber
+   stacks, and the kernel's signal frame (kilobytes with the vector state)
+   pushed there would overwrite the memory below. The runtime gives every
+   thread it starts an alternate signal stack. */
 
 #define _GNU_SOURCE
 #define CAML_NAME_SPACE
@@ -73,7 +78,7 @@ value braid_io_signal_install(value signo) {
   struct sigaction action;
   action.sa_handler = braid_io_on_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
+  action.sa_flags = SA_RESTART | SA_ONSTACK;
   if (sigaction(s, &action, &saved_action[s]) < 0)
     caml_uerror("sigaction", Nothing);
   return Val_unit;

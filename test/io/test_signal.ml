@@ -129,6 +129,51 @@ let uncatchable () =
   | _ -> Alcotest.fail "subscribed to SIGKILL"
   | exception Invalid_argument _ -> ()
 
+(* Deliveries while fibers run OCaml code on their own small stacks: the C
+   handler must run on the thread's alternate signal stack, or its frame
+   overwrites whatever lies below the fiber's stack (this crashed the braid
+   binary under SIGHUP reloads). A shell sends the signals, so they land at
+   any point of the fibers' work. *)
+let deliveries_during_fiber_work () =
+  let rec sum n = if n = 0 then 0 else n + sum (n - 1) in
+  let wrong = ref 0 in
+  let deliveries = 20_000 in
+  run (fun () ->
+      Switch.run @@ fun sw ->
+      let sub = Signal.subscribe ~sw [ Sys.sigusr1 ] in
+      let stop = ref false in
+      for _ = 1 to 50 do
+        ignore
+          (Fiber.fork ~sw (fun () ->
+               while not !stop do
+                 if sum 50 <> 1275 then incr wrong;
+                 ignore (Sys.opaque_identity (List.init 10 Fun.id));
+                 Fiber.yield ()
+               done))
+      done;
+      let script =
+        Printf.sprintf
+          "i=0; while [ $i -lt %d ]; do kill -USR1 %d; i=$((i+1)); done"
+          deliveries (Unix.getpid ())
+      in
+      let sender =
+        Unix.create_process "sh" [| "sh"; "-c"; script |] Unix.stdin Unix.stdout
+          Unix.stderr
+      in
+      let rec wait_sender () =
+        match Unix.waitpid [ WNOHANG ] sender with
+        | 0, _ ->
+            Time.sleep 0.005;
+            wait_sender ()
+        | _, WEXITED 0 -> ()
+        | _ -> Alcotest.fail "the sender failed"
+      in
+      wait_sender ();
+      Alcotest.check signal "delivered" Sys.sigusr1 (Signal.wait sub);
+      stop := true);
+  Gc.full_major ();
+  Alcotest.(check int) "every computation right" 0 !wrong
+
 let () =
   let case name f = Alcotest.test_case name `Quick f in
   Alcotest.run "signal"
@@ -143,5 +188,6 @@ let () =
           case "the previous handler comes back" restores_the_previous_handler;
           case "await" await_once;
           case "SIGKILL cannot be caught" uncatchable;
+          case "deliveries during fiber work" deliveries_during_fiber_work;
         ] );
     ]
