@@ -248,12 +248,25 @@ let start_braid dir args =
   let port = Scanf.sscanf line "braid: serving http://127.0.0.1:%d" Fun.id in
   (pid, port)
 
+let describe : Unix.process_status -> string = function
+  | WEXITED n -> Printf.sprintf "exited with %d" n
+  | WSIGNALED n | WSTOPPED n -> Printf.sprintf "killed by signal %d" n
+
+(* Fails at once, saying how, if braid has ended: a wait for its log must
+   not outlive it. *)
+let check_running pid =
+  match Unix.waitpid [ WNOHANG ] pid with
+  | 0, _ -> ()
+  | _, status -> Alcotest.failf "braid %s" (describe status)
+
 let stop_braid pid =
-  Unix.kill pid Sys.sigterm;
-  match waitpid pid with
-  | WEXITED 0 -> ()
-  | WEXITED n -> Alcotest.failf "braid exited with %d" n
-  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "braid killed by signal %d" n
+  match Unix.kill pid Sys.sigterm with
+  | exception Unix.Unix_error ((ESRCH | ECHILD), _, _) -> ()
+  | () -> (
+      match waitpid pid with
+      | WEXITED 0 -> ()
+      | status -> Alcotest.failf "braid %s" (describe status)
+      | exception Unix.Unix_error (ECHILD, _, _) -> ())
 
 (* A blocking client connection, for requests one at a time. *)
 let connect port =
@@ -385,6 +398,7 @@ let conf root =
 let reload pid dir n =
   Unix.kill pid Sys.sighup;
   wait_until "reload" (fun () ->
+      check_running pid;
       let log = read_file (dir ^ "/error.log") in
       count log "configuration reloaded" + count log "reload rejected" >= n)
 
@@ -475,7 +489,10 @@ let log_rotation () =
   let stop_load =
     start_load dir port ~on_failure:(fun stop -> cleanup := stop)
   in
-  let lines path = count (read_file path) "\n" in
+  let lines path =
+    check_running pid;
+    count (read_file path) "\n"
+  in
   wait_until "log" (fun () -> lines access > 0);
   Sys.remove access;
   wait_until "a new log" (fun () -> Sys.file_exists access && lines access > 10);
