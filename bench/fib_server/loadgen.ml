@@ -1,11 +1,15 @@
 open Braid_io
 
+type per_path = { path : string; latencies : float array; failed : int }
+
 type result = {
   offered : float;
+  window : float;
   completed : int;
+  completed_in_window : int;
   failed : int;
-  duration : float;
   latencies : float array;
+  by_path : per_path list;
   most_in_flight : int;
 }
 
@@ -35,13 +39,22 @@ let request ~port ~path =
   let head = Buffer.contents response in
   String.length head >= 12 && String.sub head 9 3 = "200"
 
-let run ~port ~path ~rate ~seconds ~timeout =
+let sorted list =
+  let a = Array.of_list list in
+  Array.sort compare a;
+  a
+
+let run ~port ~paths ~rate ~seconds ~timeout =
+  if paths = [||] then invalid_arg "Loadgen.run: no path";
   Braid_io.run @@ fun () ->
   let total = max 1 (int_of_float (rate *. seconds)) in
-  let latencies = ref [] and failed = ref 0 in
+  let window = float_of_int total /. rate in
+  let kinds = Array.length paths in
+  (* Per index of [paths]: latencies and failures. *)
+  let latencies = Array.make kinds [] and failed = Array.make kinds 0 in
+  let in_window = ref 0 in
   let in_flight = ref 0 and most_in_flight = ref 0 in
   let t0 = Time.now () in
-  let last_done = ref 0. in
   Switch.run (fun sw ->
       for i = 0 to total - 1 do
         let due = float_of_int i /. rate in
@@ -49,24 +62,44 @@ let run ~port ~path ~rate ~seconds ~timeout =
         if wait > 0. then Time.sleep wait;
         incr in_flight;
         most_in_flight := max !most_in_flight !in_flight;
+        let kind = i mod kinds in
         ignore
           (Fiber.fork ~sw (fun () ->
                let start = seconds_since t0 in
-               (match Time.timeout timeout (fun () -> request ~port ~path) with
+               (match
+                  Time.timeout timeout (fun () ->
+                      request ~port ~path:paths.(kind))
+                with
                | Some true ->
-                   latencies := (seconds_since t0 -. start) :: !latencies
-               | Some false | None -> incr failed
-               | exception (Net.Error _ | Unix.Unix_error _) -> incr failed);
-               decr in_flight;
-               last_done := seconds_since t0))
+                   let finish = seconds_since t0 in
+                   latencies.(kind) <- (finish -. start) :: latencies.(kind);
+                   if finish <= window then incr in_window
+               | Some false | None -> failed.(kind) <- failed.(kind) + 1
+               | exception (Net.Error _ | Unix.Unix_error _) ->
+                   failed.(kind) <- failed.(kind) + 1);
+               decr in_flight))
       done);
-  let latencies = Array.of_list !latencies in
-  Array.sort compare latencies;
+  (* Paths may repeat in [paths] (to weigh the mix): merge by name. *)
+  let names = List.sort_uniq compare (Array.to_list paths) in
+  let gather name =
+    let kinds =
+      List.filter (fun k -> paths.(k) = name) (List.init kinds Fun.id)
+    in
+    {
+      path = name;
+      latencies = sorted (List.concat_map (fun k -> latencies.(k)) kinds);
+      failed = List.fold_left (fun n k -> n + failed.(k)) 0 kinds;
+    }
+  in
+  let by_path = List.map gather names in
+  let all = sorted (List.concat (Array.to_list latencies)) in
   {
     offered = rate;
-    completed = Array.length latencies;
-    failed = !failed;
-    duration = !last_done;
-    latencies;
+    window;
+    completed = Array.length all;
+    completed_in_window = !in_window;
+    failed = Array.fold_left ( + ) 0 failed;
+    latencies = all;
+    by_path;
     most_in_flight = !most_in_flight;
   }
