@@ -12,6 +12,7 @@ type flags = {
   header_timeout : float option;
   keep_alive_timeout : float option;
   body_timeout : float option;
+  send_timeout : float option;
   handler_timeout : float option;
   max_connections : int option;
 }
@@ -26,6 +27,7 @@ let apply_flags f (c : Config.t) =
         request_header = pick f.header_timeout c.timeouts.request_header;
         keep_alive = pick f.keep_alive_timeout c.timeouts.keep_alive;
         body = pick f.body_timeout c.timeouts.body;
+        send = pick f.send_timeout c.timeouts.send;
         handler =
           (match f.handler_timeout with
           | Some _ as h -> h
@@ -365,12 +367,13 @@ let serve_cmd =
     Arg.(value & opt (some float) None & info [ name ] ~docv:"SECONDS" ~doc)
   in
   let flags =
-    let make header_timeout keep_alive_timeout body_timeout handler_timeout
-        max_connections =
+    let make header_timeout keep_alive_timeout body_timeout send_timeout
+        handler_timeout max_connections =
       {
         header_timeout;
         keep_alive_timeout;
         body_timeout;
+        send_timeout;
         handler_timeout;
         max_connections;
       }
@@ -380,37 +383,40 @@ let serve_cmd =
       $ seconds "header-timeout"
           ~doc:
             (Printf.sprintf
-               "A client has $(docv) to send a whole request head \
-                (default                 %g), counted from the connection's \
-                start for the first                 request and from the first \
-                byte for later ones, however                 slowly it \
+               "A client has $(docv) to send a whole request head (default \
+                %g), counted from the connection's start for the first request \
+                and from the first byte for later ones, however slowly it \
                 trickles; then it gets 408 and is closed."
                Config.default.timeouts.request_header)
       $ seconds "keep-alive-timeout"
           ~doc:
             (Printf.sprintf
-               "Close an idle keep-alive connection after $(docv) \
-                (default                 %g)."
+               "Close an idle keep-alive connection after $(docv) (default %g)."
                Config.default.timeouts.keep_alive)
       $ seconds "body-timeout"
           ~doc:
             (Printf.sprintf
-               "Each read of a request body may wait $(docv) (default %g); \
-                a                 stalled upload gets 408 and is closed."
+               "Each read of a request body may wait $(docv) (default %g); a \
+                stalled upload gets 408 and is closed."
                Config.default.timeouts.body)
+      $ seconds "send-timeout"
+          ~doc:
+            (Printf.sprintf
+               "Each write of a response may wait $(docv) for the client to \
+                take data (default %g); a client that stops reading is closed."
+               Config.default.timeouts.send)
       $ seconds "handler-timeout"
           ~doc:
-            "Answer 503 to a request whose handler runs longer than \
-             $(docv),              and cancel the handler (default: no limit)."
+            "Answer 503 to a request whose handler runs longer than $(docv), \
+             and cancel the handler (default: no limit)."
       $ Arg.(
           value
           & opt (some int) None
           & info [ "max-connections" ] ~docv:"N"
               ~doc:
                 (Printf.sprintf
-                   "Serve at most $(docv) connections at once over all \
-                    loops                     (default %d); further ones wait \
-                    in the kernel's backlog."
+                   "Serve at most $(docv) connections at once over all loops \
+                    (default %d); further ones wait in the kernel's backlog."
                    Config.default.max_connections)))
   in
   let shutdown_timeout =

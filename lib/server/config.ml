@@ -2,6 +2,7 @@ type timeouts = {
   request_header : float;
   keep_alive : float;
   body : float;
+  send : float;
   handler : float option;
 }
 
@@ -25,6 +26,12 @@ let default =
     output_buffer = 16384;
     linger = 2.;
     timeouts =
-      { request_header = 20.; keep_alive = 5.; body = 60.; handler = None };
+      {
+        request_header = 20.;
+        keep_alive = 5.;
+        body = 60.;
+        send = 60.;
+        handler = None;
+      };
     max_connections = 1000;
   }

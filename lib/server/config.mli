@@ -21,6 +21,10 @@ type timeouts = {
   body : float;
       (** Seconds each read of a request body may wait for data; a stalled
           upload ends the connection ([408] if no response was started). *)
+  send : float;
+      (** Seconds each write of a response may wait for the client to take data
+          (its receive window full): a client that stops reading is closed, its
+          connection slot freed. *)
   handler : float option;
       (** Seconds a handler may run before its request is answered with [503]
           and [Connection: close] and the handler is cancelled (its blocking
@@ -60,5 +64,5 @@ type t = {
 val default : t
 (** {!Braid_http.Limits.default}, no root, ["index.html"], 4 KiB input and 16
     KiB output buffers, 2 s of lingering, timeouts of 20 s for a request head, 5
-    s between keep-alive requests and 60 s per body read, no handler timeout,
-    and 1000 connections. *)
+    s between keep-alive requests, 60 s per body read and per response write, no
+    handler timeout, and 1000 connections. *)

@@ -267,6 +267,7 @@ let apply f (c : Config.t) =
       request_header = get (get t.request_header io) f.request_header_timeout;
       keep_alive = get t.keep_alive f.keep_alive_timeout;
       body = get t.body io;
+      send = get t.send io;
       handler = get t.handler f.handler_timeout;
     }
   in

@@ -19,8 +19,8 @@
     - [DocumentRoot DIR]: the static files' root ({!Config.t.root}); a relative
       [DIR] is relative to the configuration file's directory.
     - [MaxConnections N] ([N >= 1]), [MaxBodySize BYTES] ([>= 0]).
-    - [Timeout SECONDS]: Apache's I/O timeout, both the request-head and the
-      body-read timeouts; [RequestHeaderTimeout SECONDS] sets the first alone.
+    - [Timeout SECONDS]: Apache's I/O timeout: the request-head, body-read and
+      send timeouts; [RequestHeaderTimeout SECONDS] sets the first alone.
     - [KeepAliveTimeout SECONDS]; [HandlerTimeout SECONDS|off].
     - [AccessLog FILE|off], [ErrorLog FILE|stderr]: relative paths as for
       [DocumentRoot].

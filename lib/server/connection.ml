@@ -79,15 +79,18 @@ let serve_pipeline c (config : Config.t) socket peer control buffers =
         c.dates ~peer:(Some peer) ~read ~write
 
 (* Marlow's timeout manager: one fiber per loop cancels the connections
-   idle past their deadline, so a connection costs no timer and no fiber of
-   its own. A deadline is met within one tick. *)
+   idle past their deadline or stuck in a write past theirs (a client that
+   stopped reading), so a connection costs no timer and no fiber of its own.
+   A deadline is met within one tick. *)
 let rec sweep c =
   Time.sleep c.tick;
   let now = Int64.to_int (Mtime_clock.now_ns ()) in
   let expired =
     Hashtbl.fold
       (fun _ (control, scope) acc ->
-        if Pipeline.is_idle control && now >= Pipeline.idle_deadline control
+        if
+          (Pipeline.is_idle control && now >= Pipeline.idle_deadline control)
+          || now >= Pipeline.send_deadline control
         then scope :: acc
         else acc)
       c.live []
@@ -95,9 +98,9 @@ let rec sweep c =
   List.iter Fiber.Scope.cancel expired;
   sweep c
 
-(* The sweeper looks at least eight times per shortest idle timeout. *)
+(* The sweeper looks at least eight times per shortest timeout it enforces. *)
 let adjust_tick c (t : Config.timeouts) =
-  let tick = Float.min t.keep_alive t.request_header /. 8. in
+  let tick = Float.min t.send (Float.min t.keep_alive t.request_header) /. 8. in
   let tick = Float.max 0.01 (Float.min 1. tick) in
   if tick < c.tick then c.tick <- tick
 
@@ -135,7 +138,9 @@ let serve c (config : Config.t) socket peer =
         | outcome ->
             Hashtbl.remove c.live id;
             outcome
-        (* [sweep] or [drain] cancelled it while idle: nothing is owed. *)
+        (* [sweep] or [drain] cancelled it while idle (nothing is owed), or
+           [sweep] in a write the client stopped reading (nothing can be
+           delivered). *)
         | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
             Hashtbl.remove c.live id;
             Pipeline.Peer_closed

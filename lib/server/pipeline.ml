@@ -16,6 +16,9 @@ type control = {
          in one go never reads the clock). *)
   mutable idle_deadline : int;
       (* Monotonic nanoseconds: the end of the current idle wait. *)
+  mutable send_deadline : int;
+      (* Monotonic nanoseconds: the end of the write in progress, [max_int]
+         when none is. *)
 }
 
 let control draining =
@@ -25,10 +28,12 @@ let control draining =
     first = true;
     head_deadline = 0;
     idle_deadline = max_int;
+    send_deadline = max_int;
   }
 
 let is_idle c = c.phase = Idle
 let idle_deadline c = c.idle_deadline
+let send_deadline c = c.send_deadline
 let now_ns () = Int64.to_int (Mtime_clock.now_ns ())
 
 module type S = sig
@@ -484,6 +489,18 @@ module Make (C : Capabilities.S) = struct
       | () -> ()
       | exception (Braid.Cancelled as e) -> raise e
       | exception e -> raise (failed e)
+    in
+    let write =
+      match timer with
+      | None -> write
+      | Some _ ->
+          (* Bounded by [send_deadline], enforced by the connection's owner
+             like [idle_deadline]: a clock read per write, no timer. *)
+          let send_ns = int_of_float (config.timeouts.send *. 1e9) in
+          fun buf off len ->
+            control.send_deadline <- now_ns () + send_ns;
+            write buf off len;
+            control.send_deadline <- max_int
     in
     let input_buffer, output_buffer =
       match buffers with Some (i, o) -> (Some i, Some o) | None -> (None, None)

@@ -65,7 +65,13 @@ val idle_deadline : control -> int
     request, [timeouts.keep_alive] after the previous response for later ones.
     The pipeline does not enforce it itself (that would cost a timer per
     request): the owner of the connection cancels it once it is idle past this
-    deadline, as {!Connection} does with one sleeping fiber per connection. *)
+    deadline, as {!Connection} does with one sweeping fiber per loop. *)
+
+val send_deadline : control -> int
+(** [send_deadline c] is when the write in progress must end, in nanoseconds of
+    {!Mtime_clock} ([timeouts.send] after it started), or [max_int] when no
+    write is in progress. As for {!idle_deadline}, the owner of the connection
+    enforces it by cancelling [serve]. *)
 
 module type S = sig
   type env
@@ -93,8 +99,10 @@ module type S = sig
       [Server_closed]); each read of a body may wait [timeouts.body] (else [408]
       if no response was started, and [Server_closed]); a handler may run
       [timeouts.handler] (else it is cancelled and the request gets [503] and
-      [Connection: close]; only its blocking calls can be interrupted). Without
-      [timer] (tests without a loop) nothing is timed.
+      [Connection: close]; only its blocking calls can be interrupted); each
+      write may take [timeouts.send] (enforced by the caller, see
+      {!send_deadline}). Without [timer] (tests without a loop) nothing is
+      timed.
 
       With [buffers = (input, output)], those are the storage of the input and
       output buffers instead of new ones of the sizes [config] gives (a server

@@ -42,6 +42,7 @@ let check_config (c : Config.t) =
   let* () = seconds "request header timeout" c.timeouts.request_header in
   let* () = seconds "keep-alive timeout" c.timeouts.keep_alive in
   let* () = seconds "body timeout" c.timeouts.body in
+  let* () = seconds "send timeout" c.timeouts.send in
   let* () =
     match c.timeouts.handler with
     | None -> Ok ()

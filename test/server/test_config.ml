@@ -67,6 +67,7 @@ ErrorLog "/var/log/braid \"error\".log"
   Alcotest.(check int) "max body" 0 c.limits.max_body;
   Alcotest.(check (float 0.)) "request header" 2.5 c.timeouts.request_header;
   Alcotest.(check (float 0.)) "body = Timeout" 30. c.timeouts.body;
+  Alcotest.(check (float 0.)) "send = Timeout" 30. c.timeouts.send;
   Alcotest.(check (float 0.)) "keep-alive" 3. c.timeouts.keep_alive;
   Alcotest.(check (option (float 0.))) "handler" None c.timeouts.handler
 
@@ -93,6 +94,7 @@ let absent_directives () =
   let c = Config_file.apply (ok "Timeout 7\n") base in
   Alcotest.(check (float 0.)) "request header" 7. c.timeouts.request_header;
   Alcotest.(check (float 0.)) "body" 7. c.timeouts.body;
+  Alcotest.(check (float 0.)) "send" 7. c.timeouts.send;
   Alcotest.(check (float 0.))
     "keep-alive" Config.default.timeouts.keep_alive c.timeouts.keep_alive;
   Alcotest.(check (option (float 0.))) "handler" (Some 9.) c.timeouts.handler;

@@ -87,9 +87,13 @@ print("ok")
 
 let cancelled_handlers = Atomic.make 0
 
+(* More than loopback's socket buffers hold, even autotuned. *)
+let big = String.make (32 lsl 20) 'x'
+
 let router pool =
   Demo.routes pool Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello\n")
+  |> Router.add GET "/big" (fun _ -> Response.string big)
   |> Router.add GET "/cancellable" (fun _ ->
          match Braid_io.Time.sleep 30. with
          | () -> Response.string "slept\n"
@@ -106,6 +110,7 @@ let quick_timeouts =
     Config.request_header = 1.;
     keep_alive = 0.3;
     body = 0.3;
+    send = 0.3;
     handler = Some 0.3;
   }
 
@@ -233,6 +238,34 @@ let handler_timeout () =
     "the handler was cancelled" (before + 1)
     (Atomic.get cancelled_handlers);
   Alcotest.(check bool) "still serving" true (python_gets port 1)
+
+(* A client asks for a large response and never reads it, holding the only
+   connection slot: once its writes stall past the send timeout it is
+   closed, and a client waiting in the backlog is served. *)
+let stalled_reader () =
+  let timeouts =
+    { quick_timeouts with request_header = 30.; keep_alive = 30. }
+  in
+  with_server ~timeouts ~max_connections:1 @@ fun server port ->
+  let stalled = Unix.socket PF_INET SOCK_STREAM 0 in
+  Unix.setsockopt_int stalled SO_RCVBUF 4096;
+  Unix.setsockopt_float stalled SO_RCVTIMEO 20.;
+  Unix.connect stalled (ADDR_INET (Unix.inet_addr_loopback, port));
+  send stalled "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+  while Server.connections server < 1 do
+    Unix.sleepf 0.01
+  done;
+  let waiting = connect port in
+  send waiting "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  Alcotest.(check int)
+    "the waiting client is served" 200
+    (status_of (read_to_end waiting));
+  Unix.close waiting;
+  let received = String.length (read_to_end stalled) in
+  Unix.close stalled;
+  if received >= String.length big then
+    Alcotest.failf "the stalled client got the whole response (%d bytes)"
+      received
 
 (* {1 The connection limit} *)
 
@@ -498,6 +531,7 @@ let () =
           Alcotest.test_case "silent connection" `Quick silent_connection;
           Alcotest.test_case "stalled body" `Quick stalled_body;
           Alcotest.test_case "handler timeout" `Quick handler_timeout;
+          Alcotest.test_case "stalled reader" `Quick stalled_reader;
         ] );
       ( "limits",
         [
