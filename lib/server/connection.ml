@@ -90,7 +90,7 @@ let rec sweep c =
       (fun _ (control, scope) acc ->
         if
           (Pipeline.is_idle control && now >= Pipeline.idle_deadline control)
-          || now >= Pipeline.send_deadline control
+          || Pipeline.send_stalled control ~now
         then scope :: acc
         else acc)
       c.live []

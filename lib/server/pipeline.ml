@@ -16,9 +16,14 @@ type control = {
          in one go never reads the clock). *)
   mutable idle_deadline : int;
       (* Monotonic nanoseconds: the end of the current idle wait. *)
-  mutable send_deadline : int;
-      (* Monotonic nanoseconds: the end of the write in progress, [max_int]
-         when none is. *)
+  mutable writes : int;
+      (* Twice the pieces written, plus one while a piece is being written:
+         two increments per piece, no clock read. *)
+  mutable send_timeout : int; (* Nanoseconds. *)
+  mutable seen_writes : int;
+  mutable seen_at : int;
+      (* [send_stalled]'s memory: [writes] when it last looked, and when it
+         first saw that value. *)
 }
 
 let control draining =
@@ -28,12 +33,26 @@ let control draining =
     first = true;
     head_deadline = 0;
     idle_deadline = max_int;
-    send_deadline = max_int;
+    writes = 0;
+    send_timeout = max_int;
+    seen_writes = 0;
+    seen_at = 0;
   }
 
 let is_idle c = c.phase = Idle
 let idle_deadline c = c.idle_deadline
-let send_deadline c = c.send_deadline
+
+let send_stalled c ~now =
+  if c.writes land 1 = 0 then false
+  else if c.writes <> c.seen_writes then (
+    c.seen_writes <- c.writes;
+    c.seen_at <- now;
+    false)
+  else now - c.seen_at >= c.send_timeout
+
+(* The most one write hands to the socket: a client that keeps reading
+   finishes a piece within the send timeout, however large the response. *)
+let send_piece = 65536
 let now_ns () = Int64.to_int (Mtime_clock.now_ns ())
 
 module type S = sig
@@ -474,7 +493,7 @@ module Make (C : Capabilities.S) = struct
         | None -> raise Timed_out)
 
   let serve ?timer ?control:ctl ?buffers env (config : Config.t) dates ~peer
-      ~read ~write =
+      ~read ~write:write_socket =
     let control =
       match ctl with Some c -> c | None -> control (Atomic.make false)
     in
@@ -484,23 +503,18 @@ module Make (C : Capabilities.S) = struct
       control.head_deadline <-
         now_ns () + int_of_float (config.timeouts.request_header *. 1e9);
       control.idle_deadline <- control.head_deadline);
-    let write buf off len =
-      match write buf off len with
+    control.send_timeout <- int_of_float (config.timeouts.send *. 1e9);
+    (* Counted for [send_stalled]. A piece that raises ends the connection,
+       so its count stays odd. *)
+    let rec write buf off len =
+      let piece = if len > send_piece then send_piece else len in
+      control.writes <- control.writes + 1;
+      (match write_socket buf off piece with
       | () -> ()
       | exception (Braid.Cancelled as e) -> raise e
-      | exception e -> raise (failed e)
-    in
-    let write =
-      match timer with
-      | None -> write
-      | Some _ ->
-          (* Bounded by [send_deadline], enforced by the connection's owner
-             like [idle_deadline]: a clock read per write, no timer. *)
-          let send_ns = int_of_float (config.timeouts.send *. 1e9) in
-          fun buf off len ->
-            control.send_deadline <- now_ns () + send_ns;
-            write buf off len;
-            control.send_deadline <- max_int
+      | exception e -> raise (failed e));
+      control.writes <- control.writes + 1;
+      if piece < len then write buf (off + piece) (len - piece)
     in
     let input_buffer, output_buffer =
       match buffers with Some (i, o) -> (Some i, Some o) | None -> (None, None)

@@ -67,11 +67,16 @@ val idle_deadline : control -> int
     request): the owner of the connection cancels it once it is idle past this
     deadline, as {!Connection} does with one sweeping fiber per loop. *)
 
-val send_deadline : control -> int
-(** [send_deadline c] is when the write in progress must end, in nanoseconds of
-    {!Mtime_clock} ([timeouts.send] after it started), or [max_int] when no
-    write is in progress. As for {!idle_deadline}, the owner of the connection
-    enforces it by cancelling [serve]. *)
+val send_stalled : control -> now:int -> bool
+(** [send_stalled c ~now] (nanoseconds of {!Mtime_clock}) is true once the
+    connection has been in the same write for [timeouts.send] or more, as far as
+    the calls to it can tell: it remembers the write it last saw in progress and
+    when, so the one caller, polling every [tick], detects a stall within
+    [timeouts.send + 2 * tick] and costs the pipeline no clock read. Writes are
+    handed to the socket at most 64 KiB at a time, so a client that keeps
+    reading a large response is never taken for stalled. As for
+    {!idle_deadline}, the owner of the connection enforces it by cancelling
+    [serve]. *)
 
 module type S = sig
   type env
@@ -100,9 +105,9 @@ module type S = sig
       if no response was started, and [Server_closed]); a handler may run
       [timeouts.handler] (else it is cancelled and the request gets [503] and
       [Connection: close]; only its blocking calls can be interrupted); each
-      write may take [timeouts.send] (enforced by the caller, see
-      {!send_deadline}). Without [timer] (tests without a loop) nothing is
-      timed.
+      write may wait [timeouts.send] for the client to take data (enforced by
+      the caller, see {!send_stalled}). Without [timer] (tests without a loop)
+      nothing is timed.
 
       With [buffers = (input, output)], those are the storage of the input and
       output buffers instead of new ones of the sizes [config] gives (a server

@@ -49,6 +49,8 @@ let routes =
          Response.stream (fun w ->
              Response.Writer.write w "partial";
              failwith "stream boom"))
+  |> Router.add GET "/large" (fun _ ->
+         Response.string (String.make 200_000 'x'))
   |> Router.add GET "/close" (fun _ ->
          Response.string ~headers:[ ("Connection", "close") ] "bye")
   |> Router.add GET "/log" (fun r ->
@@ -536,6 +538,30 @@ let file_vanishing () =
   let rs, _ = Wire.parse (Buffer.contents out) in
   check_statuses "404, not a broken 200" [ 404 ] rs
 
+(* A large response reaches the socket in pieces of at most 64 KiB, so the
+   send timeout measures the client's progress, not the whole response. *)
+let large_response_in_pieces () =
+  let caps = In_memory.capabilities (memory ()) in
+  let pieces = ref [] and out = Buffer.create 300_000 in
+  let input = ref (get "/large") in
+  let read buf off _ =
+    let n = String.length !input in
+    Bytes.blit_string !input 0 buf off n;
+    input := "";
+    n
+  in
+  ignore
+    (P.serve (Services.Perform.env caps) config (dates ()) ~peer:None ~read
+       ~write:(fun b o l ->
+         pieces := l :: !pieces;
+         Buffer.add_subbytes out b o l));
+  let rs, _ = Wire.parse (Buffer.contents out) in
+  check_statuses "200" [ 200 ] rs;
+  Alcotest.(check int) "whole body" 200_000 (String.length (List.hd rs).body);
+  Alcotest.(check bool)
+    "no piece over 64 KiB" true
+    (List.for_all (fun l -> l <= 65536) !pieces)
+
 let effects_equal_direct () =
   let input =
     get "/hello" ^ get "/a.txt" ^ get "/stream" ^ get "/nope"
@@ -583,6 +609,8 @@ let () =
           Alcotest.test_case "chunked upload" `Quick chunked_upload;
           Alcotest.test_case "unread body drained" `Quick unread_body_drained;
           Alcotest.test_case "streams" `Quick streams;
+          Alcotest.test_case "large response in pieces" `Quick
+            large_response_in_pieces;
           Alcotest.test_case "one byte per read" `Quick byte_at_a_time;
         ] );
       ( "bad input",
