@@ -5,7 +5,6 @@ type per_path = { path : string; latencies : float array; failed : int }
 type result = {
   offered : float;
   window : float;
-  completed : int;
   completed_in_window : int;
   failed : int;
   latencies : float array;
@@ -49,9 +48,16 @@ let run ~port ~paths ~rate ~seconds ~timeout =
   Braid_io.run @@ fun () ->
   let total = max 1 (int_of_float (rate *. seconds)) in
   let window = float_of_int total /. rate in
-  let kinds = Array.length paths in
-  (* Per index of [paths]: latencies and failures. *)
-  let latencies = Array.make kinds [] and failed = Array.make kinds 0 in
+  (* Paths may repeat in [paths] (to weigh the mix): figures are kept per
+     distinct path. *)
+  let names = Array.of_list (List.sort_uniq compare (Array.to_list paths)) in
+  let slot_of path =
+    let rec find i = if names.(i) = path then i else find (i + 1) in
+    find 0
+  in
+  let slots = Array.map slot_of paths in
+  let latencies = Array.make (Array.length names) []
+  and failed = Array.make (Array.length names) 0 in
   let in_window = ref 0 in
   let in_flight = ref 0 and most_in_flight = ref 0 in
   let t0 = Time.now () in
@@ -62,41 +68,35 @@ let run ~port ~paths ~rate ~seconds ~timeout =
         if wait > 0. then Time.sleep wait;
         incr in_flight;
         most_in_flight := max !most_in_flight !in_flight;
-        let kind = i mod kinds in
+        let slot = slots.(i mod Array.length paths) in
         ignore
           (Fiber.fork ~sw (fun () ->
                let start = seconds_since t0 in
                (match
                   Time.timeout timeout (fun () ->
-                      request ~port ~path:paths.(kind))
+                      request ~port ~path:names.(slot))
                 with
                | Some true ->
                    let finish = seconds_since t0 in
-                   latencies.(kind) <- (finish -. start) :: latencies.(kind);
+                   latencies.(slot) <- (finish -. start) :: latencies.(slot);
                    if finish <= window then incr in_window
-               | Some false | None -> failed.(kind) <- failed.(kind) + 1
+               | Some false | None -> failed.(slot) <- failed.(slot) + 1
                | exception (Net.Error _ | Unix.Unix_error _) ->
-                   failed.(kind) <- failed.(kind) + 1);
+                   failed.(slot) <- failed.(slot) + 1);
                decr in_flight))
       done);
-  (* Paths may repeat in [paths] (to weigh the mix): merge by name. *)
-  let names = List.sort_uniq compare (Array.to_list paths) in
-  let gather name =
-    let kinds =
-      List.filter (fun k -> paths.(k) = name) (List.init kinds Fun.id)
-    in
-    {
-      path = name;
-      latencies = sorted (List.concat_map (fun k -> latencies.(k)) kinds);
-      failed = List.fold_left (fun n k -> n + failed.(k)) 0 kinds;
-    }
+  let by_path =
+    List.init (Array.length names) (fun i ->
+        {
+          path = names.(i);
+          latencies = sorted latencies.(i);
+          failed = failed.(i);
+        })
   in
-  let by_path = List.map gather names in
   let all = sorted (List.concat (Array.to_list latencies)) in
   {
     offered = rate;
     window;
-    completed = Array.length all;
     completed_in_window = !in_window;
     failed = Array.fold_left ( + ) 0 failed;
     latencies = all;

@@ -12,11 +12,11 @@ type per_path = {
 type result = {
   offered : float;  (** Requests per second asked for. *)
   window : float;  (** How long requests were started, seconds. *)
-  completed : int;  (** Responses with status 200. *)
   completed_in_window : int;
-      (** Of these, those that arrived while requests were still being started:
-          divided by [window], the throughput sustained under the offered load
-          (a backlog answered after the load stops does not count). *)
+      (** Responses with status 200 that arrived while requests were still being
+          started: divided by [window], the throughput sustained under the
+          offered load (a backlog answered after the load stops does not count).
+      *)
   failed : int;
   latencies : float array;  (** Of all completed requests, seconds, sorted. *)
   by_path : per_path list;  (** The same, for each distinct path. *)
