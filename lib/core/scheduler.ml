@@ -52,3 +52,19 @@ let run_fiber ops fiber body =
               Some (fun (k : (a, unit) continuation) -> continue k fiber)
           | _ -> None);
     }
+
+type tally = { mutable live : int; mutable failed : Fiber.t list }
+
+let tally () = { live = 0; failed = [] }
+let live t = t.live
+
+let track t ops fiber body =
+  t.live <- t.live + 1;
+  fun () ->
+    run_fiber ops fiber (fun () ->
+        body ();
+        t.live <- t.live - 1;
+        if Option.is_some (Fiber.unobserved_failure fiber) then
+          t.failed <- fiber :: t.failed)
+
+let result t ~main handle = Fiber.result_of_run ~main handle ~failed:t.failed

@@ -19,3 +19,27 @@ val run_fiber : ops -> Fiber.t -> (unit -> unit) -> unit
 (** [run_fiber ops fiber body] runs [body] as [fiber] until it finishes or
     suspends; resumptions are passed to [ops.enqueue]. [body] must not raise
     (wrap it, as {!Fiber.prepare} does). *)
+
+(** {1 Fibers of a single-threaded scheduler}
+
+    What every scheduler that runs on one thread keeps about its fibers: how
+    many are live (its [run] returns when none is), and which failed without
+    anyone joining them ({!Fiber.result_of_run} re-raises those). Confined to
+    the scheduler's thread. *)
+
+type tally
+
+val tally : unit -> tally
+(** A tally of no fiber. *)
+
+val live : tally -> int
+(** Fibers tracked and not yet finished. *)
+
+val track : tally -> ops -> Fiber.t -> (unit -> unit) -> unit -> unit
+(** [track tally ops fiber body] counts [fiber] live from now and returns the
+    task that runs it ({!run_fiber} [ops fiber body]); when [body] finishes,
+    [fiber] is counted out, and kept if its failure went unobserved. *)
+
+val result : tally -> main:Fiber.t -> 'a Fiber.handle -> 'a
+(** [result tally ~main handle] is {!Fiber.result_of_run} with the tally's
+    unobserved failures. *)

@@ -8,8 +8,7 @@ type t = {
   sleeping : bool Atomic.t;
   lock : Mutex.t;
   wake_up : Condition.t;
-  mutable live : int;  (** Fibers started and not yet finished. *)
-  mutable failed : Fiber.t list;  (** Most recent first. *)
+  fibers : Scheduler.tally;
 }
 
 (* Resumers usually run in one of our own fibers (a put waking a taker): the
@@ -46,21 +45,13 @@ let rec spin t n =
      (Domain.cpu_relax ();
       spin t (n - 1)))
 
-let start t ops fiber body =
-  t.live <- t.live + 1;
-  Scheduler.run_fiber ops fiber (fun () ->
-      body ();
-      t.live <- t.live - 1;
-      if Option.is_some (Fiber.unobserved_failure fiber) then
-        t.failed <- fiber :: t.failed)
-
 let make_ops t =
   let rec ops =
     {
       Scheduler.enqueue = enqueue t;
       spawn =
         (fun fiber body ->
-          Task_queue.push t.runnable (fun () -> start t ops fiber body));
+          Task_queue.push t.runnable (Scheduler.track t.fibers ops fiber body));
     }
   in
   ops
@@ -79,7 +70,7 @@ let rec schedule t =
   if not (Task_queue.is_empty t.runnable) then (
     (Task_queue.pop t.runnable) ();
     schedule t)
-  else if t.live > 0 then (
+  else if Scheduler.live t.fibers > 0 then (
     if not (spin t spin_iterations) then sleep t;
     schedule t)
 
@@ -92,11 +83,10 @@ let run main =
       sleeping = Atomic.make false;
       lock = Mutex.create ();
       wake_up = Condition.create ();
-      live = 0;
-      failed = [];
+      fibers = Scheduler.tally ();
     }
   in
   let fiber, handle, body = Fiber.prepare main in
-  start t (make_ops t) fiber body;
+  Scheduler.track t.fibers (make_ops t) fiber body ();
   schedule t;
-  Fiber.result_of_run ~main:fiber handle ~failed:t.failed
+  Scheduler.result t.fibers ~main:fiber handle

@@ -49,10 +49,9 @@ and t = {
   mutable fd_waiters : int;
   mutable watching_signals : bool;
   mutable signal_waiters : unit resumer list;
-  mutable live : int;  (** Fibers spawned and not yet finished. *)
+  fibers : Scheduler.tally;
   mutable last_foreign : int;
       (** When a resumption last came from another thread ({!now_ns}). *)
-  mutable failed : Fiber.t list;  (** Most recent first. *)
 }
 
 let wake_token = 0
@@ -306,7 +305,7 @@ let await_signal_event t =
 
 let stats t =
   {
-    fibers = t.live;
+    fibers = Scheduler.live t.fibers;
     open_fds = t.open_fds;
     fd_waiters = t.fd_waiters;
     timers = Timer_heap.length t.timers;
@@ -343,17 +342,9 @@ let create () =
             fd_waiters = 0;
             watching_signals = false;
             signal_waiters = [];
-            live = 0;
+            fibers = Scheduler.tally ();
             last_foreign = min_int;
-            failed = [];
           })
-
-let run_fiber t ops fiber body =
-  Scheduler.run_fiber ops fiber (fun () ->
-      body ();
-      t.live <- t.live - 1;
-      if Option.is_some (Fiber.unobserved_failure fiber) then
-        t.failed <- fiber :: t.failed)
 
 let make_ops t =
   let rec ops =
@@ -361,8 +352,7 @@ let make_ops t =
       Scheduler.enqueue = enqueue t;
       spawn =
         (fun fiber body ->
-          t.live <- t.live + 1;
-          Task_queue.push t.runnable (fun () -> run_fiber t ops fiber body));
+          Task_queue.push t.runnable (Scheduler.track t.fibers ops fiber body));
     }
   in
   ops
@@ -492,7 +482,7 @@ let poll t =
 
 let rec schedule t =
   run_ready t;
-  if t.live > 0 then (
+  if Scheduler.live t.fibers > 0 then (
     poll t;
     schedule t)
 
@@ -536,7 +526,6 @@ let run main =
     (fun () ->
       let fiber, handle, body = Fiber.prepare main in
       let ops = make_ops t in
-      t.live <- 1;
-      run_fiber t ops fiber body;
+      Scheduler.track t.fibers ops fiber body ();
       schedule t;
-      Fiber.result_of_run ~main:fiber handle ~failed:t.failed)
+      Scheduler.result t.fibers ~main:fiber handle)
