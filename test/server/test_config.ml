@@ -202,19 +202,6 @@ let errors =
 
 let binary = "../../bin/main.exe"
 
-let find s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i =
-    if i + m > n then None
-    else if String.sub s i m = sub then Some i
-    else go (i + 1)
-  in
-  go 0
-
-let read_file path =
-  try In_channel.with_open_bin path In_channel.input_all
-  with Sys_error _ -> ""
-
 let write_atomically path text =
   let tmp = path ^ ".tmp" in
   Out_channel.with_open_bin tmp (fun oc -> output_string oc text);
@@ -241,12 +228,13 @@ let start_braid dir args =
   in
   List.iter Unix.close [ out_fd; err_fd; null ];
   wait_until "banner" (fun () ->
-      String.contains (read_file out) '\n'
+      String.contains (read_if_exists out) '\n'
       ||
       match Unix.waitpid [ WNOHANG ] pid with
       | 0, _ -> false
-      | _ -> Alcotest.failf "braid exited: %s" (read_file (dir ^ "/stderr")));
-  let line = List.hd (String.split_on_char '\n' (read_file out)) in
+      | _ ->
+          Alcotest.failf "braid exited: %s" (read_if_exists (dir ^ "/stderr")));
+  let line = List.hd (String.split_on_char '\n' (read_if_exists out)) in
   let port = Scanf.sscanf line "braid: serving http://127.0.0.1:%d" Fun.id in
   (pid, port)
 
@@ -372,11 +360,11 @@ let start_load dir port ~on_failure =
   wait_until "load" (fun () -> Sys.file_exists (stop_file ^ ".started"));
   fun () ->
     stop ();
-    let out = read_file out in
+    let out = read_if_exists out in
     match Scanf.sscanf out "ok %d failed %d" (fun a b -> (a, b)) with
     | r -> r
     | exception _ ->
-        Alcotest.failf "load: %S %S" out (read_file (dir ^ "/load.err"))
+        Alcotest.failf "load: %S %S" out (read_if_exists (dir ^ "/load.err"))
 
 let site () =
   let dir = temp_dir () in
@@ -401,7 +389,7 @@ let reload pid dir n =
   Unix.kill pid Sys.sighup;
   wait_until "reload" (fun () ->
       check_running pid;
-      let log = read_file (dir ^ "/error.log") in
+      let log = read_if_exists (dir ^ "/error.log") in
       count log "configuration reloaded" + count log "reload rejected" >= n)
 
 (* 20 reloads switching DocumentRoot under a constant load: no request
@@ -438,7 +426,7 @@ let twenty_reloads () =
   if ok = 0 then Alcotest.fail "no request under load";
   Alcotest.(check int)
     "reloads logged" 20
-    (count (read_file (dir ^ "/error.log")) "info: configuration reloaded")
+    (count (read_if_exists (dir ^ "/error.log")) "info: configuration reloaded")
 
 (* A bad file on SIGHUP: rejected, logged with file:line, and the old
    configuration still serves; Listen changes are reported, the rest
@@ -451,7 +439,7 @@ let bad_reload () =
   Fun.protect ~finally:(fun () -> stop_braid pid) @@ fun () ->
   write_atomically file (conf "b" ^ "MaxConnections 0\n");
   reload pid dir 1;
-  let log = read_file (dir ^ "/error.log") in
+  let log = read_if_exists (dir ^ "/error.log") in
   let expected =
     "error: reload rejected, the configuration in force stays: " ^ file
     ^ ":5: MaxConnections must be at least 1, not 0"
@@ -464,14 +452,14 @@ let bad_reload () =
   let expected =
     Printf.sprintf "%s:3: root %s/missing: No such file" file dir
   in
-  if count (read_file (dir ^ "/error.log")) expected <> 1 then
+  if count (read_if_exists (dir ^ "/error.log")) expected <> 1 then
     Alcotest.failf "expected %S in the error log" expected;
   Alcotest.(check string) "still the old root" "A\n" (get_new port "/x.txt");
   write_atomically file
     (Printf.sprintf "Listen 127.0.0.1:%d\nDocumentRoot b\nErrorLog error.log\n"
        (if port = 65535 then 65534 else port + 1));
   reload pid dir 3;
-  let log = read_file (dir ^ "/error.log") in
+  let log = read_if_exists (dir ^ "/error.log") in
   if count log "needs a restart" <> 1 then
     Alcotest.failf "no restart warning: %S" log;
   Alcotest.(check string) "the rest applies" "B\n" (get_new port "/x.txt")
@@ -493,7 +481,7 @@ let log_rotation () =
   in
   let lines path =
     check_running pid;
-    count (read_file path) "\n"
+    count (read_if_exists path) "\n"
   in
   wait_until "log" (fun () -> lines access > 0);
   Sys.remove access;
@@ -504,8 +492,10 @@ let log_rotation () =
   let ok, failed = stop_load () in
   Alcotest.(check int) "failed requests" 0 failed;
   if ok = 0 then Alcotest.fail "no request under load";
-  if count (read_file (dir ^ "/stderr")) "was moved or deleted; reopened" <> 2
-  then Alcotest.failf "stderr: %S" (read_file (dir ^ "/stderr"))
+  if
+    count (read_if_exists (dir ^ "/stderr")) "was moved or deleted; reopened"
+    <> 2
+  then Alcotest.failf "stderr: %S" (read_if_exists (dir ^ "/stderr"))
 
 let () =
   Test_support.Watchdog.start ~seconds:120. "test_config";

@@ -1,9 +1,15 @@
 module Promise = Braid_sync.Promise
 
-let contains s sub =
+let find s sub =
   let n = String.length s and m = String.length sub in
-  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
+  let rec go i =
+    if i + m > n then None
+    else if String.sub s i m = sub then Some i
+    else go (i + 1)
+  in
   go 0
+
+let contains s sub = Option.is_some (find s sub)
 
 let count s sub =
   let n = String.length s and m = String.length sub in
@@ -15,6 +21,7 @@ let count s sub =
   go 0 0
 
 let read_file path = In_channel.with_open_bin path In_channel.input_all
+let read_if_exists path = try read_file path with Sys_error _ -> ""
 
 let write_file path content =
   Out_channel.with_open_bin path (fun oc -> output_string oc content)

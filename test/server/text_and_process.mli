@@ -1,6 +1,9 @@
 (** What the server's test suites share: searching text, files, child processes,
     and the server run on a domain of its own. *)
 
+val find : string -> string -> int option
+(** [find s sub] is the position of the first occurrence of [sub] in [s]. *)
+
 val contains : string -> string -> bool
 (** [contains s sub]: [sub] occurs in [s]. *)
 
@@ -8,6 +11,13 @@ val count : string -> string -> int
 (** [count s sub] is the number of non-overlapping occurrences of [sub]. *)
 
 val read_file : string -> string
+(** [read_file path] is the file's contents.
+    @raise Sys_error if it cannot be read. *)
+
+val read_if_exists : string -> string
+(** [read_if_exists path] is the file's contents, or [""] if it cannot be read
+    (not created yet, or just rotated away). *)
+
 val write_file : string -> string -> unit
 
 val waitpid : int -> Unix.process_status
