@@ -13,5 +13,9 @@ module Fiber = struct
 end
 
 module Switch = Switch
-module Scheduler = Scheduler
-module Task_queue = Task_queue
+
+module Private = struct
+  module Fiber = Fiber.Private
+  module Scheduler = Scheduler
+  module Task_queue = Task_queue
+end

@@ -20,6 +20,8 @@
     the thesis's: a resumer that reports whether its fiber was still waiting, so
     a structure never hands a value or a lock to a cancelled waiter. *)
 
+module Fiber_plumbing := Fiber.Private
+
 (** {1 The contract} *)
 
 type 'a resumer = ('a, exn) result -> bool
@@ -37,8 +39,9 @@ exception Cancelled
 
 module Fiber : sig
   include module type of struct
-    include Fiber
-  end
+      include Fiber
+    end
+    with module Private := Fiber.Private
 
   val fork : ?sw:Switch.t -> (unit -> 'a) -> 'a handle
   (** [fork ?sw f] is {!Switch.fork} [sw f] with a switch, else a detached
@@ -47,7 +50,20 @@ end
 
 module Switch = Switch
 
-(** {1 Writing a scheduler} *)
+(** {1 Writing a scheduler}
 
-module Scheduler = Scheduler
-module Task_queue = Task_queue
+    What Braid's own schedulers ([braid.fifo], [braid.pool], [braid.io],
+    [braid.lwt]) are written with. Not for applications: these functions break
+    the invariants the rest of the API keeps if misused (Eio keeps the same
+    things in [Eio.Private]). *)
+
+module Private : sig
+  (** Creating, starting and inspecting fibers; the [Fork] and [Current]
+      effects. *)
+  module Fiber : module type of struct
+    include Fiber_plumbing
+  end
+
+  module Scheduler = Scheduler
+  module Task_queue = Task_queue
+end

@@ -19,6 +19,9 @@ and t = {
           after its last change before suspending. *)
   waker : (unit -> unit) Atomic.t;
   failure : failure option Atomic.t;
+  mutable context : Context.t;
+      (** Only the fiber itself changes it once started; before, whoever starts
+          it (the scheduler's [Fork] handler: the parent's). *)
 }
 
 type 'a state =
@@ -46,6 +49,7 @@ let create () =
       scopes = [ root ];
       waker = Atomic.make no_waker;
       failure = Atomic.make None;
+      context = Context.empty;
     }
   in
   root.owner <- Some fiber;
@@ -73,6 +77,87 @@ let self_id () =
   match current () with
   | Some f -> f.id
   | None -> -1 - Thread.id (Thread.self ())
+
+(* {1 Context}
+
+   A fiber keeps its context in its record. A systhread running no fiber
+   keeps it in a table of its domain, by thread id: the runtime offers no
+   thread-local storage, and a bare thread that binds a value or installs a
+   handler must see it, as must the pool tasks it submits. The table is an
+   immutable map in an [Atomic], as the systhreads of a domain share it. *)
+
+module By_thread = Map.Make (Int)
+
+let thread_contexts : Context.t By_thread.t Atomic.t Domain.DLS.key =
+  Domain.DLS.new_key (fun () -> Atomic.make By_thread.empty)
+
+let thread_context () =
+  match
+    By_thread.find_opt
+      (Thread.id (Thread.self ()))
+      (Atomic.get (Domain.DLS.get thread_contexts))
+  with
+  | Some c -> c
+  | None -> Context.empty
+
+let set_thread_context c =
+  let table = Domain.DLS.get thread_contexts in
+  let id = Thread.id (Thread.self ()) in
+  let rec update () =
+    let seen = Atomic.get table in
+    let next =
+      if c == Context.empty then By_thread.remove id seen
+      else By_thread.add id c seen
+    in
+    if not (Atomic.compare_and_set table seen next) then update ()
+  in
+  update ()
+
+let context () =
+  match current () with Some f -> f.context | None -> thread_context ()
+
+(* Runs [f] with the caller's context replaced by [c], restoring it after. *)
+let with_context_set c f =
+  match current () with
+  | Some fiber -> (
+      let saved = fiber.context in
+      fiber.context <- c;
+      match f () with
+      | v ->
+          fiber.context <- saved;
+          v
+      | exception e ->
+          let bt = Printexc.get_raw_backtrace () in
+          fiber.context <- saved;
+          Printexc.raise_with_backtrace e bt)
+  | None -> (
+      let saved = thread_context () in
+      set_thread_context c;
+      match f () with
+      | v ->
+          set_thread_context saved;
+          v
+      | exception e ->
+          let bt = Printexc.get_raw_backtrace () in
+          set_thread_context saved;
+          Printexc.raise_with_backtrace e bt)
+
+type 'a key = 'a Context.key
+
+let create_key = Context.create_key
+let get key = Context.find key (context ())
+let with_binding key v f = with_context_set (Context.add key v (context ())) f
+let without_binding key f = with_context_set (Context.remove key (context ())) f
+
+type handler = Context.handler = { run : 'a. (unit -> 'a) -> 'a }
+type context = Context.t
+
+let with_handler h f =
+  with_context_set (Context.add_handler h (context ())) (fun () -> h.run f)
+
+let with_context c f = with_context_set c (fun () -> Context.run_handlers c f)
+let set_context fiber c = fiber.context <- c
+let inherit_context ~parent child = child.context <- parent.context
 
 (* Runs [f] with [scope] pushed on [fiber]'s scopes, restoring them after. *)
 let with_scope fiber scope f =
@@ -127,7 +212,7 @@ let prepare ?on_failure f =
   let h = { fiber; state = Atomic.make (Running []) } in
   let body () =
     let result =
-      match f () with
+      match Context.run_handlers fiber.context f with
       | v -> Ok v
       | exception e ->
           let bt = Printexc.get_raw_backtrace () in
@@ -215,3 +300,20 @@ let result_of_run ~main handle ~failed =
   | Some (Error (e, _)), others -> raise (Multiple (e :: List.map fst others))
   | Some (Ok _), others -> raise (Multiple (List.map fst others))
   | None, _ -> invalid_arg "Fiber.result_of_run: the main fiber is not finished"
+
+module Private = struct
+  let create = create
+  let prepare = prepare
+  let start = start
+  let outcome = outcome
+  let unobserved_failure = unobserved_failure
+  let result_of_run = result_of_run
+  let is_cancelled_fiber = is_cancelled_fiber
+  let run_in_context = Context.run_handlers
+  let set_context = set_context
+  let inherit_context = inherit_context
+  let set_waker = set_waker
+  let id = id
+
+  type _ Effect.t += Fork = Fork | Current = Current
+end

@@ -59,6 +59,66 @@ val self_id : unit -> int
     under a Braid scheduler (stable across domains if the fiber migrates), or
     the current systhread otherwise. Fiber and thread ids never collide. *)
 
+(** {2 Context: values and handlers that follow forks}
+
+    Each fiber has a context: values bound to keys, and effect handlers to
+    re-install around its body. A fiber inherits its parent's context when it is
+    forked ({!fork}, {!Switch.fork}, on every Braid scheduler: FIFO, IO loop,
+    pool, Lwt bridge), and so does a {!Braid_pool} task from whoever submitted
+    it, on whatever domain it runs. A bare domain or systhread has a context too
+    (kept per thread), which the fibers and pool tasks it starts inherit. What a
+    context holds is immutable; a change made by a fiber after a fork is not
+    seen by the child, and a child's changes never reach its parent.
+
+    A systhread started with [Thread.create] (or a domain with [Domain.spawn])
+    starts with an empty context, as Braid cannot see it being created: pass it
+    {!context} and enter it with {!with_context}.
+
+    This is Eio's [Fiber.with_binding] and Picos' [FLS] with inheritance, plus
+    inherited handlers: an effect handler installed with {!with_handler} is in
+    force in every fiber forked below it, as if each fiber's stack continued its
+    parent's. *)
+
+type 'a key = 'a Context.key
+(** A key for a value of type ['a]. *)
+
+val create_key : ?name:string -> unit -> 'a key
+(** [create_key ()] is a new key. Make keys once, at module initialisation. *)
+
+val get : 'a key -> 'a option
+(** [get key] is the value bound to [key] in the caller's context (the calling
+    fiber's, or the calling thread's outside a fiber). Never blocks. *)
+
+val with_binding : 'a key -> 'a -> (unit -> 'b) -> 'b
+(** [with_binding key v f] runs [f ()] with [key] bound to [v], in the calling
+    fiber and every fiber forked (or pool task submitted) inside [f], then
+    restores the previous binding, whether [f] returns or raises. *)
+
+val without_binding : 'a key -> (unit -> 'b) -> 'b
+(** [without_binding key f] runs [f ()] with [key] unbound. *)
+
+type handler = Context.handler = { run : 'a. (unit -> 'a) -> 'a }
+(** An effect handler as a function: [run f] installs the handler around [f ()].
+    See {!with_handler}. *)
+
+val with_handler : handler -> (unit -> 'a) -> 'a
+(** [with_handler h f] is [h.run f], and re-installs [h] (with [h.run]) around
+    the body of every fiber forked and every pool task submitted inside [f], and
+    below them: effects those perform reach [h] as if they were performed by
+    [f]. A copy of the handler then runs in each such fiber, possibly on another
+    domain (pool tasks): whatever it answers with must be safe there. Handlers
+    keep their order: the first installed is outermost. *)
+
+type context = Context.t
+
+val context : unit -> context
+(** [context ()] is the caller's context, to hand to {!with_context} elsewhere
+    (a systhread of your own, a callback run by foreign code). *)
+
+val with_context : context -> (unit -> 'a) -> 'a
+(** [with_context c f] runs [f ()] with [c] as the caller's context and inside
+    every inherited handler of [c], then restores the caller's own. *)
+
 (** {2 Cancellation scopes}
 
     A scope covers a part of one fiber's execution; cancelling it interrupts
@@ -86,50 +146,68 @@ end
 
 (** {2 For scheduler implementors}
 
+    Exposed as [Braid.Private.Fiber]: what a scheduler needs to run fibers.
     Braid schedulers handle these effects with {!Scheduler.run_fiber}. *)
 
-val create : unit -> t
-(** [create ()] makes a fiber that has not started. *)
+module Private : sig
+  val create : unit -> t
+  (** [create ()] makes a fiber that has not started. *)
 
-val prepare :
-  ?on_failure:(exn -> Printexc.raw_backtrace -> unit) ->
-  (unit -> 'a) ->
-  t * 'a handle * (unit -> unit)
-(** [prepare f] is [(fiber, handle, body)]: running [body] inside [fiber] runs
-    [f] and records its outcome in [handle]. A failure (any exception but
-    [Cancelled] after the fiber was cancelled) goes to [on_failure], which by
-    default keeps it for {!unobserved_failure} until the handle is joined. *)
+  val prepare :
+    ?on_failure:(exn -> Printexc.raw_backtrace -> unit) ->
+    (unit -> 'a) ->
+    t * 'a handle * (unit -> unit)
+  (** [prepare f] is [(fiber, handle, body)]: running [body] inside [fiber] runs
+      [f] and records its outcome in [handle]. A failure (any exception but
+      [Cancelled] after the fiber was cancelled) goes to [on_failure], which by
+      default keeps it for {!unobserved_failure} until the handle is joined. *)
 
-val start : t -> (unit -> unit) -> unit
-(** [start fiber body] asks the current scheduler to run a prepared fiber.
-    @raise Invalid_argument outside a Braid scheduler. *)
+  val start : t -> (unit -> unit) -> unit
+  (** [start fiber body] asks the current scheduler to run a prepared fiber.
+      @raise Invalid_argument outside a Braid scheduler. *)
 
-val outcome : 'a handle -> ('a, exn * Printexc.raw_backtrace) result option
-(** [outcome h] is [h]'s result once done, without observing a failure. *)
+  val outcome : 'a handle -> ('a, exn * Printexc.raw_backtrace) result option
+  (** [outcome h] is [h]'s result once done, without observing a failure. *)
 
-val unobserved_failure : t -> (exn * Printexc.raw_backtrace) option
-(** The failure of a finished fiber if it was never joined. *)
+  val unobserved_failure : t -> (exn * Printexc.raw_backtrace) option
+  (** The failure of a finished fiber if it was never joined. *)
 
-val result_of_run : main:t -> 'a handle -> failed:t list -> 'a
-(** [result_of_run ~main handle ~failed] is what a scheduler's [run] returns
-    once every fiber is done: [main]'s value ([handle] is its handle), unless a
-    fiber failed unobserved. [failed] lists the fibers that failed, most recent
-    first. One failure is re-raised with its backtrace; several raise
-    {!Multiple}, in order of failure.
-    @raise Invalid_argument if [main] is not finished. *)
+  val result_of_run : main:t -> 'a handle -> failed:t list -> 'a
+  (** [result_of_run ~main handle ~failed] is what a scheduler's [run] returns
+      once every fiber is done: [main]'s value ([handle] is its handle), unless
+      a fiber failed unobserved. [failed] lists the fibers that failed, most
+      recent first. One failure is re-raised with its backtrace; several raise
+      {!Multiple}, in order of failure.
+      @raise Invalid_argument if [main] is not finished. *)
 
-val is_cancelled_fiber : t -> bool
-(** [is_cancelled_fiber f] is [f]'s cancellation state as seen by its blocking
-    calls (scopes up to the innermost {!protect}). *)
+  val is_cancelled_fiber : t -> bool
+  (** [is_cancelled_fiber f] is [f]'s cancellation state as seen by its blocking
+      calls (scopes up to the innermost {!protect}). *)
 
-val set_waker : t -> (unit -> unit) -> unit
-(** [set_waker f wake] registers how to wake [f] when it gets cancelled while
-    suspended. The scheduler sets it after each suspension. *)
+  val run_in_context : context -> (unit -> 'a) -> 'a
+  (** [run_in_context c f] runs [f ()] inside the inherited handlers of [c],
+      without changing the caller's context: what a fiber started with [c] must
+      run its body in (a body made by {!prepare} does it itself). *)
 
-val id : t -> int
+  val set_context : t -> context -> unit
+  (** [set_context fiber c] gives a fiber not yet started the context [c]: its
+      body (as {!prepare} makes it) runs inside [c]'s handlers. A scheduler that
+      starts a fiber on its own (a main fiber, a pool task) passes the context
+      of whoever asked ({!context}). *)
 
-type _ Effect.t +=
-  | Fork : t * (unit -> unit) -> unit Effect.t
-        (** Start a new fiber running [body]; the handler must run it eventually
-            on its scheduler. *)
-  | Current : t Effect.t  (** The fiber performing the effect. *)
+  val inherit_context : parent:t -> t -> unit
+  (** [inherit_context ~parent child] is [set_context child] with [parent]'s
+      current context: what every scheduler does on {!Fork}. *)
+
+  val set_waker : t -> (unit -> unit) -> unit
+  (** [set_waker f wake] registers how to wake [f] when it gets cancelled while
+      suspended. The scheduler sets it after each suspension. *)
+
+  val id : t -> int
+
+  type _ Effect.t +=
+    | Fork : t * (unit -> unit) -> unit Effect.t
+          (** Start a new fiber running [body]; the handler must run it
+              eventually on its scheduler. *)
+    | Current : t Effect.t  (** The fiber performing the effect. *)
+end

@@ -9,7 +9,7 @@ type ops = {
 let resume k = function Ok v -> continue k v | Error e -> discontinue k e
 
 let suspend_fiber ops fiber block k =
-  if Fiber.is_cancelled_fiber fiber then discontinue k Cancelled
+  if Fiber.Private.is_cancelled_fiber fiber then discontinue k Cancelled
   else
     let resumed = Atomic.make false in
     let resumer result =
@@ -27,10 +27,10 @@ let suspend_fiber ops fiber block k =
            cancellation. Then re-check, in case [Fiber.cancel] ran before the
            waker was visible (each side writes, then reads the other's). *)
         let wake_if_cancelled () =
-          if Fiber.is_cancelled_fiber fiber then
+          if Fiber.Private.is_cancelled_fiber fiber then
             ignore (resumer (Error Cancelled))
         in
-        Fiber.set_waker fiber wake_if_cancelled;
+        Fiber.Private.set_waker fiber wake_if_cancelled;
         wake_if_cancelled ()
 
 let run_fiber ops fiber body =
@@ -43,12 +43,13 @@ let run_fiber ops fiber body =
               Some
                 (fun (k : (a, unit) continuation) ->
                   suspend_fiber ops fiber block k)
-          | Fiber.Fork (child, child_body) ->
+          | Fiber.Private.Fork (child, child_body) ->
               Some
                 (fun (k : (a, unit) continuation) ->
+                  Fiber.Private.inherit_context ~parent:fiber child;
                   ops.spawn child child_body;
                   continue k ())
-          | Fiber.Current ->
+          | Fiber.Private.Current ->
               Some (fun (k : (a, unit) continuation) -> continue k fiber)
           | _ -> None);
     }
@@ -64,7 +65,8 @@ let track t ops fiber body =
     run_fiber ops fiber (fun () ->
         body ();
         t.live <- t.live - 1;
-        if Option.is_some (Fiber.unobserved_failure fiber) then
+        if Option.is_some (Fiber.Private.unobserved_failure fiber) then
           t.failed <- fiber :: t.failed)
 
-let result t ~main handle = Fiber.result_of_run ~main handle ~failed:t.failed
+let result t ~main handle =
+  Fiber.Private.result_of_run ~main handle ~failed:t.failed

@@ -58,15 +58,15 @@ let child_done sw id =
   Option.iter (fun wake -> ignore (wake (Ok ()))) waiter
 
 let fork sw f =
-  let fiber, handle, body = Fiber.prepare ~on_failure:(fail_bt sw) f in
-  let id = Fiber.id fiber in
+  let fiber, handle, body = Fiber.Private.prepare ~on_failure:(fail_bt sw) f in
+  let id = Fiber.Private.id fiber in
   with_lock sw (fun () ->
       if sw.finished then
         invalid_arg "Braid.Switch.fork: the switch has finished";
       sw.live <- sw.live + 1;
       Hashtbl.replace sw.children id (fun () -> Fiber.cancel handle));
   if is_cancelled sw then Fiber.cancel handle;
-  Fiber.start fiber (fun () ->
+  Fiber.Private.start fiber (fun () ->
       body ();
       child_done sw id);
   handle

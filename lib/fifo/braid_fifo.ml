@@ -2,13 +2,13 @@ open Braid
 module Incoming = Saturn.Single_consumer_queue
 
 type t = {
-  runnable : Task_queue.t;  (** Touched only by [owner]. *)
+  runnable : Private.Task_queue.t;  (** Touched only by [owner]. *)
   owner : Thread.t;  (** The systhread running [run]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from anywhere. *)
   sleeping : bool Atomic.t;
   lock : Mutex.t;
   wake_up : Condition.t;
-  fibers : Scheduler.tally;
+  fibers : Private.Scheduler.tally;
 }
 
 (* Resumers usually run in one of our own fibers (a put waking a taker): the
@@ -16,7 +16,7 @@ type t = {
    [sleeping] here, and setting [sleeping] then reading the queue in [sleep],
    guarantees one side sees the other. *)
 let enqueue t task =
-  if Thread.self () == t.owner then Task_queue.push t.runnable task
+  if Thread.self () == t.owner then Private.Task_queue.push t.runnable task
   else (
     Incoming.push t.incoming task;
     if Atomic.get t.sleeping then (
@@ -48,10 +48,11 @@ let rec spin t n =
 let make_ops t =
   let rec ops =
     {
-      Scheduler.enqueue = enqueue t;
+      Private.Scheduler.enqueue = enqueue t;
       spawn =
         (fun fiber body ->
-          Task_queue.push t.runnable (Scheduler.track t.fibers ops fiber body));
+          Private.Task_queue.push t.runnable
+            (Private.Scheduler.track t.fibers ops fiber body));
     }
   in
   ops
@@ -61,32 +62,33 @@ let make_ops t =
 let rec take_incoming t =
   match Incoming.pop_opt t.incoming with
   | Some task ->
-      Task_queue.push t.runnable task;
+      Private.Task_queue.push t.runnable task;
       take_incoming t
   | None -> ()
 
 let rec schedule t =
   if not (Incoming.is_empty t.incoming) then take_incoming t;
-  if not (Task_queue.is_empty t.runnable) then (
-    (Task_queue.pop t.runnable) ();
+  if not (Private.Task_queue.is_empty t.runnable) then (
+    (Private.Task_queue.pop t.runnable) ();
     schedule t)
-  else if Scheduler.live t.fibers > 0 then (
+  else if Private.Scheduler.live t.fibers > 0 then (
     if not (spin t spin_iterations) then sleep t;
     schedule t)
 
 let run main =
   let t =
     {
-      runnable = Task_queue.create ();
+      runnable = Private.Task_queue.create ();
       owner = Thread.self ();
       incoming = Incoming.create ();
       sleeping = Atomic.make false;
       lock = Mutex.create ();
       wake_up = Condition.create ();
-      fibers = Scheduler.tally ();
+      fibers = Private.Scheduler.tally ();
     }
   in
-  let fiber, handle, body = Fiber.prepare main in
-  Scheduler.track t.fibers (make_ops t) fiber body ();
+  let fiber, handle, body = Private.Fiber.prepare main in
+  Private.Fiber.set_context fiber (Fiber.context ());
+  Private.Scheduler.track t.fibers (make_ops t) fiber body ();
   schedule t;
-  Scheduler.result t.fibers ~main:fiber handle
+  Private.Scheduler.result t.fibers ~main:fiber handle

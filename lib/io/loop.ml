@@ -34,7 +34,7 @@ and t = {
   events : Epoll.events;
   wake_fd : Unix.file_descr;  (** An eventfd: foreign resumers wake us. *)
   owner : Thread.t;
-  runnable : Task_queue.t;  (** Touched only by [owner]. *)
+  runnable : Private.Task_queue.t;  (** Touched only by [owner]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from elsewhere. *)
   sleeping : bool Atomic.t;
       (** Set while [owner] is in (or entering) a wait. *)
@@ -49,7 +49,7 @@ and t = {
   mutable fd_waiters : int;
   mutable watching_signals : bool;
   mutable signal_waiters : unit resumer list;
-  fibers : Scheduler.tally;
+  fibers : Private.Scheduler.tally;
   mutable last_foreign : int;
       (** When a resumption last came from another thread ({!now_ns}). *)
 }
@@ -93,7 +93,7 @@ let wake_if_sleeping t =
    [sleeping] here, and setting [sleeping] then checking the queue in
    [poll], guarantees that one side sees the other. *)
 let enqueue t task =
-  if on_loop_thread t then Task_queue.push t.runnable task
+  if on_loop_thread t then Private.Task_queue.push t.runnable task
   else
     match Incoming.push t.incoming task with
     | () -> wake_if_sleeping t
@@ -305,7 +305,7 @@ let await_signal_event t =
 
 let stats t =
   {
-    fibers = Scheduler.live t.fibers;
+    fibers = Private.Scheduler.live t.fibers;
     open_fds = t.open_fds;
     fd_waiters = t.fd_waiters;
     timers = Timer_heap.length t.timers;
@@ -330,7 +330,7 @@ let create () =
             events = Epoll.events events_per_wait;
             wake_fd;
             owner = Thread.self ();
-            runnable = Task_queue.create ();
+            runnable = Private.Task_queue.create ();
             incoming = Incoming.create ();
             sleeping = Atomic.make false;
             waking = Atomic.make 0;
@@ -342,17 +342,18 @@ let create () =
             fd_waiters = 0;
             watching_signals = false;
             signal_waiters = [];
-            fibers = Scheduler.tally ();
+            fibers = Private.Scheduler.tally ();
             last_foreign = min_int;
           })
 
 let make_ops t =
   let rec ops =
     {
-      Scheduler.enqueue = enqueue t;
+      Private.Scheduler.enqueue = enqueue t;
       spawn =
         (fun fiber body ->
-          Task_queue.push t.runnable (Scheduler.track t.fibers ops fiber body));
+          Private.Task_queue.push t.runnable
+            (Private.Scheduler.track t.fibers ops fiber body));
     }
   in
   ops
@@ -362,8 +363,8 @@ let foreign_batch = 1024
 (* Runs what is runnable now; what these tasks make runnable waits for the
    next turn, after a look at the descriptors, so IO is never starved. *)
 let run_ready t =
-  for _ = 1 to Task_queue.length t.runnable do
-    (Task_queue.pop t.runnable) ()
+  for _ = 1 to Private.Task_queue.length t.runnable do
+    (Private.Task_queue.pop t.runnable) ()
   done;
   let rec drain n =
     if n > 0 then
@@ -468,7 +469,7 @@ let wait_idle t ~deadline ~timeout =
 
 let poll t =
   let n =
-    if not (Task_queue.is_empty t.runnable) then
+    if not (Private.Task_queue.is_empty t.runnable) then
       Epoll.wait t.epoll t.events ~timeout_ms:0
     else
       let deadline = Timer_heap.next_deadline t.timers in
@@ -482,7 +483,7 @@ let poll t =
 
 let rec schedule t =
   run_ready t;
-  if Scheduler.live t.fibers > 0 then (
+  if Private.Scheduler.live t.fibers > 0 then (
     poll t;
     schedule t)
 
@@ -524,8 +525,9 @@ let run main =
       Domain.DLS.set running None;
       shut_down t)
     (fun () ->
-      let fiber, handle, body = Fiber.prepare main in
+      let fiber, handle, body = Private.Fiber.prepare main in
+      Private.Fiber.set_context fiber (Fiber.context ());
       let ops = make_ops t in
-      Scheduler.track t.fibers ops fiber body ();
+      Private.Scheduler.track t.fibers ops fiber body ();
       schedule t;
-      Scheduler.result t.fibers ~main:fiber handle)
+      Private.Scheduler.result t.fibers ~main:fiber handle)

@@ -4,7 +4,7 @@ module Incoming = Saturn.Single_consumer_queue
 module Owner = struct
   type t = { fiber : Fiber.t; mutable busy : bool }
 
-  let create () = { fiber = Fiber.create (); busy = false }
+  let create () = { fiber = Private.Fiber.create (); busy = false }
 end
 
 type t = {
@@ -15,7 +15,7 @@ type t = {
   incoming : (unit -> unit) Incoming.t;  (** From other threads. *)
   notified : bool Atomic.t;  (** A notification is on its way. *)
   notification : int;
-  ops : Scheduler.ops;
+  ops : Private.Scheduler.ops;
 }
 
 let on_lwt_thread t = Thread.self () == t.lwt_thread
@@ -77,15 +77,15 @@ let enqueue t task =
 (* A forked fiber's failure that nobody has joined by the time the tasks it
    woke have run goes where Lwt sends the failures of [Lwt.async]. *)
 let report_unjoined fiber () =
-  match Fiber.unobserved_failure fiber with
+  match Private.Fiber.unobserved_failure fiber with
   | Some (e, _) -> !Lwt.async_exception_hook e
   | None -> ()
 
 let spawn t fiber body =
   enqueue_here t (fun () ->
-      Scheduler.run_fiber t.ops fiber (fun () ->
+      Private.Scheduler.run_fiber t.ops fiber (fun () ->
           body ();
-          if Option.is_some (Fiber.unobserved_failure fiber) then
+          if Option.is_some (Private.Fiber.unobserved_failure fiber) then
             enqueue_here t (report_unjoined fiber)))
 
 let create () =
@@ -101,7 +101,7 @@ let create () =
       notification;
       ops =
         {
-          Scheduler.enqueue = (fun task -> enqueue t task);
+          Private.Scheduler.enqueue = (fun task -> enqueue t task);
           spawn = (fun fiber body -> spawn t fiber body);
         };
     }
@@ -114,7 +114,7 @@ let check_thread t what =
     invalid_arg (what ^ ": not called from the thread that created the bridge")
 
 let claim what = function
-  | None -> Fiber.create ()
+  | None -> Private.Fiber.create ()
   | Some (o : Owner.t) ->
       if o.busy then
         invalid_arg (what ^ ": the owner is already running another operation");
@@ -149,13 +149,13 @@ let request_cancel op () =
     op.cancel_requested <- true;
     Option.iter Fiber.Scope.cancel op.scope)
 
-let body t op f () =
+let body t op context f () =
   let result =
     match
       Fiber.Scope.run (fun scope ->
           op.scope <- Some scope;
           if op.cancel_requested then Fiber.Scope.cancel scope;
-          f ())
+          Private.Fiber.run_in_context context f)
     with
     | v -> Ok v
     | exception Cancelled when op.cancel_requested -> Error Lwt.Canceled
@@ -190,7 +190,11 @@ let run ?owner t f =
       trigger = None;
     }
   in
-  enqueue_here t (fun () -> Scheduler.run_fiber t.ops fiber (body t op f));
+  (* The operation runs in the context of the Lwt code that asked for it. *)
+  let context = Fiber.context () in
+  Private.Fiber.set_context fiber context;
+  enqueue_here t (fun () ->
+      Private.Scheduler.run_fiber t.ops fiber (body t op context f));
   match Lwt.state outcome with
   | Return _ | Fail _ -> outcome
   | Sleep -> cancellable op outcome
@@ -201,8 +205,14 @@ let run_now ~owner t f =
   let was_draining = t.draining in
   let result = ref None in
   t.draining <- true;
-  Scheduler.run_fiber t.ops fiber (fun () ->
-      result := Some (match f () with v -> Ok v | exception e -> Error e));
+  let context = Fiber.context () in
+  Private.Fiber.set_context fiber context;
+  Private.Scheduler.run_fiber t.ops fiber (fun () ->
+      result :=
+        Some
+          (match Private.Fiber.run_in_context context f with
+          | v -> Ok v
+          | exception e -> Error e));
   t.draining <- was_draining;
   owner.busy <- false;
   if not was_draining then run_tasks t;

@@ -27,7 +27,7 @@ type t = {
   joined : unit Promise.t;
   domains : unit Domain.t array Atomic.t;  (** Set once by [create]. *)
   failed : Fiber.t list Atomic.t;  (** Forked fibers that failed. *)
-  ops : Scheduler.ops;
+  ops : Private.Scheduler.ops;
 }
 
 (* Which pool worker, if any, the calling domain runs. It must be found from
@@ -63,9 +63,9 @@ let rec record_failure t fiber =
 let spawn t fiber body =
   Atomic.incr t.live;
   schedule t (fun () ->
-      Scheduler.run_fiber t.ops fiber (fun () ->
+      Private.Scheduler.run_fiber t.ops fiber (fun () ->
           body ();
-          if Option.is_some (Fiber.unobserved_failure fiber) then
+          if Option.is_some (Private.Fiber.unobserved_failure fiber) then
             record_failure t fiber;
           release t))
 
@@ -201,10 +201,14 @@ let admit t =
 let async t f =
   admit t;
   let promise = Promise.create () in
-  let fiber = Fiber.create () in
+  let fiber = Private.Fiber.create () in
+  (* The task runs in its submitter's context: its bindings, and its
+     inherited handlers re-installed on the worker. *)
+  let context = Fiber.context () in
+  Private.Fiber.set_context fiber context;
   schedule t (fun () ->
-      Scheduler.run_fiber t.ops fiber (fun () ->
-          (match f () with
+      Private.Scheduler.run_fiber t.ops fiber (fun () ->
+          (match Private.Fiber.run_in_context context f with
           | v -> Promise.fill promise v
           | exception e -> Promise.fill_error promise e);
           release t));
@@ -233,7 +237,7 @@ let make ~domains =
       failed = Atomic.make [];
       ops =
         {
-          Scheduler.enqueue = (fun task -> schedule t task);
+          Private.Scheduler.enqueue = (fun task -> schedule t task);
           spawn = (fun fiber body -> spawn t fiber body);
         };
     }
@@ -243,7 +247,7 @@ let make ~domains =
 let unobserved_failures t =
   Atomic.exchange t.failed []
   |> List.rev
-  |> List.filter_map Fiber.unobserved_failure
+  |> List.filter_map Private.Fiber.unobserved_failure
 
 let shutdown t =
   if on_worker t then
