@@ -120,7 +120,7 @@ let on_reload server writer ~file ~cli ~flags ~running ~ready () =
   Braid_io.Switch.run @@ fun sw ->
   let signals = Braid_io.Signal.subscribe ~sw [ Sys.sighup ] in
   Braid_sync.Promise.fill ready ();
-  let log text = Log_writer.error writer text in
+  let log text = Log_writer.error writer ~time:(Services.now ()) text in
   let reload path =
     match Config_file.load path with
     | Error msg -> Error msg

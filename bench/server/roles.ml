@@ -9,12 +9,15 @@ let gc_counters _ =
     (Printf.sprintf "%.0f %.0f %.0f\n" (Gc.minor_words ()) s.major_words
        s.promoted_words)
 
-let braid ~mode ~router ~root ~port =
+(* [direct]: the pipeline calls the production services directly instead
+   of looking them up as an effect per request (the experiment's baseline). *)
+let braid ~direct ~router ~root ~port =
   let settings = Production.settings router in
   let config = { Config.default with root } in
-  match
-    Server.create ~mode ~settings ~config (Braid_io.Net.tcp "127.0.0.1" port)
-  with
+  let create =
+    if direct then Private.Server.create_with_direct_calls else Server.create
+  in
+  match create ~settings ~config (Braid_io.Net.tcp "127.0.0.1" port) with
   | Ok server -> Server.run server
   | Error msg -> failwith msg
 
@@ -34,21 +37,20 @@ let dispatch () =
         | "braid-static" ->
             Some
               (fun () ->
-                braid ~mode:Effects ~router:Router.empty ~root ~port:(port ()))
+                braid ~direct:false ~router:Router.empty ~root ~port:(port ()))
         | "braid-static-direct" ->
             Some
               (fun () ->
-                braid ~mode:Direct_calls ~router:Router.empty ~root
-                  ~port:(port ()))
+                braid ~direct:true ~router:Router.empty ~root ~port:(port ()))
         | "braid-reverse-effects" ->
             Some
               (fun () ->
-                braid ~mode:Effects ~router:reverse_routes ~root:None
+                braid ~direct:false ~router:reverse_routes ~root:None
                   ~port:(port ()))
         | "braid-reverse-direct" ->
             Some
               (fun () ->
-                braid ~mode:Direct_calls ~router:reverse_routes ~root:None
+                braid ~direct:true ~router:reverse_routes ~root:None
                   ~port:(port ()))
         | "cohttp-static" ->
             Some

@@ -7,7 +7,13 @@
     that error whatever the handler returned.
 
     Reading blocks only the calling fiber, while the connection waits for bytes.
-    Use it only from the handler's fiber, during the request. *)
+    Any fiber of the connection's event loop may read it (the handler's, or one
+    it forked): one at a time, while the request lasts (until the handler
+    returns, or its streamed response ends). Otherwise the reading functions
+    raise [Invalid_argument] saying which rule was broken: from another domain
+    (a pool task: read the body first and pass the bytes), from two fibers at
+    once, or after the request. A body made by {!of_string} has none of these
+    limits. *)
 
 type t
 
@@ -32,13 +38,21 @@ val of_string : string -> t
 val read : t -> bytes -> int -> int -> (int, Braid_http.Parse_error.t) result
 (** [read t buf off len] copies up to [len] body bytes into [buf] and returns
     how many; [Ok 0] at the end.
-    @raise Invalid_argument if [len <= 0] or the range is not in [buf]. *)
+    @raise Invalid_argument
+      if [len <= 0], the range is not in [buf], or as the module's comment says
+      (domain, concurrent read, request over). *)
 
 val to_string : t -> (string, Braid_http.Parse_error.t) result
-(** [to_string t] reads the rest of the body (bounded by the body limit). *)
+(** [to_string t] reads the rest of the body (bounded by the body limit).
+    @raise Invalid_argument as {!read} does. *)
 
 val drain : t -> (unit, Braid_http.Parse_error.t) result
-(** [drain t] skips the rest of the body. *)
+(** [drain t] skips the rest of the body.
+    @raise Invalid_argument as {!read} does. *)
+
+val close : t -> unit
+(** [close t] ends the request's hold on [t]: later reads raise
+    [Invalid_argument]. The pipeline calls it once the exchange is settled. *)
 
 val is_finished : t -> bool
 (** [is_finished t] is [true] once the whole body has been read (at once for

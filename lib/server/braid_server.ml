@@ -1,24 +1,27 @@
 module Status = Status
 module Http_date = Http_date
-module Date_cache = Date_cache
 module Url_path = Url_path
 module Range = Range
 module Response = Response
 module Body = Body
 module Handler = Handler
 module Router = Router
-module Static = Static
 module Demo = Demo
 module Log = Log
-module Log_writer = Log_writer
 module File = File
-module Capabilities = Capabilities
 module Services = Services
 module Production = Production
 module In_memory = In_memory
+module Log_writer = Log_writer
 module Config = Config
 module Config_file = Config_file
-module Output = Output
-module Pipeline = Pipeline
-module Connection = Connection
 module Server = Server
+
+module Private = struct
+  module Server = Server.Private
+  module Pipeline = Pipeline
+  module Connection = Connection
+  module Date_cache = Date_cache
+  module Static = Static
+  module Output = Output
+end

@@ -5,13 +5,12 @@
     files come from {!Config.root} ({!Static}); {!Server} listens, with one
     event loop per domain.
 
-    {b Cross-cutting services are effects.} Logging, the clock, file access and
-    the handler store are the effects of {!Services}, answered by a handler
-    installed around each connection. {!Production} implements them for real,
-    {!In_memory} for tests (no sockets, disks or real time), and one can be
-    swapped alone. The connection {!Pipeline} is written once against
-    {!Capabilities.S}; {!Connection} runs it with effects, or with direct calls
-    for comparison.
+    {b Cross-cutting services are effects.} Logging ({!Log}), the clock (time,
+    sleeps, timeouts), file access and the handler store are {!Services}: any
+    code under a server calls them, and the handler in force answers, in the
+    request handler's fiber, in the fibers it forks and in the pool tasks it
+    submits. {!Production} implements them for real, {!In_memory} for tests (no
+    sockets, disks or real time), and one can be swapped alone.
 
     {[
       let hello (_ : Braid_server.Handler.request) =
@@ -30,11 +29,12 @@
         | Error msg -> prerr_endline msg
     ]} *)
 
+module Server_private := Server.Private
+
 (** {1 Protocol values} *)
 
 module Status = Status
 module Http_date = Http_date
-module Date_cache = Date_cache
 module Url_path = Url_path
 module Range = Range
 
@@ -44,24 +44,40 @@ module Response = Response
 module Body = Body
 module Handler = Handler
 module Router = Router
-module Static = Static
 module Demo = Demo
+module Log = Log
 
 (** {1 Services as effects} *)
 
-module Log = Log
-module Log_writer = Log_writer
 module File = File
-module Capabilities = Capabilities
 module Services = Services
 module Production = Production
 module In_memory = In_memory
+module Log_writer = Log_writer
 
 (** {1 Serving} *)
 
 module Config = Config
 module Config_file = Config_file
-module Output = Output
-module Pipeline = Pipeline
-module Connection = Connection
-module Server = Server
+
+module Server : sig
+  include module type of struct
+      include Server
+    end
+    with module Private := Server.Private
+end
+
+(** {1 For Braid's tests and benchmarks}
+
+    The pipeline's internals, exposed for testing them without sockets and for
+    the effects-versus-direct-calls experiment. Not for applications: no
+    stability is promised. *)
+
+module Private : sig
+  module Server = Server_private
+  module Pipeline = Pipeline
+  module Connection = Connection
+  module Date_cache = Date_cache
+  module Static = Static
+  module Output = Output
+end

@@ -1,17 +1,10 @@
 open Braid_io
 
-type mode = Effects | Direct_calls
-
-module With_effects = Pipeline.Make (Services.Perform)
-module With_direct_calls = Pipeline.Make (Production.Direct)
-
 type context = {
-  mode : mode;
-  production : Production.t;
-  capabilities : Capabilities.t;
+  fixed_services : Services.t option;
   dates : Date_cache.t;
   draining : bool Atomic.t;
-  live : (int, Pipeline.control * Fiber.Scope.t) Hashtbl.t;
+  live : (int, Control.t * Fiber.Scope.t) Hashtbl.t;
       (* The connections in progress, for [drain] and [sweep]. *)
   mutable next_id : int;
   mutable tick : float;  (** How often [sweep] looks. *)
@@ -23,11 +16,9 @@ type context = {
 
 let max_spares = 64
 
-let context ?(draining = Atomic.make false) mode production =
+let context ?(draining = Atomic.make false) ?fixed_services () =
   {
-    mode;
-    production;
-    capabilities = Production.capabilities production;
+    fixed_services;
     dates = Date_cache.create ();
     draining;
     live = Hashtbl.create 64;
@@ -42,55 +33,25 @@ let drain c =
   let idle =
     Hashtbl.fold
       (fun _ (control, scope) acc ->
-        if Pipeline.is_idle control then scope :: acc else acc)
+        if Control.is_idle control then scope :: acc else acc)
       c.live []
   in
   List.iter Fiber.Scope.cancel idle
-
-let timer = { Pipeline.timeout = Time.timeout }
-let production c = c.production
-
-(* Stop sending, then discard input until the peer closes (or the budget
-   runs out), so the kernel does not answer unread data with a reset. *)
-let linger socket ~seconds ~buffer:buf =
-  match Net.shutdown socket Unix.SHUTDOWN_SEND with
-  | exception Net.Error _ -> ()
-  | () ->
-      let len = Bytes.length buf in
-      let rec discard budget =
-        if budget > 0 then
-          match Net.read_into socket buf 0 len with
-          | 0 -> ()
-          | n -> discard (budget - n)
-      in
-      ignore
-        (Time.timeout seconds (fun () ->
-             try discard (1 lsl 20) with Net.Error _ -> ()))
-
-let serve_pipeline c (config : Config.t) socket peer control buffers =
-  let read = Net.read_into socket and write = Net.write_all socket in
-  match c.mode with
-  | Effects ->
-      With_effects.serve ~timer ~control ~buffers
-        (Services.Perform.env c.capabilities)
-        config c.dates ~peer:(Some peer) ~read ~write
-  | Direct_calls ->
-      With_direct_calls.serve ~timer ~control ~buffers c.production config
-        c.dates ~peer:(Some peer) ~read ~write
 
 (* Marlow's timeout manager: one fiber per loop cancels the connections
    idle past their deadline or stuck in a write past theirs (a client that
    stopped reading), so a connection costs no timer and no fiber of its own.
    A deadline is met within one tick. *)
 let rec sweep c =
-  Time.sleep c.tick;
-  let now = Int64.to_int (Mtime_clock.now_ns ()) in
+  let services = Services.current () in
+  services.sleep c.tick;
+  let now = services.monotonic_ns () in
   let expired =
     Hashtbl.fold
       (fun _ (control, scope) acc ->
         if
-          (Pipeline.is_idle control && now >= Pipeline.idle_deadline control)
-          || Pipeline.send_stalled control ~now
+          (Control.is_idle control && now >= Control.idle_deadline control)
+          || Control.send_stalled control ~now
         then scope :: acc
         else acc)
       c.live []
@@ -123,30 +84,66 @@ let give_back c pair =
     c.spare <- pair :: c.spare;
     c.spares <- c.spares + 1)
 
+(* Serves a connection registered for [drain] and [sweep]; they cancel its
+   scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
+   write: nothing can be delivered). *)
+let tracked c (config : Config.t) buffers ~peer ~read ~write =
+  adjust_tick c config.timeouts;
+  let control = Control.create c.draining in
+  let id = c.next_id in
+  c.next_id <- id + 1;
+  Fiber.Scope.run (fun scope ->
+      Hashtbl.replace c.live id (control, scope);
+      match
+        Pipeline.serve ~control ~buffers ?fixed_services:c.fixed_services config
+          c.dates ~peer ~read ~write
+      with
+      | outcome ->
+          Hashtbl.remove c.live id;
+          outcome
+      | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
+          Hashtbl.remove c.live id;
+          Pipeline.Peer_closed
+      | exception e ->
+          let bt = Printexc.get_raw_backtrace () in
+          Hashtbl.remove c.live id;
+          Printexc.raise_with_backtrace e bt)
+
+let serve_stream c config ~peer ~read ~write =
+  let buffers = take_buffers c config in
+  match tracked c config buffers ~peer ~read ~write with
+  | outcome ->
+      give_back c buffers;
+      outcome
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      give_back c buffers;
+      Printexc.raise_with_backtrace e bt
+
+(* Stop sending, then discard input until the peer closes (or the budget
+   runs out), so the kernel does not answer unread data with a reset. *)
+let linger socket ~seconds ~buffer:buf =
+  match Net.shutdown socket Unix.SHUTDOWN_SEND with
+  | exception Net.Error _ -> ()
+  | () ->
+      let len = Bytes.length buf in
+      let rec discard budget =
+        if budget > 0 then
+          match Net.read_into socket buf 0 len with
+          | 0 -> ()
+          | n -> discard (budget - n)
+      in
+      ignore
+        (Services.timeout seconds (fun () ->
+             try discard (1 lsl 20) with Net.Error _ -> ()))
+
 let serve c (config : Config.t) socket peer =
   (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
    with Unix.Unix_error _ -> ());
-  adjust_tick c config.timeouts;
-  let control = Pipeline.control c.draining in
-  let id = c.next_id in
-  c.next_id <- id + 1;
   let buffers = take_buffers c config in
   match
-    Fiber.Scope.run (fun scope ->
-        Hashtbl.replace c.live id (control, scope);
-        match serve_pipeline c config socket peer control buffers with
-        | outcome ->
-            Hashtbl.remove c.live id;
-            outcome
-        (* [sweep] or [drain] cancelled it while idle (nothing is owed), or
-           [sweep] in a write the client stopped reading (nothing can be
-           delivered). *)
-        | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
-            Hashtbl.remove c.live id;
-            Pipeline.Peer_closed
-        | exception e ->
-            Hashtbl.remove c.live id;
-            raise e)
+    tracked c config buffers ~peer:(Some peer) ~read:(Net.read_into socket)
+      ~write:(Net.write_all socket)
   with
   | Peer_closed -> give_back c buffers
   | Server_closed ->
@@ -154,11 +151,5 @@ let serve c (config : Config.t) socket peer =
       give_back c buffers
   | exception Net.Error { op; error } ->
       give_back c buffers;
-      Production.log c.production
-        (Message
-           {
-             level = Debug;
-             text =
-               Printf.sprintf "connection ended: %s: %s" op
-                 (Unix.error_message error);
-           })
+      Log.debug
+        (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error))

@@ -1,40 +1,51 @@
-(** One accepted connection: socket options, the pipeline chosen by mode, and a
-    graceful close.
+(** The connections of one event loop: each served by the {!Pipeline} in its own
+    fiber, registered so that one sweeping fiber per loop enforces their idle
+    and send deadlines and a shutdown can close the idle ones; socket options
+    and a graceful close for sockets.
 
-    Runs in the connection's own fiber (see {!Server}), blocking only it. *)
-
-type mode =
-  | Effects
-      (** The pipeline performs effects ({!Services.Perform}) answered by the
-          production handlers ({!Services.run}): the server as shipped. *)
-  | Direct_calls
-      (** The same pipeline calling {!Production} directly: the baseline of the
-          reverse-post benchmark. *)
+    Everything here runs in fibers of the loop that owns the context, with the
+    server's services in force ({!Services.run}): the deadlines follow their
+    clock. Internal to the server. *)
 
 type context
-(** What the connections of one event loop share: the mode, the production
-    services and the [Date] cache. Confined to that loop's domain. *)
+(** What the connections of one loop share: the [Date] cache, the draining flag,
+    the connections in progress, spare buffers. Confined to that loop's domain.
+*)
 
-val context : ?draining:bool Atomic.t -> mode -> Production.t -> context
-(** [context ~draining mode production] is the context of one loop. [draining]
-    is the server's "shutting down" flag (shared by all loops, default a fresh
-    one): once set, connections close after their current request. *)
-
-val production : context -> Production.t
+val context :
+  ?draining:bool Atomic.t -> ?fixed_services:Services.t -> unit -> context
+(** [context ()] is the context of one loop. [draining] is the server's
+    "shutting down" flag (shared by all loops, default a fresh one): once set,
+    connections close after their current request. [fixed_services]: the
+    pipeline calls them directly instead of looking up the services in force per
+    request (the direct-calls baseline of the benchmarks). *)
 
 val drain : context -> unit
 (** [drain c] sets the context's draining flag and closes at once the
     connections of [c] that are idle (waiting for a request: their fibers are
-    cancelled and return normally); the others close after their current request
-    ({!Pipeline.S.serve}). Call it from a fiber of the context's loop. *)
+    cancelled and return normally); the others close after their current
+    request. *)
 
 val sweep : context -> unit
-(** [sweep c] never returns: run in a fiber of [c]'s loop, it cancels the
-    connections of [c] idle past their deadline (their fibers return normally),
-    looking at least eight times per shortest idle timeout of the configurations
-    it has seen (and at least every second), so no connection needs a timer or a
-    fiber of its own. Marlow's "timeout manager".
+(** [sweep c] never returns: it cancels the connections of [c] idle past their
+    deadline or stuck in a write past their send timeout (their fibers return
+    normally), looking at least eight times per shortest timeout of the
+    configurations it has seen (and at least every second), on the services'
+    clock, so no connection needs a timer or a fiber of its own. Marlow's
+    "timeout manager".
     @raise Braid.Cancelled when its fiber is cancelled. *)
+
+val serve_stream :
+  context ->
+  Config.t ->
+  peer:Unix.sockaddr option ->
+  read:(bytes -> int -> int -> int) ->
+  write:(bytes -> int -> int -> unit) ->
+  Pipeline.outcome
+(** [serve_stream c config ~peer ~read ~write] serves one connection over [read]
+    and [write] (see {!Pipeline.serve}), registered in [c]: the sweeper and
+    {!drain} may end it ([Peer_closed]).
+    @raise Braid.Cancelled if the fiber is cancelled from elsewhere. *)
 
 val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
 (** [serve context config socket peer] serves [socket] until the peer or the
@@ -42,7 +53,6 @@ val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
     Nagle's algorithm would only delay the last segment). When the server ends
     it, it lingers ({!Config.linger}) before returning. Socket errors (a reset,
     a broken pipe) end the connection and are logged at [Debug]; the socket is
-    closed by its owner (the accept switch). The timeouts of [config] apply:
-    idle deadlines only if a fiber runs {!sweep} for [context], the others with
-    {!Braid_io.Time.timeout}; a connection ended by a timeout returns normally.
+    closed by its owner (the accept switch). A connection ended by a timeout
+    returns normally.
     @raise Braid.Cancelled if the fiber is cancelled. *)

@@ -1,5 +1,4 @@
 type t = {
-  monotonic_ns : unit -> int;
   mutable asked_at : int;  (** Monotonic time of the last [clock ()]. *)
   mutable asked : float;  (** Its answer. *)
   mutable second : int;
@@ -9,11 +8,9 @@ type t = {
 }
 
 let slots = 64
-let system_ns () = Int64.to_int (Mtime_clock.now_ns ())
 
-let create ?(monotonic_ns = system_ns) () =
+let create () =
   {
-    monotonic_ns;
     asked_at = min_int;
     asked = 0.;
     second = min_int;
@@ -34,14 +31,14 @@ let http_date t time =
     t.dates.(slot) <- d;
     d
 
-let now t clock =
-  let mono = t.monotonic_ns () in
+let now t (services : Services.t) =
+  let mono = services.monotonic_ns () in
   if
     t.asked_at = min_int
     || mono - t.asked_at >= 1_000_000_000
     || mono < t.asked_at
   then (
-    t.asked <- clock ();
+    t.asked <- services.now ();
     t.asked_at <- mono;
     t.asked)
   else t.asked +. (float_of_int (mono - t.asked_at) *. 1e-9)

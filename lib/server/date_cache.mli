@@ -1,24 +1,22 @@
 (** The wall clock as the pipeline reads it, and the [Date] header line.
 
-    The clock service is asked at most once per second of monotonic time; in
-    between, the time is the last answer plus the monotonic time elapsed (a vDSO
-    read, no system call and no effect). The [Date] line is formatted at most
-    once per second.
+    The services' wall clock is asked at most once per second of their monotonic
+    clock; in between, the time is the last answer plus the monotonic time
+    elapsed. The [Date] line is formatted at most once per second.
 
     Not thread-safe: keep one per event loop (the server makes one per domain)
     or per connection. Never blocks. *)
 
 type t
 
-val create : ?monotonic_ns:(unit -> int) -> unit -> t
-(** [create ()] is an empty cache. [monotonic_ns] (default: the system's
-    monotonic clock, in nanoseconds) decides when to ask the clock again; tests
-    pass a frozen one. *)
+val create : unit -> t
+(** [create ()] is an empty cache. *)
 
-val now : t -> (unit -> float) -> float
-(** [now cache clock] is the current wall-clock time in seconds since the epoch:
-    [clock ()] if a second has passed since [cache] last asked it, else the last
-    answer plus the monotonic time elapsed since. *)
+val now : t -> Services.t -> float
+(** [now cache services] is the current wall-clock time in seconds since the
+    epoch: [services.now ()] if a second of [services.monotonic_ns] has passed
+    since [cache] last asked it, else the last answer plus the monotonic time
+    elapsed since. *)
 
 val http_date : t -> float -> string
 (** [http_date cache t] is {!Http_date.format} [t], remembered for the last few

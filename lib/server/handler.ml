@@ -8,7 +8,6 @@ type request = {
   peer : Unix.sockaddr option;
   body : Body.t;
   now : float;
-  log : Log.event -> unit;
 }
 
 type t = request -> Response.t
@@ -40,5 +39,4 @@ let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = [])
     peer = None;
     body = Body.of_string body;
     now = 0.;
-    log = ignore;
   }

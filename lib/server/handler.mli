@@ -5,7 +5,11 @@
     loop serves other connections meanwhile. It must not block the domain for
     long (heavy computation belongs on a {!Braid_pool}). An exception from a
     handler becomes a [500] response and an error log event; the connection
-    stays usable. *)
+    stays usable.
+
+    The server's services ({!Services}, {!Log}) are in force in the handler, in
+    every fiber it forks and in every pool task it submits: any of them can log,
+    read the clock, sleep and read files. *)
 
 type request = {
   head : Braid_http.Request.t;  (** Method, target, version, header fields. *)
@@ -16,9 +20,6 @@ type request = {
   peer : Unix.sockaddr option;  (** [None] when not on a socket. *)
   body : Body.t;
   now : float;  (** When the head was read, seconds since the epoch. *)
-  log : Log.event -> unit;
-      (** The connection's logging capability: events go wherever the server's
-          log handler sends them. *)
 }
 
 type t = request -> Response.t
@@ -40,4 +41,5 @@ val request_for_test :
   string ->
   request
 (** [request_for_test target] is an HTTP/1.1 request for calling a handler
-    directly in a test: no peer, time 0, logging ignored. *)
+    directly in a test: no peer, time 0. A handler that uses services needs them
+    in force ({!In_memory.run}). *)

@@ -1,11 +1,13 @@
 (** In-memory implementations of the services, for tests: a clock that moves
-    only when told, a file system of strings (with directories and symbolic
-    links), a log that keeps every event, and a handler store that records each
-    lookup.
+    only when told (with sleeps and timeouts that expire when it does), a file
+    system of strings (with directories and symbolic links), a log that keeps
+    every event, and a handler store that records each lookup.
 
-    Together with {!Services.run} they let a test drive the whole pipeline
-    without sockets, disks or real time. Not thread-safe: one test, one domain.
-*)
+    Installed with {!run}, they let a test drive the whole pipeline without
+    sockets, disks or real time, timeouts included: a fiber blocked in [sleep]
+    or under [timeout] waits until the test calls {!advance}. Every function is
+    thread-safe (a pool task may log into it from another domain); sleeping
+    needs a Braid fiber or a thread that may park. *)
 
 type t
 
@@ -14,11 +16,26 @@ val create : ?now:float -> ?router:Router.t -> unit -> t
     empty file system holding only ["/"], and [router] (default empty) as
     handler store. *)
 
-val capabilities : t -> Capabilities.t
+val services : t -> Services.t
 
-(** {1 Clock} *)
+val run : t -> (unit -> 'a) -> 'a
+(** [run t f] is {!Services.run} [(services t) f]. *)
+
+(** {1 Clock}
+
+    Wall-clock time ([now]) and monotonic time ([monotonic_ns], from 0) move
+    together with {!advance}; {!set_now} steps the wall clock alone, as an
+    administrator setting the date would. *)
+
+val advance : t -> float -> unit
+(** [advance t seconds] moves both clocks forward, then wakes every sleep and
+    expires every timeout that is due, earliest deadline first (in the calling
+    thread; the woken fibers run when their scheduler runs them). *)
 
 val set_now : t -> float -> unit
+
+val pending_timers : t -> int
+(** Sleeps and timeouts waiting for the clock. *)
 
 (** {1 File system}
 

@@ -1,44 +1,29 @@
-(** What the server logs, as structured values.
+(** What the server logs, and how any code under a server logs.
 
-    Every log event goes through the logging capability ({!Capabilities.S.log},
-    the [Log] effect of {!Services}); its handler decides what to keep and how
-    to write it. Access entries carry the parsed request itself rather than a
-    formatted line, so a writer can render any format ({!combined} is the
-    Combined Log Format). *)
+    The events are structured values ({!event}); {!emit} hands one to the
+    logging service in force ({!Services.log}), whose implementation decides
+    what to keep and how to write it: {!Production} filters by level and writes
+    through a {!Log_writer}, {!In_memory} keeps every event for a test. Callable
+    from the request handler's fiber, from fibers it forks and from pool tasks
+    it submits: their events reach the same log.
+    {[
+      let handler request =
+        Log.info "computing";
+        ...
+    ]} *)
 
-type level = Error | Warning | Info | Debug
+include module type of struct
+  include Log_event
+end
 
-type access = {
-  peer : Unix.sockaddr option;  (** [None] when not on a socket (tests). *)
-  time : float;  (** When the request head was read, seconds since the epoch. *)
-  request : Braid_http.Request.t option;
-      (** [None] when the request could not be parsed. *)
-  status : int;
-  body_bytes : int;
-      (** Bytes of content sent (after chunk framing is removed; 0 for HEAD). *)
-}
+val emit : event -> unit
+(** [emit e] is {!Services.log} [e].
+    @raise Invalid_argument outside {!Services.run}. *)
 
-type event =
-  | Access of access  (** One per response, level [Info]. *)
-  | Message of { level : level; text : string }
-  | Handler_failed of {
-      request : Braid_http.Request.t;
-      exn : exn;
-      backtrace : Printexc.raw_backtrace;
-    }  (** A request handler raised; the client got a 500. Level [Error]. *)
+val message : level -> string -> unit
+(** [message level text] emits [Message] with the services' current time. *)
 
-val level : event -> level
-
-val level_to_string : level -> string
-(** ["error"], ["warning"], ["info"], ["debug"]. *)
-
-val combined : access -> string
-(** [combined a] is [a] in the Combined Log Format, without a newline:
-    [127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /a.txt HTTP/1.1" 200 2326
-     "http://ref/" "curl/8.0"]. Quotes, backslashes and control bytes in the
-    request line, referer and user agent are escaped as nginx does ([\x22]). *)
-
-val to_string : event -> string
-(** [to_string e] is a one-line rendering of [e] (access entries as {!combined};
-    a failed handler with its exception, the backtrace on following lines if
-    recorded). *)
+val error : string -> unit
+val warning : string -> unit
+val info : string -> unit
+val debug : string -> unit

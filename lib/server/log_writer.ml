@@ -20,6 +20,7 @@ type t = {
   restarts : int Atomic.t;
   running : bool Atomic.t;
   write : Unix.file_descr -> bytes -> int -> int -> int;
+  now : unit -> float;  (** Stamps the writer's own notes. *)
   batch : int;
   check_interval : float;
   access_sink : sink;
@@ -38,7 +39,7 @@ let sink () =
   }
 
 let create ?(capacity = 4096) ?(batch = 1024) ?(check_interval = 1.)
-    ?(write = Unix.single_write) ?access ?error () =
+    ?(write = Unix.single_write) ?(now = Unix.gettimeofday) ?access ?error () =
   if capacity <= 0 then invalid_arg "Log_writer.create: capacity";
   if batch <= 0 then invalid_arg "Log_writer.create: batch";
   let paths = { access; error } in
@@ -49,6 +50,7 @@ let create ?(capacity = 4096) ?(batch = 1024) ?(check_interval = 1.)
     restarts = Atomic.make 0;
     running = Atomic.make false;
     write;
+    now;
     batch;
     check_interval;
     access_sink = sink ();
@@ -71,12 +73,12 @@ let enqueue t e =
 
 let access t line = if logs_access t then enqueue t (Access line)
 
-let timestamp () =
-  let tm = Unix.gmtime (Unix.gettimeofday ()) in
+let timestamp time =
+  let tm = Unix.gmtime time in
   Printf.sprintf "[%04d-%02d-%02dT%02d:%02d:%02dZ] " (tm.tm_year + 1900)
     (tm.tm_mon + 1) tm.tm_mday tm.tm_hour tm.tm_min tm.tm_sec
 
-let error t text = enqueue t (Error_line (timestamp () ^ text))
+let error t ~time text = enqueue t (Error_line (timestamp time ^ text))
 
 (* {1 The writer's side} *)
 
@@ -86,7 +88,7 @@ let add sink line =
   sink.lines <- sink.lines + 1
 
 (* A message of the writer itself, written with the next batch. *)
-let note t text = add t.error_sink (timestamp () ^ text)
+let note t text = add t.error_sink (timestamp (t.now ()) ^ text)
 
 let close_sink sink =
   Option.iter

@@ -28,6 +28,7 @@ val create :
   ?batch:int ->
   ?check_interval:float ->
   ?write:(Unix.file_descr -> bytes -> int -> int -> int) ->
+  ?now:(unit -> float) ->
   ?access:string ->
   ?error:string ->
   unit ->
@@ -37,7 +38,10 @@ val create :
     to). [capacity] (default 4096) bounds the lines waiting for the writer;
     [batch] (default 1024) bounds the lines written in one [write];
     [check_interval] defaults to 1 s. [write] (default [Unix.single_write]) is
-    how bytes reach a descriptor: tests pass one that fails or raises.
+    how bytes reach a descriptor: tests pass one that fails or raises. [now]
+    (default [Unix.gettimeofday]) stamps the writer's own notes (dropped lines,
+    reopened files); the lines it is given carry their own time. Its rotation
+    checks follow {!Braid_io.Time}: it runs in an event loop.
     @raise Invalid_argument if [capacity] or [batch] is not positive. *)
 
 val set_paths : t -> access:string option -> error:string option -> unit
@@ -54,9 +58,10 @@ val access : t -> string -> unit
     drops (and counts) the line if the queue is full or there is no access log.
     Callable from any fiber, domain or thread. *)
 
-val error : t -> string -> unit
-(** [error t text] queues [text] for the error log, prefixed with the current
-    time in UTC ([[2024-05-01T12:00:00Z] ]). Never blocks, like {!access}. *)
+val error : t -> time:float -> string -> unit
+(** [error t ~time text] queues [text] for the error log, prefixed with [time]
+    (seconds since the epoch) in UTC ([[2024-05-01T12:00:00Z] ]). Never blocks,
+    like {!access}. *)
 
 val run : t -> unit
 (** [run t] is the writer: it writes batches until cancelled, restarting its

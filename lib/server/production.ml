@@ -2,7 +2,7 @@ type file_cache = { max_file_size : int; max_entries : int }
 
 type settings = {
   router : Router.t;
-  log_level : Log.level;
+  log_level : Log_event.level;
   access_log : (string -> unit) option;
   logger : Log_writer.t option;
   file_cache : file_cache option;
@@ -10,33 +10,46 @@ type settings = {
 
 let default_file_cache = { max_file_size = 65536; max_entries = 1024 }
 
-let settings ?(log_level = Log.Warning) ?access_log ?logger
+let settings ?(log_level = Log_event.Warning) ?access_log ?logger
     ?(file_cache = Some default_file_cache) router =
   { router; log_level; access_log; logger; file_cache }
 
 type cached = { version : File.info; content : string }
-type t = { settings : settings; cache : (string, cached) Hashtbl.t }
 
-let create settings = { settings; cache = Hashtbl.create 64 }
-let rank = function Log.Error -> 0 | Warning -> 1 | Info -> 2 | Debug -> 3
+type t = {
+  settings : settings;
+  home : Domain.id;  (** The only domain that touches [cache]. *)
+  cache : (string, cached) Hashtbl.t;
+}
 
-let log t (event : Log.event) =
+let create settings =
+  { settings; home = Domain.self (); cache = Hashtbl.create 64 }
+
+let rank = function
+  | Log_event.Error -> 0
+  | Warning -> 1
+  | Info -> 2
+  | Debug -> 3
+
+let log t (event : Log_event.event) =
   match event with
   | Access a -> (
       (match t.settings.logger with
       | Some w when Log_writer.logs_access w ->
-          Log_writer.access w (Log.combined a)
+          Log_writer.access w (Log_event.combined a)
       | _ -> ());
       match t.settings.access_log with
       | None -> ()
-      | Some write -> write (Log.combined a))
+      | Some write -> write (Log_event.combined a))
   | Message _ | Handler_failed _ -> (
-      if rank (Log.level event) <= rank t.settings.log_level then
+      if rank (Log_event.level event) <= rank t.settings.log_level then
         match t.settings.logger with
-        | Some w -> Log_writer.error w (Log.to_string event)
-        | None -> prerr_endline (Log.to_string event))
+        | Some w ->
+            Log_writer.error w ~time:(Log_event.time event)
+              (Log_event.to_string event)
+        | None -> prerr_endline (Log_event.to_string event))
 
-let now _ = Unix.gettimeofday ()
+let monotonic_ns () = Int64.to_int (Mtime_clock.now_ns ())
 
 let error_of (e : Unix.error) : File.error =
   match e with
@@ -59,17 +72,15 @@ let info_of (st : Unix.stats) : File.info =
     inode = st.st_ino;
   }
 
-let stat _ ~follow path =
+let stat ~follow path =
   match if follow then Unix.stat path else Unix.lstat path with
   | st -> Ok (info_of st)
   | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
 
-let realpath _ path =
+let realpath path =
   match Unix.realpath path with
   | p -> Ok p
   | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
-
-let find_handler t meth path = Router.lookup t.settings.router meth path
 
 (* Opened without blocking: a FIFO swapped in after the stat must not hang
    the loop; anything but a regular file is refused after the fact. *)
@@ -117,7 +128,9 @@ let reader fd =
 let open_file t path (info : File.info) =
   let cacheable =
     match t.settings.file_cache with
-    | Some c -> info.size <= c.max_file_size
+    | Some c ->
+        info.size <= c.max_file_size
+        && (Domain.self () :> int) = (t.home :> int)
     | None -> false
   in
   match if cacheable then Hashtbl.find_opt t.cache path else None with
@@ -144,24 +157,15 @@ let open_file t path (info : File.info) =
               Error (error_of e))
       | Ok (fd, _) -> Ok (reader fd))
 
-let capabilities t : Capabilities.t =
+let services t : Services.t =
   {
     log = log t;
-    now = (fun () -> now t);
-    stat = stat t;
-    realpath = realpath t;
+    now = Unix.gettimeofday;
+    monotonic_ns;
+    sleep = Braid_io.Time.sleep;
+    timeout = Braid_io.Time.timeout;
+    stat;
+    realpath;
     open_file = open_file t;
-    find_handler = find_handler t;
+    find_handler = Router.lookup t.settings.router;
   }
-
-module Direct = struct
-  type env = t
-
-  let run _ f = f ()
-  let log = log
-  let now = now
-  let stat = stat
-  let realpath = realpath
-  let open_file = open_file
-  let find_handler = find_handler
-end

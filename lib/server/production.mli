@@ -1,12 +1,17 @@
 (** The production implementations of the services: the logs (through a
-    {!Log_writer}, or stderr), the system clock, the real file system (with an
-    optional cache of small files), and a {!Router} as handler store.
+    {!Log_writer}, or stderr), the system clock with the event loop's sleeps and
+    timeouts, the real file system (with an optional cache of small files), and
+    a {!Router} as handler store.
 
-    Make one [t] per event loop (the server makes one per domain): its file
-    cache is not shared, so it needs no lock. Every function blocks only as its
-    system call does: [stat], [realpath] and file reads block the domain for the
-    duration of a disk access (regular files cannot wait in epoll), like nginx
-    without thread pools. *)
+    Make one [t] per event loop (the server makes one per domain), on that
+    loop's domain. Its services work from any domain (a pool task submitted by a
+    connection inherits them), with two exceptions: [sleep] and [timeout] need a
+    fiber of a {!Braid_io} loop ([Invalid_argument] elsewhere), and the file
+    cache is used only on the domain that made [t] (it has no lock; other
+    domains read the file). Every function blocks only as its system call does:
+    [stat], [realpath] and file reads block the domain for the duration of a
+    disk access (regular files cannot wait in epoll), like nginx without thread
+    pools. *)
 
 type file_cache = {
   max_file_size : int;  (** Files up to this size (bytes) are cached. *)
@@ -52,30 +57,13 @@ val settings :
 type t
 
 val create : settings -> t
+(** [create settings] on the domain whose loop will use it. *)
 
-val capabilities : t -> Capabilities.t
-(** For {!Services.run}. *)
-
-module Direct : Capabilities.S with type env = t
-(** The same functions, called directly: the pipeline without effects. *)
-
-(** {1 The implementations} *)
-
-val log : t -> Log.event -> unit
-(** Sends messages at or below the level to the logger's error log, or to stderr
-    without a logger, one line each (the backtrace of a failed handler on the
-    following lines), and access entries to the logger's access log and to
-    [access_log]. Never waits for a logger. *)
-
-val now : t -> float
-(** [Unix.gettimeofday]: a vDSO call, no system call. *)
-
-val stat : t -> follow:bool -> string -> (File.info, File.error) result
-val realpath : t -> string -> (string, File.error) result
-
-val open_file : t -> string -> File.info -> (File.contents, File.error) result
-(** Opens without blocking on special files ([O_NONBLOCK]), and refuses anything
-    but a regular file. Small files come from the cache when it holds the
-    version [info] describes. *)
-
-val find_handler : t -> Braid_http.Method.t -> string -> Router.found
+val services : t -> Services.t
+(** The services, for {!Services.run}. Messages are written with their event's
+    time; access entries go to the logger's access log and to [access_log].
+    [now] is [Unix.gettimeofday] (a vDSO call), [monotonic_ns] the clock
+    {!Braid_io.Time} uses, [sleep] and [timeout] those of {!Braid_io.Time}.
+    [open_file] opens without blocking on special files ([O_NONBLOCK]) and
+    refuses anything but a regular file; small files come from the cache when it
+    holds the version the [File.info] describes. *)

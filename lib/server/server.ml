@@ -10,13 +10,16 @@ type slots = { mutex : Mutex.t; freed : Condition.t; active : int Atomic.t }
 
 type t = {
   domains : int;
-  mode : Connection.mode;
+  direct_calls : bool;
+      (** The pipeline calls the production services directly: the benchmarks'
+          baseline. *)
   settings : Production.settings;
   config : Config.t Atomic.t;
   address : Unix.sockaddr;
   stopped : unit Promise.t;
   draining : bool Atomic.t;
-  drain : Mtime.t Promise.t;  (** Filled with the deadline by [shutdown]. *)
+  drain : float Promise.t;
+      (** Filled by [shutdown] with the seconds left to the connections. *)
   slots : slots;
 }
 
@@ -65,15 +68,14 @@ let check_config (c : Config.t) =
           | exception Unix.Unix_error (e, _, _) ->
               Error (Printf.sprintf "root %s: %s" root (Unix.error_message e))))
 
-let create ?(domains = 1) ?(mode = Connection.Effects) ~settings ~config address
-    =
+let create_server ~direct_calls ?(domains = 1) ~settings ~config address =
   if domains < 1 then Error "the number of domains must be at least 1"
   else
     Result.map
       (fun config ->
         {
           domains;
-          mode;
+          direct_calls;
           settings;
           config = Atomic.make config;
           address;
@@ -89,6 +91,9 @@ let create ?(domains = 1) ?(mode = Connection.Effects) ~settings ~config address
         })
       (check_config config)
 
+let create ?domains ~settings ~config address =
+  create_server ~direct_calls:false ?domains ~settings ~config address
+
 let config t = Atomic.get t.config
 
 let set_config t c =
@@ -96,17 +101,11 @@ let set_config t c =
 
 let stop t = ignore (Promise.try_fill t.stopped (Ok ()))
 
+(* Each loop learns of the shutdown at once (it awaits [drain]) and counts
+   the deadline from then on its services' clock. *)
 let shutdown t ~deadline =
-  let span =
-    Mtime.Span.of_float_ns (Float.max 0. (Float.min deadline 1e9) *. 1e9)
-    |> Option.value ~default:Mtime.Span.zero
-  in
-  let at =
-    Option.value ~default:(Mtime_clock.now ())
-      (Mtime.add_span (Mtime_clock.now ()) span)
-  in
   Atomic.set t.draining true;
-  ignore (Promise.try_fill t.drain (Ok at))
+  ignore (Promise.try_fill t.drain (Ok deadline))
 
 let connections t = Atomic.get t.slots.active
 
@@ -145,9 +144,6 @@ let await_no_connections t =
         Condition.wait s.freed s.mutex
       done)
 
-let log_error production text =
-  Production.log production (Message { level = Error; text })
-
 (* At the limit, waits for a slot: new connections stay in the kernel's
    backlog. Running out of descriptors leaves the connection in the backlog
    too: pause (logging once per episode) instead of spinning on it. *)
@@ -156,9 +152,7 @@ let rec accept_loop t ~sw listener context ~paused =
   match
     Net.accept_fork ~sw listener
       ~on_error:(fun e ->
-        log_error
-          (Connection.production context)
-          ("connection failed: " ^ Printexc.to_string e))
+        Log.error ("connection failed: " ^ Printexc.to_string e))
       (fun socket peer ->
         Fun.protect
           ~finally:(fun () -> release_slot t)
@@ -169,10 +163,8 @@ let rec accept_loop t ~sw listener context ~paused =
       Net.Error { error = (EMFILE | ENFILE | ENOBUFS | ENOMEM) as error; _ } ->
       release_slot t;
       if not paused then
-        log_error
-          (Connection.production context)
-          ("accept: " ^ Unix.error_message error ^ "; pausing");
-      Time.sleep 0.05;
+        Log.error ("accept: " ^ Unix.error_message error ^ "; pausing");
+      Services.sleep 0.05;
       accept_loop t ~sw listener context ~paused:true
   | exception Net.Error { error = ECONNABORTED | EPERM | EUNKNOWNERR _; _ } ->
       release_slot t;
@@ -214,7 +206,7 @@ let serve_connections t ~sw listener context =
          Net.close listener;
          Connection.drain context;
          watch (fun () ->
-             Time.sleep_until deadline;
+             Services.sleep deadline;
              stop t))
    with
   | () -> ()
@@ -222,8 +214,14 @@ let serve_connections t ~sw listener context =
   List.iter Fiber.cancel !watchers
 
 let serve_domain t ~domain ~port ~on_listen ~background =
-  let production = Production.create t.settings in
-  let context = Connection.context ~draining:t.draining t.mode production in
+  let services = Production.services (Production.create t.settings) in
+  let context =
+    Connection.context ~draining:t.draining
+      ?fixed_services:(if t.direct_calls then Some services else None)
+      ()
+  in
+  (* Every fiber of this loop, [background] included, inherits them. *)
+  Services.run services @@ fun () ->
   Switch.run (fun sw ->
       (* With port 0, the first loop binds and tells the others the port. *)
       let address =
@@ -253,3 +251,8 @@ let run ?(on_listen = ignore) ?(background = ignore) t =
   ignore
     (Braid_io.run_domains ~domains:t.domains (fun ~domain ->
          serve_domain t ~domain ~port ~on_listen ~background))
+
+module Private = struct
+  let create_with_direct_calls ?domains ~settings ~config address =
+    create_server ~direct_calls:true ?domains ~settings ~config address
+end

@@ -34,14 +34,15 @@ val check_config : Config.t -> (Config.t, string) result
 
 val create :
   ?domains:int ->
-  ?mode:Connection.mode ->
   settings:Production.settings ->
   config:Config.t ->
   Unix.sockaddr ->
   (t, string) result
 (** [create ~settings ~config address] is a server for [address] (not yet
-    listening) with [domains] event loops (default 1) in [mode] (default
-    {!Connection.Effects}). [config] goes through {!check_config}. *)
+    listening) with [domains] event loops (default 1). Each loop answers the
+    {!Services} of its connections, their fibers and their pool tasks with
+    {!Production.services} of [settings]. [config] goes through {!check_config}.
+*)
 
 val config : t -> Config.t
 (** The configuration new connections get. *)
@@ -57,14 +58,14 @@ val run :
     connections finish, then returns. [on_listen] gets the bound address (the
     port the kernel chose for port 0) once the first loop listens.
 
-    [background ()] runs in a fiber of the first loop, forked before [on_listen]
-    is called (so [on_listen] may wait for it to be ready, e.g. subscribed to
-    signals), from then on (to wait for signals, reload the configuration, write
-    logs) and is cancelled (its blocking calls raise {!Braid.Cancelled}) only
-    after the last connection of every loop has ended, whether by {!stop},
-    {!shutdown} or its deadline: a logger still sees the events of draining
-    connections and can flush after them. If [background] raises, the server
-    stops and [run] re-raises.
+    [background ()] runs in a fiber of the first loop (with the services in
+    force), forked before [on_listen] is called (so [on_listen] may wait for it
+    to be ready, e.g. subscribed to signals), from then on (to wait for signals,
+    reload the configuration, write logs) and is cancelled (its blocking calls
+    raise {!Braid.Cancelled}) only after the last connection of every loop has
+    ended, whether by {!stop}, {!shutdown} or its deadline: a logger still sees
+    the events of draining connections and can flush after them. If [background]
+    raises, the server stops and [run] re-raises.
 
     Blocks the calling domain, which becomes the first loop; the others are new
     domains. Call it once, from a domain that runs no event loop.
@@ -91,3 +92,20 @@ val shutdown : t -> deadline:float -> unit
 val connections : t -> int
 (** The number of connections open now, over all loops (an accept in progress
     counts as one). For tests and monitoring. *)
+
+(** {1 For the benchmarks}
+
+    Exposed as [Braid_server.Private.Server]. *)
+
+module Private : sig
+  val create_with_direct_calls :
+    ?domains:int ->
+    settings:Production.settings ->
+    config:Config.t ->
+    Unix.sockaddr ->
+    (t, string) result
+  (** As {!create}, but the pipeline calls the production services directly
+      instead of looking up the services in force per request: the baseline of
+      the effects-versus-direct-calls experiment. Request handlers still have
+      the services in force. *)
+end

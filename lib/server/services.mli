@@ -1,67 +1,80 @@
-(** The services of {!Capabilities} as effects, and the handler that answers
-    them.
+(** The server's cross-cutting services: logging, the clock (time, sleeps and
+    timeouts), file access and the handler store, as one effect.
 
-    A connection served by the effects-based pipeline performs these effects;
-    the handler that {!run} installs around it answers each with one function of
-    a {!Capabilities.t}. Production and tests differ only in that record
-    ({!Production.capabilities}, {!In_memory.capabilities}), and one service can
-    be swapped alone:
+    Code that needs a service calls the functions below ({!log}, {!now},
+    {!stat}, ...) wherever it runs: the connection pipeline, a request handler,
+    a fiber the handler forked, a {!Braid_pool} task it submitted. Each call
+    performs an effect that the nearest {!run} answers with its record of
+    implementations {!t}: {!Production.services} in a server,
+    {!In_memory.services} in tests (no sockets, disks or real time). Swapping
+    one service is swapping one field:
     {[
-      let fixed_clock = { (Production.capabilities p) with now = fun () -> 0. } in
-      Services.run fixed_clock (fun () -> serve_connection ...)
+      let frozen = { (Services.current ()) with now = (fun () -> 0.) } in
+      Services.run frozen (fun () -> handler request)
     ]}
-    Effects not listed here (the IO loop's [Suspend], the parser's [Refill])
-    pass through the handler untouched, so blocking inside {!run} blocks only
-    the fiber. *)
 
-type cell = {
-  mutable event : Log.event;
-  mutable meth : Braid_http.Method.t;
-  mutable path : string;
-  mutable follow : bool;
-  mutable info : File.info;
+    {b Services follow the fiber.} {!run} installs its handler with
+    {!Braid.Fiber.with_handler}: every fiber forked inside it, and every pool
+    task submitted from inside it, has the same services, on whatever domain it
+    runs (the implementations must be safe there: {!Production}'s and
+    {!In_memory}'s are, but for sleeps and timeouts, see {!t}).
+
+    {b Cost.} One service call is one effect: about 8 ns and 3 words (the
+    continuation) on top of the implementation. The pipeline looks its services
+    up once per request ({!current}) and calls that record for the rest of the
+    request, so a request pays for one effect whatever number of services it
+    uses. *)
+
+type t = {
+  log : Log_event.event -> unit;
+      (** Record an event. Must not block for long: called on every response. *)
+  now : unit -> float;
+      (** Wall-clock time, seconds since the epoch. Cheap: called per request.
+      *)
+  monotonic_ns : unit -> int;
+      (** Monotonic time in nanoseconds, for deadlines: never goes back. *)
+  sleep : float -> unit;
+      (** [sleep seconds] suspends the calling fiber for [seconds] (of this
+          clock); cancellable ({!Braid.Cancelled}). *)
+  timeout : 'a. float -> (unit -> 'a) -> 'a option;
+      (** [timeout seconds f] is [Some (f ())], or [None] once [f] was cancelled
+          after [seconds] (of this clock), as {!Braid_io.Time.timeout}. *)
+  stat : follow:bool -> string -> (File.info, File.error) result;
+      (** Metadata of a path; with [~follow:false], of a symbolic link itself.
+      *)
+  realpath : string -> (string, File.error) result;
+      (** The absolute path without symbolic links, ["."] or [".."]. *)
+  open_file : string -> File.info -> (File.contents, File.error) result;
+      (** Open a regular file that [stat] just described. *)
+  find_handler : Braid_http.Method.t -> string -> Router.found;
+      (** The handler store: the route for a method and a raw path. *)
 }
-(** A connection's reusable arguments for the effects it performs on every
-    request. Performing [Log event] allocates the effect value; the pipeline
-    instead keeps one [Logged cell] and one [Lookup cell] per connection and
-    puts the argument in [cell] first, so a request's effects allocate nothing
-    but their continuations (the parser's [Input.Refill] is built once per input
-    for the same reason). *)
+(** One implementation of every service. Each function is called in the caller's
+    fiber (not inside the handler), so it may block that fiber and perform
+    effects of its own. *)
 
-type _ Effect.t +=
-  | Log : Log.event -> unit Effect.t
-  | Now : float Effect.t
-  | Stat : {
-      follow : bool;
-      path : string;
-    }
-      -> (File.info, File.error) result Effect.t
-  | Realpath : string -> (string, File.error) result Effect.t
-  | Open_file :
-      string * File.info
-      -> (File.contents, File.error) result Effect.t
-  | Find_handler : Braid_http.Method.t * string -> Router.found Effect.t
-  | Logged : cell -> unit Effect.t  (** [Log cell.event]. *)
-  | Lookup : cell -> Router.found Effect.t
-        (** [Find_handler (cell.meth, cell.path)]. *)
-  | Stat_cell : cell -> (File.info, File.error) result Effect.t
-        (** [Stat { follow = cell.follow; path = cell.path }]. *)
-  | Open_cell : cell -> (File.contents, File.error) result Effect.t
-        (** [Open_file (cell.path, cell.info)]. *)
+val run : t -> (unit -> 'a) -> 'a
+(** [run services f] runs [f ()] with [services] answering every service call
+    made inside it, in this fiber and in every fiber and pool task started
+    inside it, and below those. Nested [run]s: the innermost answers. *)
 
-val run : Capabilities.t -> (unit -> 'a) -> 'a
-(** [run services f] runs [f ()], answering every service effect performed
-    inside (in this fiber) with [services]. An exception raised by a service is
-    raised at the [perform]. Nested [run]s: the innermost answers. Answering
-    allocates nothing: the handler's replies are built once per [run]. *)
+val current : unit -> t
+(** [current ()] is the record answering service calls here: one effect. Keep it
+    for a burst of calls (the pipeline does, per request).
+    @raise Invalid_argument outside any {!run}. *)
 
-(** The capabilities of {!Capabilities.S} as effects: each function performs its
-    effect, and {!Capabilities.S.run} answers them with the env's services. An
-    [env] also holds the connection's reusable effect values: make one per
-    connection (it is not shared between fibers). *)
-module Perform : sig
-  include Capabilities.S
+(** {1 The services}
 
-  val env : Capabilities.t -> env
-  (** [env services] performs effects that [run env] answers with [services]. *)
-end
+    Each is [(current ()).field ...]. They block as their implementation does
+    (the calling fiber only, for {!Production} and {!In_memory}).
+    @raise Invalid_argument outside any {!run}. *)
+
+val log : Log_event.event -> unit
+val now : unit -> float
+val monotonic_ns : unit -> int
+val sleep : float -> unit
+val timeout : float -> (unit -> 'a) -> 'a option
+val stat : follow:bool -> string -> (File.info, File.error) result
+val realpath : string -> (string, File.error) result
+val open_file : string -> File.info -> (File.contents, File.error) result
+val find_handler : Braid_http.Method.t -> string -> Router.found

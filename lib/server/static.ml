@@ -44,111 +44,109 @@ let within ~root path =
 (* Not [rest = []]: polymorphic comparison, on every request. *)
 let is_last = function [] -> true | _ :: _ -> false
 
-let error_response (e : File.error) =
+let file_error (e : File.error) =
   match e with
   | Not_found -> Response.error 404 ""
   | Forbidden -> Response.error 403 ""
   | Failed _ -> Response.error 500 ""
 
-module Make (C : Capabilities.S) = struct
-  (* The metadata of [path] (following links) if every link on the way
-     stays under [root]. *)
-  let checked env ~root path ~linked =
-    if not linked then C.stat env ~follow:true path
-    else
-      match C.realpath env path with
-      | Error _ as e -> e
-      | Ok real when within ~root real -> C.stat env ~follow:true real
-      | Ok _ -> Error File.Forbidden
+(* The metadata of [path] (following links) if every link on the way
+   stays under [root]. *)
+let checked services ~root path ~linked =
+  if not linked then services.Services.stat ~follow:true path
+  else
+    match services.Services.realpath path with
+    | Error _ as e -> e
+    | Ok real when within ~root real -> services.Services.stat ~follow:true real
+    | Ok _ -> Error File.Forbidden
 
-  (* Looks [segs] up under [root] one [lstat] at a time: a link anywhere
-     triggers the [realpath] check. The path and its metadata (links
-     followed). *)
-  let locate env ~root segs =
-    let with_path path = function
-      | Ok info -> Ok (path, info)
-      | Error _ as e -> e
+(* Looks [segs] up under [root] one [lstat] at a time: a link anywhere
+   triggers the [realpath] check. The path and its metadata (links
+   followed). *)
+let locate services ~root segs =
+  let with_path path = function
+    | Ok info -> Ok (path, info)
+    | Error _ as e -> e
+  in
+  let rec walk dir ~linked = function
+    | [] -> with_path dir (checked services ~root dir ~linked)
+    | seg :: rest -> (
+        let path = join dir seg in
+        match services.Services.stat ~follow:false path with
+        | Error _ as e -> e
+        | Ok { kind = Symlink; _ } -> walk path ~linked:true rest
+        | Ok ({ kind = Directory; _ } as info) ->
+            if is_last rest && not linked then Ok (path, info)
+            else walk path ~linked rest
+        | Ok info ->
+            if not (is_last rest) then Error File.Not_found
+            else if linked then
+              with_path path (checked services ~root path ~linked)
+            else Ok (path, info))
+  in
+  walk root ~linked:false segs
+
+let file ~dates (req : Request.t) path (info : File.info) =
+  let last_modified = Date_cache.http_date dates info.mtime in
+  if not_modified req ~mtime:info.mtime then
+    Response.make ~headers:[ ("Last-Modified", last_modified) ] 304 Empty
+  else
+    let headers =
+      [
+        ("Content-Type", content_type path);
+        ("Last-Modified", last_modified);
+        ("Accept-Ranges", "bytes");
+      ]
     in
-    let rec walk dir ~linked = function
-      | [] -> with_path dir (checked env ~root dir ~linked)
-      | seg :: rest -> (
-          let path = join dir seg in
-          match C.stat env ~follow:false path with
-          | Error _ as e -> e
-          | Ok { kind = Symlink; _ } -> walk path ~linked:true rest
-          | Ok ({ kind = Directory; _ } as info) ->
-              if is_last rest && not linked then Ok (path, info)
-              else walk path ~linked rest
-          | Ok info ->
-              if not (is_last rest) then Error File.Not_found
-              else if linked then
-                with_path path (checked env ~root path ~linked)
-              else Ok (path, info))
+    let size = info.size in
+    let whole () =
+      Response.make ~headers 200
+        (File { path; info; offset = 0; length = size })
     in
-    walk root ~linked:false segs
+    match Request.header req "range" with
+    | None -> whole ()
+    | Some _ when not (range_applies req ~mtime:info.mtime) -> whole ()
+    | Some field -> (
+        match Range.resolve field ~size with
+        | Whole -> whole ()
+        | Part { first; last } ->
+            Response.make
+              ~headers:
+                (("Content-Range", Range.content_range ~first ~last ~size)
+                :: headers)
+              206
+              (File { path; info; offset = first; length = last - first + 1 })
+        | Unsatisfiable ->
+            Response.make
+              ~headers:
+                [
+                  ("Content-Range", Range.unsatisfied_range ~size);
+                  ("Last-Modified", last_modified);
+                ]
+              416 Empty)
 
-  let file ~dates (req : Request.t) path (info : File.info) =
-    let last_modified = Date_cache.http_date dates info.mtime in
-    if not_modified req ~mtime:info.mtime then
-      Response.make ~headers:[ ("Last-Modified", last_modified) ] 304 Empty
-    else
-      let headers =
-        [
-          ("Content-Type", content_type path);
-          ("Last-Modified", last_modified);
-          ("Accept-Ranges", "bytes");
-        ]
-      in
-      let size = info.size in
-      let whole () =
-        Response.make ~headers 200
-          (File { path; info; offset = 0; length = size })
-      in
-      match Request.header req "range" with
-      | None -> whole ()
-      | Some _ when not (range_applies req ~mtime:info.mtime) -> whole ()
-      | Some field -> (
-          match Range.resolve field ~size with
-          | Whole -> whole ()
-          | Part { first; last } ->
-              Response.make
-                ~headers:
-                  (("Content-Range", Range.content_range ~first ~last ~size)
-                  :: headers)
-                206
-                (File { path; info; offset = first; length = last - first + 1 })
-          | Unsatisfiable ->
-              Response.make
-                ~headers:
-                  [
-                    ("Content-Range", Range.unsatisfied_range ~size);
-                    ("Last-Modified", last_modified);
-                  ]
-                416 Empty)
-
-  let serve env ~root ~index ~dates (req : Request.t) ~path ~query =
-    match req.meth with
-    | GET | HEAD -> (
-        match Url_path.resolve path with
-        | Error e -> Response.error 400 (Url_path.error_to_string e)
-        | Ok segs -> (
-            match locate env ~root segs with
-            | Error e -> error_response e
-            | Ok (full, ({ kind = Regular; _ } as info)) ->
-                file ~dates req full info
-            | Ok (_, { kind = Directory; _ }) -> (
-                if not (String.ends_with ~suffix:"/" path) then
-                  let location = Url_path.of_segments segs ^ "/" in
-                  Response.redirect
-                    (match query with
-                    | None -> location
-                    | Some q -> location ^ "?" ^ q)
-                else
-                  match locate env ~root (segs @ [ index ]) with
-                  | Ok (file_path, ({ kind = Regular; _ } as info)) ->
-                      file ~dates req file_path info
-                  | Ok _ | Error File.Not_found -> Response.error 403 ""
-                  | Error e -> error_response e)
-            | Ok _ -> Response.error 403 ""))
-    | _ -> Response.error ~headers:[ ("Allow", "GET, HEAD") ] 405 ""
-end
+let serve services ~root ~index ~dates (req : Request.t) ~path ~query =
+  match req.meth with
+  | GET | HEAD -> (
+      match Url_path.resolve path with
+      | Error e -> Response.error 400 (Url_path.error_to_string e)
+      | Ok segs -> (
+          match locate services ~root segs with
+          | Error e -> file_error e
+          | Ok (full, ({ kind = Regular; _ } as info)) ->
+              file ~dates req full info
+          | Ok (_, { kind = Directory; _ }) -> (
+              if not (String.ends_with ~suffix:"/" path) then
+                let location = Url_path.of_segments segs ^ "/" in
+                Response.redirect
+                  (match query with
+                  | None -> location
+                  | Some q -> location ^ "?" ^ q)
+              else
+                match locate services ~root (segs @ [ index ]) with
+                | Ok (file_path, ({ kind = Regular; _ } as info)) ->
+                    file ~dates req file_path info
+                | Ok _ | Error File.Not_found -> Response.error 403 ""
+                | Error e -> file_error e)
+          | Ok _ -> Response.error 403 ""))
+  | _ -> Response.error ~headers:[ ("Allow", "GET, HEAD") ] 405 ""

@@ -25,21 +25,22 @@
     trailing slash it is redirected ([301]) to the path with one. No index:
     [403]. Methods other than GET and HEAD: [405] with [Allow: GET, HEAD]. *)
 
-module Make (C : Capabilities.S) : sig
-  val serve :
-    C.env ->
-    root:string ->
-    index:string ->
-    dates:Date_cache.t ->
-    Braid_http.Request.t ->
-    path:string ->
-    query:string option ->
-    Response.t
-  (** [serve env ~root ~index ~dates request ~path ~query] answers [request] for
-      the raw (not decoded) [path] from the files under [root], through the file
-      capability of [C]; [dates] formats [Last-Modified]. Blocks as the
-      capability's calls do. *)
-end
+val serve :
+  Services.t ->
+  root:string ->
+  index:string ->
+  dates:Date_cache.t ->
+  Braid_http.Request.t ->
+  path:string ->
+  query:string option ->
+  Response.t
+(** [serve services ~root ~index ~dates request ~path ~query] answers [request]
+    for the raw (not decoded) [path] from the files under [root], through the
+    file services of [services]; [dates] formats [Last-Modified]. Blocks as
+    those services do. *)
+
+val file_error : File.error -> Response.t
+(** The answer to a file that cannot be served: [404], [403] or [500]. *)
 
 val content_type : string -> string
 (** [content_type file_name] is the MIME type of a file name's extension

@@ -62,7 +62,7 @@ let error_only () =
   let w = Log_writer.create ~error () in
   Alcotest.(check bool) "no access log" false (Log_writer.logs_access w);
   Log_writer.access w "nobody keeps this";
-  Log_writer.error w "error: something";
+  Log_writer.error w ~time:(Unix.gettimeofday ()) "error: something";
   with_writer w ignore;
   Alcotest.(check int) "dropped" 0 (Log_writer.dropped w);
   match lines error with

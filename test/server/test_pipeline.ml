@@ -5,23 +5,8 @@
 open Braid_http
 open Braid_server
 open Text_and_process
-module P = Pipeline.Make (Services.Perform)
-
-(* The same pipeline calling a capability record directly, to check that the
-   effects change nothing on the wire. *)
-module Record_direct = struct
-  type env = Capabilities.t
-
-  let run _ f = f ()
-  let log (c : env) e = c.log e
-  let now (c : env) = c.now ()
-  let stat (c : env) ~follow p = c.stat ~follow p
-  let realpath (c : env) p = c.realpath p
-  let open_file (c : env) p i = c.open_file p i
-  let find_handler (c : env) m p = c.find_handler m p
-end
-
-module D = Pipeline.Make (Record_direct)
+module Pipeline = Private.Pipeline
+module Date_cache = Private.Date_cache
 
 let now = 1_000_000_000. (* Sun, 09 Sep 2001 01:46:40 GMT *)
 let date = "Sun, 09 Sep 2001 01:46:40 GMT"
@@ -54,7 +39,8 @@ let routes =
   |> Router.add GET "/close" (fun _ ->
          Response.string ~headers:[ ("Connection", "close") ] "bye")
   |> Router.add GET "/log" (fun r ->
-         r.log (Message { level = Info; text = "from a handler" });
+         ignore r;
+         Log.info "from a handler";
          Response.string "logged")
 
 let memory () =
@@ -68,10 +54,9 @@ let memory () =
 
 let config = { Config.default with root = Some "/srv/www" }
 
-(* A frozen monotonic clock: the clock service is asked once per
-   connection, so the responses' dates do not depend on how fast the test
-   runs. *)
-let dates () = Date_cache.create ~monotonic_ns:(fun () -> 0) ()
+(* The in-memory clock stands still unless told: the responses' dates do not
+   depend on how fast the test runs. *)
+let dates () = Date_cache.create ()
 
 type step = Send of string | Expect_sent of string
 
@@ -109,13 +94,15 @@ let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
     writes := len :: !writes;
     Buffer.add_subbytes out buf off len
   in
-  let caps = In_memory.capabilities mem in
   let outcome =
-    if direct then D.serve caps config (dates ()) ~peer:None ~read ~write
-    else
-      P.serve
-        (Services.Perform.env caps)
-        config (dates ()) ~peer:None ~read ~write
+    In_memory.run mem (fun () ->
+        (* [direct]: the pipeline calls the in-memory services without an
+           effect, as the benchmarks' baseline does with the production
+           ones. *)
+        let fixed_services =
+          if direct then Some (In_memory.services mem) else None
+        in
+        Pipeline.serve ?fixed_services config (dates ()) ~peer:None ~read ~write)
   in
   { outcome; output = Buffer.contents out; writes = List.rev !writes; mem }
 
@@ -523,8 +510,10 @@ let static_through_pipeline () =
 let file_vanishing () =
   (* The file disappears between the stat and the open. *)
   let mem = memory () in
-  let caps = In_memory.capabilities mem in
-  let caps = { caps with open_file = (fun _ _ -> Error File.Not_found) } in
+  let services = In_memory.services mem in
+  let services =
+    { services with open_file = (fun _ _ -> Error File.Not_found) }
+  in
   let out = Buffer.create 100 in
   let input = ref (get "/a.txt") in
   let read buf off _ =
@@ -534,8 +523,9 @@ let file_vanishing () =
     n
   in
   ignore
-    (P.serve (Services.Perform.env caps) config (dates ()) ~peer:None ~read
-       ~write:(fun b o l -> Buffer.add_subbytes out b o l));
+    (Services.run services (fun () ->
+         Pipeline.serve config (dates ()) ~peer:None ~read ~write:(fun b o l ->
+             Buffer.add_subbytes out b o l)));
   let rs, _ = Wire.parse (Buffer.contents out) in
   check_statuses "404, not a broken 200" [ 404 ] rs
 

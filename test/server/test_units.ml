@@ -3,6 +3,9 @@
 
 open Braid_http
 open Braid_server
+module Date_cache = Private.Date_cache
+module Static = Private.Static
+module Output = Private.Output
 
 (* {1 Status and dates} *)
 
@@ -69,12 +72,18 @@ let dates () =
 
 let date_cache () =
   let mono = ref 0 and asked = ref 0 and wall = ref 1000.2 in
-  let c = Date_cache.create ~monotonic_ns:(fun () -> !mono) () in
-  let clock () =
-    incr asked;
-    !wall
+  let c = Date_cache.create () in
+  let services =
+    {
+      (In_memory.services (In_memory.create ())) with
+      now =
+        (fun () ->
+          incr asked;
+          !wall);
+      monotonic_ns = (fun () -> !mono);
+    }
   in
-  let now () = Date_cache.now c clock in
+  let now () = Date_cache.now c services in
   Alcotest.(check (float 0.)) "first read asks the clock" 1000.2 (now ());
   mono := 500_000_000;
   wall := 5000.;
@@ -293,18 +302,14 @@ let routing () =
 
 (* {1 Static files} *)
 
-module S = Static.Make (Services.Perform)
-
 let request ?(meth = Method.GET) ?(headers = []) target =
   (Handler.request_for_test ~meth ~headers target).head
 
-let serve ?meth ?headers ?(root = "/www") caps target =
+let serve ?meth ?headers ?(root = "/www") services target =
   let req = request ?meth ?headers target in
   let path, query = Url_path.split_target target in
-  let env = Services.Perform.env caps in
-  Services.Perform.run env (fun () ->
-      S.serve env ~root ~index:"index.html" ~dates:(Date_cache.create ()) req
-        ~path ~query)
+  Static.serve services ~root ~index:"index.html" ~dates:(Date_cache.create ())
+    req ~path ~query
 
 let mtime = 1_000_000_000.
 
@@ -339,7 +344,7 @@ let check_status name expected (r : Response.t) =
   Alcotest.(check int) name expected r.status
 
 let static_files () =
-  let caps = In_memory.capabilities (mem_site ()) in
+  let caps = In_memory.services (mem_site ()) in
   let r = serve caps "/a.txt" in
   check_status "file" 200 r;
   Alcotest.(check string) "whole file" "file /www/a.txt 0+10" (body r);
@@ -374,7 +379,7 @@ let static_files () =
   check_status "HEAD" 200 (serve ~meth:HEAD caps "/a.txt")
 
 let escapes () =
-  let caps = In_memory.capabilities (mem_site ()) in
+  let caps = In_memory.services (mem_site ()) in
   let refused name status target =
     let r = serve caps target in
     check_status name status r;
@@ -402,7 +407,7 @@ let escapes () =
   check_status "dot-segments inside the root" 200 (serve caps "/sub/../a.txt")
 
 let conditional () =
-  let caps = In_memory.capabilities (mem_site ()) in
+  let caps = In_memory.services (mem_site ()) in
   let get headers = serve ~headers caps "/a.txt" in
   let ims v = get [ ("If-Modified-Since", v) ] in
   let r = ims "Sun, 09 Sep 2001 01:46:40 GMT" in
@@ -424,7 +429,7 @@ let conditional () =
        ])
 
 let ranged () =
-  let caps = In_memory.capabilities (mem_site ()) in
+  let caps = In_memory.services (mem_site ()) in
   let get headers = serve ~headers caps "/a.txt" in
   let r = get [ ("Range", "bytes=2-4") ] in
   check_status "206" 206 r;
@@ -478,7 +483,7 @@ let real_files () =
   Unix.symlink (dir ^ "/www-evil") (root ^ "/sibling");
   Unix.mkfifo (root ^ "/fifo") 0o644;
   let production = Production.create (Production.settings Router.empty) in
-  let caps = Production.capabilities production in
+  let caps = Production.services production in
   let get path = serve ~root caps path in
   check_status "file" 200 (get "/a.txt");
   check_status "link inside" 200 (get "/inside");
@@ -492,7 +497,7 @@ let real_files () =
   let contents () =
     match get "/a.txt" with
     | { body = File { path; info; offset; length }; _ } -> (
-        match Production.open_file production path info with
+        match caps.open_file path info with
         | Ok (In_memory s) -> String.sub s offset length
         | Ok (Reader { read; close }) ->
             let b = Bytes.create length in

@@ -1,0 +1,41 @@
+type phase = Idle | Head | Body
+
+type t = {
+  draining : bool Atomic.t;
+  mutable phase : phase;
+  mutable first : bool;
+  mutable head_deadline : int;
+  mutable idle_deadline : int;
+  mutable writes : int;
+  mutable send_timeout : int;
+  mutable seen_writes : int;
+  mutable seen_at : int;
+}
+
+let create draining =
+  {
+    draining;
+    phase = Body;
+    first = true;
+    head_deadline = 0;
+    idle_deadline = max_int;
+    writes = 0;
+    send_timeout = max_int;
+    seen_writes = 0;
+    seen_at = 0;
+  }
+
+let ns_of_seconds s =
+  if Float.is_nan s then 0
+  else int_of_float (Float.max 0. (Float.min (s *. 1e9) 1e18))
+
+let is_idle c = c.phase = Idle
+let idle_deadline c = c.idle_deadline
+
+let send_stalled c ~now =
+  if c.writes land 1 = 0 then false
+  else if c.writes <> c.seen_writes then (
+    c.seen_writes <- c.writes;
+    c.seen_at <- now;
+    false)
+  else now - c.seen_at >= c.send_timeout

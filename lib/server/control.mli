@@ -1,0 +1,57 @@
+(** What a connection's pipeline and its loop's sweeper share: which phase the
+    connection is in, its deadlines, and its progress writing.
+
+    Confined to the connection's loop (the sweeper runs there too), except
+    [draining], the server's "shutting down" flag, set from any domain. Internal
+    to the server. *)
+
+type phase =
+  | Idle  (** Waiting for the first byte of a request; owes nothing. *)
+  | Head  (** Reading a request head. *)
+  | Body  (** Serving a request: its body, its handler, its response. *)
+
+type t = {
+  draining : bool Atomic.t;
+  mutable phase : phase;
+  mutable first : bool;  (** No request has been read yet. *)
+  mutable head_deadline : int;
+      (** Monotonic nanoseconds; 0 until the head's first refill (a head read in
+          one go never reads the clock). *)
+  mutable idle_deadline : int;
+      (** Monotonic nanoseconds: the end of the current idle wait. *)
+  mutable writes : int;
+      (** Twice the pieces written, plus one while a piece is being written: two
+          increments per piece, no clock read. *)
+  mutable send_timeout : int;  (** Nanoseconds. *)
+  mutable seen_writes : int;
+  mutable seen_at : int;
+      (** [send_stalled]'s memory: [writes] when it last looked, and when it
+          first saw that value. *)
+}
+
+val create : bool Atomic.t -> t
+(** [create draining] is the control of a new connection (phase [Body] until the
+    pipeline starts waiting). *)
+
+val ns_of_seconds : float -> int
+(** [ns_of_seconds s] in nanoseconds, clamped to [[0, 10{^18}]] (about 30
+    years), so that no configured timeout wraps around into the past. *)
+
+val is_idle : t -> bool
+(** [is_idle c] is true while the connection waits for the first byte of a
+    request and owes nothing: cancelling it then loses no request. *)
+
+val idle_deadline : t -> int
+(** [idle_deadline c] is when the current idle wait must end, in monotonic
+    nanoseconds of the services' clock: [timeouts.request_header] after the
+    start for the first request, [timeouts.keep_alive] after the previous
+    response for later ones. The pipeline does not enforce it itself (that would
+    cost a timer per request): the loop's sweeper cancels a connection idle past
+    it. *)
+
+val send_stalled : t -> now:int -> bool
+(** [send_stalled c ~now] (monotonic nanoseconds) is true once the connection
+    has been in the same write for [send_timeout] or more, as far as the calls
+    to it can tell: it remembers the write it last saw in progress and when, so
+    the one caller, polling every [tick], detects a stall within
+    [send_timeout + 2 * tick] and costs the pipeline no clock read. *)

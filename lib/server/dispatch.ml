@@ -1,0 +1,77 @@
+open Braid_http
+
+let failure (c : Conn.t) (req : Request.t) ~time exn =
+  let backtrace = Printexc.get_raw_backtrace () in
+  if Unwind.is_connections_own exn then
+    Printexc.raise_with_backtrace exn backtrace;
+  c.services.log (Handler_failed { time; request = req; exn; backtrace });
+  Response.error 500 ""
+
+(* The handler was cancelled: its body may be half read. *)
+let handler_timed_out (c : Conn.t) (req : Request.t) ~time seconds =
+  c.abandon_body <- true;
+  c.services.log
+    (Message
+       {
+         time;
+         level = Warning;
+         text =
+           Printf.sprintf "%s %s: handler timed out after %gs"
+             (Method.to_string req.meth)
+             req.target seconds;
+       });
+  Response.error ~headers:[ ("Connection", "close") ] 503 "handler timed out"
+
+let run_handler (c : Conn.t) (handler : Handler.t) request ~time =
+  match
+    match c.config.timeouts.handler with
+    | Some seconds -> (
+        match c.services.timeout seconds (fun () -> handler request) with
+        | Some r -> r
+        | None -> handler_timed_out c request.Handler.head ~time seconds)
+    | None -> handler request
+  with
+  | r -> r
+  | exception exn -> failure c request.head ~time exn
+
+let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
+  let routed =
+    match req.target_form with
+    | Authority_form -> Error (Response.error 501 "CONNECT is not supported")
+    | Asterisk_form -> Error (Response.empty 200)
+    | Origin_form | Absolute_form -> (
+        match c.services.find_handler req.meth path with
+        | found -> Ok found
+        | exception exn -> Error (failure c req ~time:now exn))
+  in
+  let limits =
+    match routed with
+    | Ok (Found { max_body = Some m; _ }) when m < c.config.limits.max_body ->
+        { c.config.limits with max_body = m }
+    | _ -> c.config.limits
+  in
+  let body = Settlement.body_for c req limits in
+  let response =
+    match routed with
+    | Error response -> response
+    | Ok (Found { handler; params; _ }) -> (
+        match req.body with
+        | Content_length n when n > limits.max_body ->
+            Response.error 413 "body too large"
+        | No_body | Content_length _ | Chunked ->
+            run_handler c handler ~time:now
+              { head = req; path; query; params; peer = c.peer; body; now })
+    | Ok (Method_not_allowed allowed) ->
+        Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 ""
+    | Ok Not_found -> (
+        match c.config.root with
+        | None -> Response.error 404 ""
+        | Some root -> (
+            match
+              Static.serve c.services ~root ~index:c.config.index ~dates:c.dates
+                req ~path ~query
+            with
+            | r -> r
+            | exception exn -> failure c req ~time:now exn))
+  in
+  (response, body)

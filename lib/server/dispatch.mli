@@ -1,0 +1,23 @@
+(** From a parsed request to a response: the target form, the route (the handler
+    store), the body limit, the handler under its timeout, static files when no
+    route matches, and what a handler's exception becomes. Internal. *)
+
+val failure : Conn.t -> Braid_http.Request.t -> time:float -> exn -> Response.t
+(** [failure c request ~time exn] is the answer to a handler that raised [exn]:
+    a [500], and a [Handler_failed] event (at [time], with the backtrace).
+    @raise exn
+      if it is the connection's own ({!Unwind.is_connections_own}): those unwind
+      the connection. *)
+
+val dispatch :
+  Conn.t ->
+  Braid_http.Request.t ->
+  now:float ->
+  path:string ->
+  query:string option ->
+  Response.t * Body.t
+(** [dispatch c request ~now ~path ~query] is the response to [request] (whose
+    head was read at [now]; [path] and [query] split from its target) and the
+    body given to its handler, to settle afterwards. A handler that times out
+    ([timeouts.handler]) is cancelled and answered [503] with
+    [Connection: close]. Blocks the fiber while the handler runs. *)

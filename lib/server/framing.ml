@@ -1,0 +1,94 @@
+open Braid_http
+
+type t = Length of int | Chunked | Unframed
+
+let of_response (response : Response.t) ~chunked =
+  if Status.has_no_body response.status then Unframed
+  else
+    match response.body with
+    | Empty -> Length 0
+    | String s -> Length (String.length s)
+    | File { length; _ } -> Length length
+    | Stream _ -> if chunked then Chunked else Unframed
+
+(* Fields the pipeline writes itself. *)
+let is_framing name =
+  match String.length name with
+  | 4 -> Headers.equal_name name "date"
+  | 10 -> Headers.equal_name name "connection"
+  | 14 -> Headers.equal_name name "content-length"
+  | 17 -> Headers.equal_name name "transfer-encoding"
+  | _ -> false
+
+let write_head (c : Conn.t) ~now ~status ~headers framing ~keep_alive
+    ~(version : Request.version) =
+  let out = c.out in
+  c.head_written <- true;
+  Output.add_string out (Status.status_line status);
+  Output.add_string out (Date_cache.header_line c.dates now);
+  List.iter
+    (fun (name, value) ->
+      if not (is_framing name) then Output.add_field out name value)
+    headers;
+  (match framing with
+  | Length n ->
+      Output.add_string out "Content-Length: ";
+      Output.add_int out n;
+      Output.add_string out "\r\n"
+  | Chunked -> Output.add_string out "Transfer-Encoding: chunked\r\n"
+  | Unframed -> ());
+  if not keep_alive then Output.add_string out "Connection: close\r\n"
+  else if version = Http_1_0 then
+    Output.add_string out "Connection: keep-alive\r\n";
+  Output.add_string out "\r\n"
+
+let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
+  match contents with
+  | In_memory s ->
+      (* The file changed size since its stat: the framing is lost. *)
+      if offset + length > String.length s then raise Unwind.Abort;
+      Output.send c.out (Bytes.unsafe_of_string s) offset length
+  | Reader { read; close } ->
+      let rec copy offset remaining =
+        if remaining > 0 then (
+          let n =
+            Output.fill_from c.out (fun buf off len ->
+                read ~offset buf off (min len remaining))
+          in
+          if n = 0 then raise Unwind.Abort;
+          copy (offset + n) (remaining - n))
+      in
+      Fun.protect ~finally:close (fun () ->
+          match copy offset length with
+          | () -> ()
+          | exception e when Unwind.is_connections_own e ->
+              Printexc.raise_with_backtrace e (Printexc.get_raw_backtrace ())
+          | exception e ->
+              Conn.log_error c ("reading a file: " ^ Printexc.to_string e);
+              raise Unwind.Abort)
+
+let write_stream (c : Conn.t) (req : Request.t) ~time f ~chunked =
+  let sent = ref 0 and limit = c.config.output_buffer in
+  let write buf off len =
+    if chunked then (
+      Output.add_hex c.out len;
+      Output.add_string c.out "\r\n";
+      Output.send c.out buf off len;
+      Output.add_string c.out "\r\n")
+    else Output.send c.out buf off len;
+    sent := !sent + len;
+    if Output.length c.out >= limit then Output.flush c.out
+  in
+  let writer =
+    Response.Writer.make ~write ~flush:(fun () -> Output.flush c.out)
+  in
+  (match f writer with
+  | () -> ()
+  | exception e when Unwind.is_connections_own e ->
+      Printexc.raise_with_backtrace e (Printexc.get_raw_backtrace ())
+  | exception exn ->
+      let backtrace = Printexc.get_raw_backtrace () in
+      c.services.log (Handler_failed { time; request = req; exn; backtrace });
+      raise Unwind.Abort);
+  if chunked then Output.add_string c.out "0\r\n\r\n";
+  !sent

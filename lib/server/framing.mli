@@ -1,0 +1,48 @@
+(** How a response goes on the wire: its head (status line, [Date], the
+    handler's fields, the framing fields the pipeline owns), and its content (a
+    string, a file region, a stream with or without chunked coding). Internal.
+*)
+
+type t =
+  | Length of int  (** [Content-Length]. *)
+  | Chunked  (** [Transfer-Encoding: chunked]. *)
+  | Unframed
+      (** Neither: no content, or content until the connection closes. *)
+
+val of_response : Response.t -> chunked:bool -> t
+(** How [response] is framed when its stream (if any) is [chunked]. *)
+
+val write_head :
+  Conn.t ->
+  now:float ->
+  status:int ->
+  headers:(string * string) list ->
+  t ->
+  keep_alive:bool ->
+  version:Braid_http.Request.version ->
+  unit
+(** [write_head c ~now ~status ~headers framing ~keep_alive ~version] buffers
+    the head: the handler's fields but [Date], [Connection], [Content-Length]
+    and [Transfer-Encoding], which it writes itself ([Connection: close] when
+    not [keep_alive], [Connection: keep-alive] to an HTTP/1.0 client that keeps
+    it). *)
+
+val write_file : Conn.t -> File.contents -> offset:int -> length:int -> unit
+(** [write_file c contents ~offset ~length] sends that region of an opened file,
+    closing it after.
+    @raise Unwind.Abort
+      if the file got shorter or a read failed (logged): the head is out, the
+      connection must close. *)
+
+val write_stream :
+  Conn.t ->
+  Braid_http.Request.t ->
+  time:float ->
+  (Response.Writer.t -> unit) ->
+  chunked:bool ->
+  int
+(** [write_stream c request ~time f ~chunked] runs the stream [f], sending what
+    it writes (as chunks if [chunked], then the last chunk), and returns the
+    content bytes sent.
+    @raise Unwind.Abort
+      if [f] raised (logged as [Handler_failed] at [time]): the head is out. *)

@@ -1,0 +1,24 @@
+open Braid_http
+
+let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"
+
+let body_for (c : Conn.t) (req : Request.t) limits =
+  match req.body with
+  | No_body -> Body.empty
+  | Content_length _ | Chunked ->
+      let continue =
+        if req.expect_continue then
+          Some (fun () -> Output.add_string c.out continue_line)
+        else None
+      in
+      Body.create c.input limits req.body ~continue
+
+type state = Consumed | Unread | Failed of Parse_error.t
+
+let settle body =
+  match Body.failure body with
+  | Some e -> Failed e
+  | None -> (
+      if Body.is_finished body then Consumed
+      else if Body.continue_pending body then Unread
+      else match Body.drain body with Ok () -> Consumed | Error e -> Failed e)

@@ -1,0 +1,7 @@
+exception Io_failed of exn * Printexc.raw_backtrace
+exception Abort
+exception Timed_out
+
+let is_connections_own = function
+  | Braid.Cancelled | Io_failed _ | Abort | Timed_out -> true
+  | _ -> false
