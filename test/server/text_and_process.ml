@@ -31,12 +31,12 @@ let rec waitpid pid =
   | _, status -> status
   | exception Unix.Unix_error (EINTR, _, _) -> waitpid pid
 
-let serving server f =
+let serving ?background server f =
   let listening = Promise.create () in
   let domain =
     Domain.spawn (fun () ->
         match
-          Braid_server.Server.run
+          Braid_server.Server.run ?background
             ~on_listen:(fun a -> ignore (Promise.try_fill listening (Ok a)))
             server
         with

@@ -33,9 +33,10 @@ val read_to_end : Unix.file_descr -> string
       if a receive timeout ([SO_RCVTIMEO]) expires first: the server neither
       answered nor closed. *)
 
-val serving : Braid_server.Server.t -> (int -> 'a) -> 'a
-(** [serving server f] runs [server] (bound to port 0) on a new domain, calls
-    [f port] once it listens, then stops the server and joins the domain,
-    whether [f] returns or raises. Blocks the calling domain (use it outside any
-    Braid scheduler).
+val serving :
+  ?background:(unit -> unit) -> Braid_server.Server.t -> (int -> 'a) -> 'a
+(** [serving server f] runs [server] (bound to port 0) on a new domain (with
+    [background] as {!Braid_server.Server.run}'s), calls [f port] once it
+    listens, then stops the server and joins the domain, whether [f] returns or
+    raises. Blocks the calling domain (use it outside any Braid scheduler).
     @raise e if the server fails to start with [e]. *)

@@ -1,0 +1,368 @@
+(* Services follow the fiber: a request handler's forked fibers and pool
+   tasks log into the same log, a child fiber reads the body (and reading it
+   where it cannot be read fails with a clear error), on in-memory services
+   and on a real socket. And in-memory time drives every timeout of the
+   pipeline: the head, the body, the handler, the keep-alive wait. *)
+
+open Braid_server
+open Text_and_process
+module Connection = Private.Connection
+module Pipeline = Private.Pipeline
+module Promise = Braid_sync.Promise
+module Mvar = Braid_sync.Mvar
+module Fiber = Braid.Fiber
+module Switch = Braid.Switch
+
+let get path = Printf.sprintf "GET %s HTTP/1.1\r\nHost: t\r\n\r\n" path
+
+let post path body =
+  Printf.sprintf "POST %s HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n%s"
+    path (String.length body) body
+
+(* What a fiber that reads the body after its request ended got. *)
+let late_read : string option Atomic.t = Atomic.make None
+
+let routes pool =
+  Router.empty
+  |> Router.add GET "/hello" (fun _ -> Response.string "hello")
+  |> Router.add GET "/fork-log" (fun _ ->
+         Switch.run (fun sw ->
+             ignore
+               (Fiber.fork ~sw (fun () ->
+                    Fiber.yield ();
+                    Log.info "from a forked fiber")));
+         Response.string "forked")
+  |> Router.add GET "/pool-log" (fun _ ->
+         let domain =
+           Promise.await
+             (Braid_pool.async pool (fun () ->
+                  Log.info "from a pool task";
+                  (Domain.self () :> int)))
+         in
+         Response.string (string_of_int domain))
+  |> Router.add POST "/child-read" (fun r ->
+         Switch.run (fun sw ->
+             match
+               Fiber.join (Fiber.fork ~sw (fun () -> Body.to_string r.body))
+             with
+             | Ok s -> Response.string ("child read " ^ s)
+             | Error e -> Response.error e.status e.reason))
+  |> Router.add POST "/pool-read" (fun r ->
+         match
+           Promise.await
+             (Braid_pool.async pool (fun () -> Body.to_string r.body))
+         with
+         | _ -> Response.string "read on the pool"
+         | exception Invalid_argument msg -> Response.string ~status:409 msg)
+  |> Router.add POST "/late-read" (fun r ->
+         ignore
+           (Fiber.fork (fun () ->
+                Fiber.yield ();
+                Atomic.set late_read
+                  (Some
+                     (match Body.to_string r.body with
+                     | Ok s -> "read " ^ s
+                     | Error _ -> "error"
+                     | exception Invalid_argument msg -> msg))));
+         Response.string "answered")
+  |> Router.add GET "/sleep" (fun _ ->
+         Services.sleep 100.;
+         Response.string "slept")
+  |> Router.add POST "/read" (fun r ->
+         match Body.to_string r.body with
+         | Ok s -> Response.string s
+         | Error e -> Response.error e.status e.reason)
+
+(* {1 One connection on in-memory services, under a FIFO scheduler}
+
+   The connection reads what the test sends (blocking its fiber in between,
+   as a socket would), is registered with a loop context whose sweeper runs,
+   and every clock it reads is the in-memory one. *)
+
+type connection = {
+  send : string -> unit;  (** [""] ends the stream. *)
+  output : Buffer.t;
+  outcome : Pipeline.outcome option ref;
+  mem : In_memory.t;
+}
+
+let outcome_name = function
+  | None -> "running"
+  | Some Pipeline.Peer_closed -> "Peer_closed"
+  | Some Server_closed -> "Server_closed"
+
+(* Lets the other fibers run until they all wait: the FIFO scheduler runs
+   each runnable fiber once per yield, and nothing here waits on real time. *)
+let quiesce () =
+  for _ = 1 to 100 do
+    Fiber.yield ()
+  done
+
+let wait_until what condition =
+  let rec go n =
+    if not (condition ()) then
+      if n = 0 then Alcotest.failf "never happened: %s" what
+      else (
+        Fiber.yield ();
+        go (n - 1))
+  in
+  go 10_000
+
+let with_connection ?(config = Config.default) f =
+  Braid_pool.with_pool ~domains:1 @@ fun pool ->
+  let mem = In_memory.create ~router:(routes pool) () in
+  Braid_fifo.run @@ fun () ->
+  In_memory.run mem @@ fun () ->
+  Switch.run @@ fun sw ->
+  let context = Connection.context () in
+  let sweeper = Fiber.fork ~sw (fun () -> Connection.sweep context) in
+  let inbox = Mvar.create_empty () and pending = ref "" in
+  let rec read buf off len =
+    if !pending = "" then (
+      pending := Mvar.take inbox;
+      if !pending = "" then 0 else read buf off len)
+    else
+      let n = min len (String.length !pending) in
+      Bytes.blit_string !pending 0 buf off n;
+      pending := String.sub !pending n (String.length !pending - n);
+      n
+  in
+  let output = Buffer.create 256 and outcome = ref None in
+  let write buf off len = Buffer.add_subbytes output buf off len in
+  let served =
+    Fiber.fork ~sw (fun () ->
+        outcome :=
+          Some (Connection.serve_stream context config ~peer:None ~read ~write))
+  in
+  let result = f { send = Mvar.put inbox; output; outcome; mem } in
+  Fiber.cancel served;
+  Fiber.cancel sweeper;
+  result
+
+let responses c =
+  let rs, rest = Wire.parse (Buffer.contents c.output) in
+  if rest <> "" then Alcotest.failf "incomplete response: %S" rest;
+  rs
+
+let statuses c = List.map (fun (r : Wire.response) -> r.status) (responses c)
+
+let messages mem =
+  List.filter_map
+    (function Log.Message { text; _ } -> Some text | _ -> None)
+    (In_memory.events mem)
+
+let check_statuses name expected c =
+  Alcotest.(check (list int)) name expected (statuses c)
+
+let exchange c request n =
+  c.send request;
+  wait_until (Printf.sprintf "%d responses" n) (fun () ->
+      List.length (fst (Wire.parse (Buffer.contents c.output))) >= n)
+
+(* {1 Services follow the fiber} *)
+
+let forked_fiber_logs () =
+  with_connection (fun c ->
+      exchange c (get "/fork-log") 1;
+      check_statuses "answered" [ 200 ] c;
+      Alcotest.(check bool)
+        "the forked fiber's message is in the connection's log" true
+        (List.mem "from a forked fiber" (messages c.mem)))
+
+let pool_task_logs () =
+  let here = (Domain.self () :> int) in
+  with_connection (fun c ->
+      exchange c (get "/pool-log") 1;
+      let r = List.hd (responses c) in
+      Alcotest.(check bool)
+        "the task ran on another domain" true
+        (int_of_string r.body <> here);
+      Alcotest.(check bool)
+        "its message is in the connection's log" true
+        (List.mem "from a pool task" (messages c.mem)))
+
+let child_reads_body () =
+  with_connection (fun c ->
+      exchange c (post "/child-read" "hello" ^ get "/hello") 2;
+      check_statuses "both answered" [ 200; 200 ] c;
+      Alcotest.(check string)
+        "the child read the body" "child read hello"
+        (List.hd (responses c)).body)
+
+let pool_read_refused () =
+  with_connection (fun c ->
+      exchange c (post "/pool-read" "hello" ^ get "/hello") 2;
+      check_statuses "refused, then the next request" [ 409; 200 ] c;
+      let msg = (List.hd (responses c)).body in
+      Alcotest.(check bool)
+        (Printf.sprintf "a clear error (%S)" msg)
+        true
+        (contains msg "another domain"))
+
+let late_read_refused () =
+  Atomic.set late_read None;
+  with_connection (fun c ->
+      exchange c (post "/late-read" "first" ^ post "/read" "second") 2;
+      quiesce ();
+      check_statuses "both answered" [ 200; 200 ] c;
+      Alcotest.(check string)
+        "the next request's body was not stolen" "second"
+        (List.nth (responses c) 1).body;
+      match Atomic.get late_read with
+      | Some msg ->
+          Alcotest.(check bool)
+            (Printf.sprintf "a clear error (%S)" msg)
+            true
+            (contains msg "the request is over")
+      | None -> Alcotest.fail "the late reader never ran")
+
+let no_services_is_an_error () =
+  match Log.info "nowhere" with
+  | () -> Alcotest.fail "logged without services"
+  | exception Invalid_argument msg ->
+      Alcotest.(check bool) "says why" true (contains msg "Services.run")
+
+(* {1 Timeouts on in-memory time} *)
+
+let timeouts = Config.default.timeouts
+
+let header_timeout () =
+  with_connection (fun c ->
+      c.send "GET /hello HTTP/1.1\r\nHo";
+      quiesce ();
+      In_memory.advance c.mem (timeouts.request_header -. 0.5);
+      quiesce ();
+      Alcotest.(check string)
+        "nothing before the deadline" "" (Buffer.contents c.output);
+      In_memory.advance c.mem 1.;
+      wait_until "408" (fun () -> statuses c = [ 408 ]);
+      wait_until "closed" (fun () -> !(c.outcome) <> None);
+      Alcotest.(check string)
+        "ends the connection" "Server_closed"
+        (outcome_name !(c.outcome)))
+
+let body_timeout () =
+  with_connection (fun c ->
+      c.send "POST /read HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc";
+      quiesce ();
+      In_memory.advance c.mem (timeouts.body -. 1.);
+      quiesce ();
+      Alcotest.(check string)
+        "nothing before the deadline" "" (Buffer.contents c.output);
+      In_memory.advance c.mem 2.;
+      wait_until "408" (fun () -> statuses c = [ 408 ]))
+
+let handler_timeout () =
+  let config =
+    { Config.default with timeouts = { timeouts with handler = Some 2. } }
+  in
+  with_connection ~config (fun c ->
+      c.send (get "/sleep");
+      quiesce ();
+      Alcotest.(check int)
+        "timers: the sweeper's tick, the handler's timeout and its sleep" 3
+        (In_memory.pending_timers c.mem);
+      In_memory.advance c.mem 1.9;
+      quiesce ();
+      Alcotest.(check string) "still running" "" (Buffer.contents c.output);
+      In_memory.advance c.mem 0.2;
+      wait_until "503" (fun () -> statuses c = [ 503 ]);
+      let r = List.hd (responses c) in
+      Alcotest.(check (option string))
+        "and closes" (Some "close")
+        (Wire.header r "connection");
+      Alcotest.(check bool)
+        "logged" true
+        (List.exists (fun m -> contains m "handler timed out") (messages c.mem)))
+
+(* The sweeper closes an idle keep-alive connection within one of its ticks
+   (an eighth of the shortest timeout) after the deadline, silently. *)
+let keep_alive_timeout () =
+  let tick = timeouts.keep_alive /. 8. in
+  with_connection (fun c ->
+      exchange c (get "/hello") 1;
+      In_memory.advance c.mem (timeouts.keep_alive -. 0.1);
+      quiesce ();
+      Alcotest.(check string)
+        "open before the deadline" "running"
+        (outcome_name !(c.outcome));
+      In_memory.advance c.mem (0.1 +. tick +. 0.01);
+      wait_until "closed" (fun () -> !(c.outcome) <> None);
+      Alcotest.(check string)
+        "closed silently" "Peer_closed"
+        (outcome_name !(c.outcome));
+      check_statuses "nothing more sent" [ 200 ] c)
+
+(* {1 On a socket, with the production services} *)
+
+let on_a_socket () =
+  let dir = Filename.temp_dir "braid-services" "" in
+  let error_log = Filename.concat dir "error.log" in
+  let writer = Log_writer.create ~error:error_log () in
+  Braid_pool.with_pool ~domains:1 @@ fun pool ->
+  let settings =
+    Production.settings ~log_level:Info ~logger:writer (routes pool)
+  in
+  let server =
+    match
+      Server.create ~settings ~config:Config.default
+        (Braid_io.Net.tcp "127.0.0.1" 0)
+    with
+    | Ok s -> s
+    | Error msg -> Alcotest.fail msg
+  in
+  let answers =
+    serving
+      ~background:(fun () -> Log_writer.run writer)
+      server
+      (fun port ->
+        let s = Unix.socket PF_INET SOCK_STREAM 0 in
+        Fun.protect
+          ~finally:(fun () -> Unix.close s)
+          (fun () ->
+            Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+            send s
+              (get "/fork-log" ^ get "/pool-log" ^ post "/child-read" "sock"
+             ^ "GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+            read_to_end s))
+  in
+  let log = read_file error_log in
+  ignore (Sys.command ("rm -rf " ^ Filename.quote dir));
+  let rs, _ = Wire.parse answers in
+  Alcotest.(check (list int))
+    "answered" [ 200; 200; 200; 200 ]
+    (List.map (fun (r : Wire.response) -> r.status) rs);
+  Alcotest.(check string) "child read" "child read sock" (List.nth rs 2).body;
+  List.iter
+    (fun m ->
+      Alcotest.(check bool)
+        (Printf.sprintf "%S in the error log" m)
+        true (contains log m))
+    [ "info: from a forked fiber"; "info: from a pool task" ]
+
+let () =
+  Test_support.Watchdog.start ~seconds:120. "test_services";
+  Alcotest.run "services"
+    [
+      ( "follow the fiber",
+        [
+          Alcotest.test_case "forked fiber logs" `Quick forked_fiber_logs;
+          Alcotest.test_case "pool task logs" `Quick pool_task_logs;
+          Alcotest.test_case "child fiber reads the body" `Quick
+            child_reads_body;
+          Alcotest.test_case "pool task reading the body: an error" `Quick
+            pool_read_refused;
+          Alcotest.test_case "reading after the request: an error" `Quick
+            late_read_refused;
+          Alcotest.test_case "no services: an error" `Quick
+            no_services_is_an_error;
+          Alcotest.test_case "on a socket" `Quick on_a_socket;
+        ] );
+      ( "in-memory time",
+        [
+          Alcotest.test_case "header timeout" `Quick header_timeout;
+          Alcotest.test_case "body timeout" `Quick body_timeout;
+          Alcotest.test_case "handler timeout" `Quick handler_timeout;
+          Alcotest.test_case "keep-alive timeout" `Quick keep_alive_timeout;
+        ] );
+    ]
