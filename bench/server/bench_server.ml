@@ -78,7 +78,29 @@ let start_nginx ?backlog ~port ~root () =
             Procs.stop p;
             ignore (Sys.command ("rm -rf " ^ Filename.quote dir)) )
 
-type contender = { name : string; port : int; stop : unit -> unit }
+type contender = {
+  name : string;
+  port : int;
+  proc : Procs.t;  (** For its CPU time. *)
+  stop : unit -> unit;
+  counts_words : bool;  (** Answers [GET /debug/gc] (Braid's roles). *)
+}
+
+(* Words allocated by a Braid role so far (minor + major - promoted). *)
+let allocated_by c =
+  match Procs.get ~port:c.port "/debug/gc" with
+  | 200, body -> (
+      match
+        List.map float_of_string (String.split_on_char ' ' (String.trim body))
+      with
+      | [ minor; major; promoted ] -> minor +. major -. promoted
+      | _ -> failwith ("bad /debug/gc answer: " ^ body))
+  | status, _ -> failwith (Printf.sprintf "%s: /debug/gc gave %d" c.name status)
+
+type round = { wrk : Wrk.result; cpu_us : float; words : float }
+
+let effects = "braid"
+let direct = "braid (direct calls)"
 
 let run_http ~quick =
   let root = public () in
@@ -89,25 +111,25 @@ let run_http ~quick =
   in
   let load = load_row () in
   let contenders = ref [] in
-  let add name port stop =
-    contenders := !contenders @ [ { name; port; stop } ]
+  let add ?(counts_words = false) name port proc stop =
+    contenders := !contenders @ [ { name; port; proc; stop; counts_words } ]
   in
   Fun.protect
     ~finally:(fun () -> List.iter (fun c -> c.stop ()) !contenders)
     (fun () ->
       let port = Procs.free_port () in
       let p = start_role "braid-static" ~root ~port in
-      add "braid" port (fun () -> Procs.stop p);
+      add ~counts_words:true effects port p (fun () -> Procs.stop p);
       let port = Procs.free_port () in
       let p = start_role "braid-static-direct" ~root ~port in
-      add "braid (direct calls)" port (fun () -> Procs.stop p);
+      add ~counts_words:true direct port p (fun () -> Procs.stop p);
       let port = Procs.free_port () in
       (match start_nginx ~port ~root () with
-      | Some (_, stop) -> add "nginx" port stop
+      | Some (p, stop) -> add "nginx" port p stop
       | None -> progress "http: nginx not found, skipped");
       let port = Procs.free_port () in
       let p = start_role "cohttp-static" ~root ~port in
-      add "cohttp-lwt-unix" port (fun () -> Procs.stop p);
+      add "cohttp-lwt-unix" port p (fun () -> Procs.stop p);
       List.iter
         (fun c ->
           match Procs.get ~port:c.port "/1k.txt" with
@@ -124,7 +146,7 @@ let run_http ~quick =
           ignore (Wrk.run ~cpu:client_cpu ~connections:100 ~seconds:1 (url c)))
         !contenders;
       (* Rounds alternate the order, so a noisy neighbour hits everyone. *)
-      let results = Hashtbl.create 3 in
+      let results = Hashtbl.create 4 in
       for round = 1 to rounds do
         let order =
           if round mod 2 = 0 then List.rev !contenders else !contenders
@@ -132,25 +154,42 @@ let run_http ~quick =
         List.iter
           (fun c ->
             progress "http: round %d/%d, %s (%d s)" round rounds c.name seconds;
-            let r = Wrk.run ~cpu:client_cpu ~connections:100 ~seconds (url c) in
+            let words0 = if c.counts_words then allocated_by c else nan in
+            let cpu0 = Procs.cpu_seconds c.proc in
+            let wrk =
+              Wrk.run ~cpu:client_cpu ~connections:100 ~seconds (url c)
+            in
+            let cpu = Procs.cpu_seconds c.proc -. cpu0 in
+            let words =
+              if c.counts_words then allocated_by c -. words0 else nan
+            in
+            let per x = x /. float wrk.requests in
+            let r = { wrk; cpu_us = per cpu *. 1e6; words = per words } in
             Hashtbl.replace results c.name
               (r :: Option.value (Hashtbl.find_opt results c.name) ~default:[]))
           order
       done;
       let median_of f name = median (List.map f (Hashtbl.find results name)) in
-      let rps = median_of (fun (r : Wrk.result) -> r.requests_per_second) in
+      let rps = median_of (fun r -> r.wrk.requests_per_second)
+      and cpu = median_of (fun r -> r.cpu_us)
+      and words = median_of (fun r -> r.words) in
       let rows =
         List.concat_map
           (fun c ->
             [
               row c.name "requests per second" (rps c.name) "req/s";
               row c.name "latency p50"
-                (median_of (fun r -> r.p50_ms) c.name)
+                (median_of (fun r -> r.wrk.p50_ms) c.name)
                 "ms";
               row c.name "latency p99"
-                (median_of (fun r -> r.p99_ms) c.name)
+                (median_of (fun r -> r.wrk.p99_ms) c.name)
                 "ms";
-            ])
+              row c.name "server CPU per request" (cpu c.name) "us";
+            ]
+            @
+            if c.counts_words then
+              [ row c.name "allocated per request" (words c.name) "words" ]
+            else [])
           !contenders
       in
       let ratio_to peer =
@@ -158,12 +197,26 @@ let run_http ~quick =
           [
             ratio
               (Printf.sprintf "braid / %s (req/s)" peer)
-              (rps "braid" /. rps peer);
+              (rps effects /. rps peer);
+            ratio
+              (Printf.sprintf "%s / braid (server CPU per request)" peer)
+              (cpu peer /. cpu effects);
           ]
         else []
       in
+      (* The effects-versus-direct-calls question, as reverse-post asks it:
+         each ratio is direct's cost over the effects' (1 = no cost). *)
+      let effects_cost =
+        [
+          ratio "effects / direct calls (req/s)" (rps effects /. rps direct);
+          ratio "direct / effects (server CPU per request)"
+            (cpu direct /. cpu effects);
+          ratio "direct / effects (allocation per request)"
+            (words direct /. words effects);
+        ]
+      in
       (load :: rows) @ ratio_to "nginx" @ ratio_to "cohttp-lwt-unix"
-      @ ratio_to "braid (direct calls)"
+      @ effects_cost
       @ [
           row "machine" "load average (1 min) at end" (Procs.load_average ()) "";
         ])
@@ -173,8 +226,9 @@ let http =
     name = "http";
     summary =
       "wrk keep-alive GET of a 1 KiB static file, 100 connections: Braid vs \
-       nginx vs cohttp-lwt-unix, and Braid without effects (server on core 0, \
-       wrk on core 1)";
+       nginx vs cohttp-lwt-unix, and Braid calling its services directly \
+       (server on core 0, wrk on core 1); throughput, latency, server CPU and \
+       allocation per request";
     run = run_http;
   }
 

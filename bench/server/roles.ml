@@ -21,6 +21,8 @@ let braid ~direct ~router ~root ~port =
   | Ok server -> Server.run server
   | Error msg -> failwith msg
 
+let static_routes = Router.empty |> Router.add GET "/debug/gc" gc_counters
+
 let reverse_routes =
   Router.empty
   |> Router.add POST "/reverse" Demo.reverse
@@ -37,11 +39,11 @@ let dispatch () =
         | "braid-static" ->
             Some
               (fun () ->
-                braid ~direct:false ~router:Router.empty ~root ~port:(port ()))
+                braid ~direct:false ~router:static_routes ~root ~port:(port ()))
         | "braid-static-direct" ->
             Some
               (fun () ->
-                braid ~direct:true ~router:Router.empty ~root ~port:(port ()))
+                braid ~direct:true ~router:static_routes ~root ~port:(port ()))
         | "braid-reverse-effects" ->
             Some
               (fun () ->

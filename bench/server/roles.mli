@@ -5,12 +5,14 @@
 
     Roles ([BRAID_BENCH_PORT] gives the port, [BRAID_BENCH_ROOT] the document
     root):
-    - [braid-static]: [braid serve --root ROOT], one event loop;
-    - [braid-static-direct]: the same with direct calls instead of effects;
+    - [braid-static]: [braid serve --root ROOT], one event loop, and
+      [GET /debug/gc] (the server's allocation counters);
+    - [braid-static-direct]: the same, its pipeline calling the production
+      services directly instead of looking them up per request;
     - [cohttp-static]: {!Cohttp_static};
     - [braid-reverse-effects], [braid-reverse-direct]: [POST /reverse] and
-      [GET /debug/gc] (the server's allocation counters), with the pipeline
-      performing effects or calling the services directly. *)
+      [GET /debug/gc], with the pipeline looking its services up (one effect per
+      request) or calling the production services directly. *)
 
 val variable : string
 (** ["BRAID_BENCH_ROLE"]. *)

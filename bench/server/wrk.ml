@@ -1,4 +1,10 @@
-type result = { requests_per_second : float; p50_ms : float; p99_ms : float }
+type result = {
+  requests : int;
+  requests_per_second : float;
+  p50_ms : float;
+  p99_ms : float;
+  errors : int;
+}
 
 let words line =
   List.filter (( <> ) "") (String.split_on_char ' ' (String.trim line))
@@ -26,9 +32,33 @@ let parse report =
   let percentile p =
     find_map (function [ q; v ] when q = p -> duration_ms v | _ -> None)
   in
-  match (rps, percentile "50%", percentile "99%") with
-  | Some requests_per_second, Some p50_ms, Some p99_ms ->
-      { requests_per_second; p50_ms; p99_ms }
+  let requests =
+    find_map (function
+      | n :: "requests" :: "in" :: _ -> int_of_string_opt n
+      | _ -> None)
+  in
+  (* "Socket errors: connect 0, read 0, write 0, timeout 0" *)
+  let count s = Option.value ~default:0 (int_of_string_opt s) in
+  let socket_errors =
+    find_map (function
+      | [
+          "Socket"; "errors:"; "connect"; c; "read"; r; "write"; w; "timeout"; t;
+        ] ->
+          let n s = count (String.concat "" (String.split_on_char ',' s)) in
+          Some (n c + n r + n w + n t)
+      | _ -> None)
+  in
+  let bad_statuses =
+    find_map (function
+      | [ "Non-2xx"; "or"; "3xx"; "responses:"; n ] -> Some (count n)
+      | _ -> None)
+  in
+  let errors =
+    Option.value ~default:0 socket_errors + Option.value ~default:0 bad_statuses
+  in
+  match (requests, rps, percentile "50%", percentile "99%") with
+  | Some requests, Some requests_per_second, Some p50_ms, Some p99_ms ->
+      { requests; requests_per_second; p50_ms; p99_ms; errors }
   | _ -> failwith ("cannot read wrk's report:\n" ^ report)
 
 let run ~cpu ~connections ~seconds url =
@@ -39,5 +69,11 @@ let run ~cpu ~connections ~seconds url =
   let ic = Unix.open_process_in cmd in
   let report = In_channel.input_all ic in
   match Unix.close_process_in ic with
-  | WEXITED 0 -> parse report
+  | WEXITED 0 ->
+      let r = parse report in
+      if r.errors > 0 then
+        failwith
+          (Printf.sprintf "wrk saw %d errors on %s: a failed run\n%s" r.errors
+             url report)
+      else r
   | _ -> failwith ("wrk failed:\n" ^ report)

@@ -1,13 +1,25 @@
 (** Running wrk and reading its report. *)
 
-type result = { requests_per_second : float; p50_ms : float; p99_ms : float }
+type result = {
+  requests : int;  (** Responses completed. *)
+  requests_per_second : float;
+  p50_ms : float;
+  p99_ms : float;
+  errors : int;
+      (** Socket errors (connect, read, write, timeout) plus responses with a
+          status outside 2xx and 3xx. *)
+}
 
 val run : cpu:int -> connections:int -> seconds:int -> string -> result
 (** [run ~cpu ~connections ~seconds url] runs one wrk thread pinned to [cpu]
     with [connections] keep-alive connections for [seconds], with [--latency].
-    @raise Failure if wrk fails or its report cannot be read. *)
+    @raise Failure
+      if wrk fails, its report cannot be read, or it saw errors: a run with
+      errors is a failed run, not a figure (a server answering 403 quickly is
+      not fast). *)
 
 val parse : string -> result
-(** [parse report] reads [Requests/sec] and the 50% and 99% lines of the latency
-    distribution (us, ms or s).
-    @raise Failure if one is missing. *)
+(** [parse report] reads the completed requests, [Requests/sec], the 50% and 99%
+    lines of the latency distribution (us, ms or s) and the error lines (absent:
+    none).
+    @raise Failure if one of the others is missing. *)
