@@ -7,6 +7,7 @@ module Body = Body
 module Handler = Handler
 module Router = Router
 module Demo = Demo
+module Log_event = Log_event
 module Log = Log
 module File = File
 module Services = Services

@@ -45,6 +45,7 @@ module Body = Body
 module Handler = Handler
 module Router = Router
 module Demo = Demo
+module Log_event = Log_event
 module Log = Log
 
 (** {1 Services as effects} *)
