@@ -25,12 +25,32 @@ module Fiber_plumbing := Fiber.Private
 (** {1 The contract} *)
 
 type 'a resumer = ('a, exn) result -> bool
-(** See {!Suspend.resumer}. *)
+(** [resumer r] resumes a suspended caller with [r]: [Ok v] makes its blocking
+    call return [v], [Error e] makes it raise [e]. It may be called from any
+    domain or systhread. Only the first call counts: it returns [true] if it
+    resumed the caller, [false] if the caller had already been resumed, in
+    particular because it was cancelled. A structure handing over a value or a
+    lock and getting [false] must hand it to someone else. *)
 
-type _ Effect.t += Suspend : ('a resumer -> 'a option) -> 'a Effect.t
+type _ Effect.t +=
+  | Suspend : ('a resumer -> 'a option) -> 'a Effect.t
+        (** The one effect Braid schedulers handle for synchronisation: perform
+            it with {!suspend}. *)
 
 val suspend : ('a resumer -> 'a option) -> 'a
-(** See {!Suspend.suspend}. *)
+(** [suspend block] suspends the caller until it is resumed.
+
+    The scheduler running the caller makes a {!resumer} for it and calls
+    [block resumer] at once, in the handler's context (keep it short, never
+    block in it). [block] returns [Some v] to complete without waiting, in which
+    case it must not have handed the resumer to anyone; or [None] after
+    publishing the resumer where a later event will find it. If [block] raises,
+    [suspend] raises the same exception.
+
+    Under a Braid scheduler only the calling fiber waits, and a cancelled fiber
+    is woken with {!Cancelled}. With no handler (a bare domain or systhread),
+    the caller spins briefly, then sleeps on a mutex/condition owned by its
+    thread; it cannot be cancelled. *)
 
 exception Cancelled
 (** Raised at the blocking call of a cancelled fiber. *)

@@ -2,8 +2,8 @@
 
     {!fork}, {!yield} and {!join} work under every Braid scheduler (FIFO, pool,
     IO event loop) because they only use effects those schedulers share.
-    Cancellation is cooperative: a cancelled fiber raises {!Suspend.Cancelled}
-    at its next (or current) blocking call, never in the middle of computing. *)
+    Cancellation is cooperative: a cancelled fiber raises {!Braid.Cancelled} at
+    its next (or current) blocking call, never in the middle of computing. *)
 
 type t
 (** A running fiber. *)
@@ -20,11 +20,12 @@ val fork : (unit -> 'a) -> 'a handle
     returns at once. The new fiber is not tied to its parent: cancelling the
     parent does not cancel it (use {!Switch} for that). If [f] raises and the
     fiber is never {!join}ed, the scheduler's [run] re-raises the exception.
-    @raise Invalid_argument outside a Braid scheduler. *)
+
+    Raises [Invalid_argument] outside a Braid scheduler. *)
 
 val yield : unit -> unit
 (** [yield ()] lets the other runnable fibers of the scheduler run first.
-    @raise Suspend.Cancelled if the fiber is cancelled. *)
+    @raise Braid.Cancelled if the fiber is cancelled. *)
 
 val join : 'a handle -> 'a
 (** [join h] waits for [h] to finish, blocking only the calling fiber (or
@@ -34,7 +35,7 @@ val join : 'a handle -> 'a
 
 val cancel : 'a handle -> unit
 (** [cancel h] cancels [h]'s fiber from any domain or thread. If it is blocked,
-    it is woken at once and its blocking call raises {!Suspend.Cancelled};
+    it is woken at once and its blocking call raises {!Braid.Cancelled};
     otherwise the next blocking call does. Protected sections ({!protect}) are
     not interrupted. Cancelling a finished fiber does nothing. *)
 
@@ -42,7 +43,7 @@ val is_done : 'a handle -> bool
 (** [is_done h] is true once [h]'s fiber has returned or raised. *)
 
 val check : unit -> unit
-(** [check ()] raises {!Suspend.Cancelled} if the calling fiber is cancelled: a
+(** [check ()] raises {!Braid.Cancelled} if the calling fiber is cancelled: a
     cancellation point for long computations. No-op outside a fiber. *)
 
 val is_cancelled : unit -> bool
@@ -72,7 +73,7 @@ val self_id : unit -> int
 
     A systhread started with [Thread.create] (or a domain with [Domain.spawn])
     starts with an empty context, as Braid cannot see it being created: pass it
-    {!context} and enter it with {!with_context}.
+    {!val-context} and enter it with {!with_context}.
 
     This is Eio's [Fiber.with_binding] and Picos' [FLS] with inheritance, plus
     inherited handlers: an effect handler installed with {!with_handler} is in
@@ -147,7 +148,8 @@ end
 (** {2 For scheduler implementors}
 
     Exposed as [Braid.Private.Fiber]: what a scheduler needs to run fibers.
-    Braid schedulers handle these effects with {!Scheduler.run_fiber}. *)
+    Braid schedulers handle these effects with
+    {!Braid.Private.Scheduler.run_fiber}. *)
 
 module Private : sig
   val create : unit -> t
@@ -164,7 +166,8 @@ module Private : sig
 
   val start : t -> (unit -> unit) -> unit
   (** [start fiber body] asks the current scheduler to run a prepared fiber.
-      @raise Invalid_argument outside a Braid scheduler. *)
+
+      Raises [Invalid_argument] outside a Braid scheduler. *)
 
   val outcome : 'a handle -> ('a, exn * Printexc.raw_backtrace) result option
   (** [outcome h] is [h]'s result once done, without observing a failure. *)
@@ -177,12 +180,13 @@ module Private : sig
       once every fiber is done: [main]'s value ([handle] is its handle), unless
       a fiber failed unobserved. [failed] lists the fibers that failed, most
       recent first. One failure is re-raised with its backtrace; several raise
-      {!Multiple}, in order of failure.
-      @raise Invalid_argument if [main] is not finished. *)
+      {!Braid.Fiber.Multiple}, in order of failure.
+
+      Raises [Invalid_argument] if [main] is not finished. *)
 
   val is_cancelled_fiber : t -> bool
   (** [is_cancelled_fiber f] is [f]'s cancellation state as seen by its blocking
-      calls (scopes up to the innermost {!protect}). *)
+      calls (scopes up to the innermost {!Braid.Fiber.protect}). *)
 
   val run_in_context : context -> (unit -> 'a) -> 'a
   (** [run_in_context c f] runs [f ()] inside the inherited handlers of [c],
@@ -193,7 +197,7 @@ module Private : sig
   (** [set_context fiber c] gives a fiber not yet started the context [c]: its
       body (as {!prepare} makes it) runs inside [c]'s handlers. A scheduler that
       starts a fiber on its own (a main fiber, a pool task) passes the context
-      of whoever asked ({!context}). *)
+      of whoever asked ({!Braid.Fiber.val-context}). *)
 
   val inherit_context : parent:t -> t -> unit
   (** [inherit_context ~parent child] is [set_context child] with [parent]'s

@@ -1,8 +1,8 @@
 (** Shared effect handling for Braid schedulers.
 
     A scheduler supplies two operations and gets fibers that handle
-    {!Suspend.Suspend}, {!Fiber.Fork} and {!Fiber.Current}, with cancellation
-    that wakes blocked fibers at once. *)
+    {!Braid.Suspend}, {!Fiber.Fork} and {!Fiber.Current}, with cancellation that
+    wakes blocked fibers at once. *)
 
 type ops = {
   enqueue : (unit -> unit) -> unit;

@@ -23,7 +23,8 @@ val run : (t -> 'a) -> 'a
 val fork : t -> (unit -> 'a) -> 'a Fiber.handle
 (** [fork sw f] runs [f] in a new fiber owned by [sw]. Its failure fails [sw]
     (joining its handle also reports it).
-    @raise Invalid_argument if [sw] has finished. *)
+
+    Raises [Invalid_argument] if [sw] has finished. *)
 
 val fail : t -> exn -> unit
 (** [fail sw e] records [e] as a failure of [sw] and cancels it. *)
@@ -37,4 +38,5 @@ val is_cancelled : t -> bool
 val on_release : t -> (unit -> unit) -> unit
 (** [on_release sw release] calls [release ()] when [sw] finishes, shielded from
     cancellation. Exceptions from [release] fail the switch.
-    @raise Invalid_argument if [sw] has finished. *)
+
+    Raises [Invalid_argument] if [sw] has finished. *)

@@ -14,4 +14,5 @@ val push : t -> (unit -> unit) -> unit
 
 val pop : t -> unit -> unit
 (** [pop q] removes and returns the oldest task.
-    @raise Invalid_argument if [q] is empty. *)
+
+    Raises [Invalid_argument] if [q] is empty. *)

@@ -44,9 +44,9 @@ val trim_ows_end : bytes -> int -> int -> int
 
 val find_lf : Input.t -> budget:int -> status:int -> reason:string -> int
 (** [find_lf input ~budget ~status ~reason] is the index in [input.buf] of the
-    first LF at or after [input.pos], refilling as needed (one {!Input.refill}
-    each time the scan reaches the end of the window), so that the whole line is
-    in the window. Does not consume.
+    first LF at or after [input.pos], refilling as needed (one
+    {!Input.val-refill} each time the scan reaches the end of the window), so
+    that the whole line is in the window. Does not consume.
     @raise Rejected
       [(status, reason)] if none of the first [budget] bytes is an LF, at the
       same byte whatever the chunking.

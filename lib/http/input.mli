@@ -32,7 +32,7 @@ type t = private {
 (** Fields are readable for the parsers of this library; only this module's
     functions change them. A refill may move the window ([pos] and [lim] change
     together, the bytes between them are kept) and may replace [buf]: indices
-    into the buffer must be re-based on [pos] after {!refill}. *)
+    into the buffer must be re-based on [pos] after {!val-refill}. *)
 
 type _ Effect.t +=
   | Refill : t -> int Effect.t
@@ -55,20 +55,23 @@ val length : t -> int
 
 val consume : t -> int -> unit
 (** [consume t n] marks [n] bytes as read.
-    @raise Invalid_argument unless [0 <= n <= length t]. *)
+
+    Raises [Invalid_argument] unless [0 <= n <= length t]. *)
 
 val refill : t -> int
 (** [refill t] performs [Refill t] once and returns its answer: the number of
     bytes appended ([0] at end of input). Exceptions raised by the handler (for
     example a socket error or [Braid.Cancelled]) are raised here.
-    @raise Effect.Unhandled if no handler is installed. *)
+
+    Raises [Effect.Unhandled] if no handler is installed. *)
 
 val fill : t -> (bytes -> int -> int -> int) -> int
 (** [fill t read] makes room after the window (moving the window to the front of
     the buffer, or growing the buffer when the window fills more than half of
     it), calls [read buf off len] once to write at most [len] bytes at [off],
     appends what it wrote and returns that count. Handlers call it.
-    @raise Invalid_argument if [read] returns a count outside [0, len]. *)
+
+    Raises [Invalid_argument] if [read] returns a count outside [0, len]. *)
 
 (** {1 Handlers} *)
 

@@ -24,7 +24,8 @@ val create : Input.t -> Limits.t -> Request.body -> t
 val read : t -> bytes -> int -> int -> (int, Parse_error.t) result
 (** [read t buf off len] copies up to [len] body bytes into [buf] at [off] and
     returns how many, at least 1, or [Ok 0] at the end of the body.
-    @raise Invalid_argument if [len <= 0] or the range is not in [buf]. *)
+
+    Raises [Invalid_argument] if [len <= 0] or the range is not in [buf]. *)
 
 val iter : t -> (bytes -> int -> int -> unit) -> (unit, Parse_error.t) result
 (** [iter t f] calls [f buf off len] on each run of body bytes, in place in the

@@ -52,9 +52,9 @@ val run : (unit -> 'a) -> 'a
     sleeps in [epoll_wait] until a descriptor is ready, a timer is due, a signal
     arrives, or a resumer on another domain or systhread wakes one of its
     fibers. Blocks the calling domain until done.
-    @raise Invalid_argument
-      if this domain already runs a loop (one loop per domain; start more with
-      {!run_domains}). *)
+
+    Raises [Invalid_argument] if this domain already runs a loop (one loop per
+    domain; start more with {!run_domains}). *)
 
 val run_domains : domains:int -> (domain:int -> 'a) -> 'a list
 (** [run_domains ~domains f] runs [f ~domain:i] in its own event loop on each of
@@ -85,8 +85,9 @@ val run_domains : domains:int -> (domain:int -> 'a) -> 'a list
     ]}
     A listener that closes drops the connections still queued on it, so stop
     accepting on all domains together (cancel, or fail one domain).
-    @raise Invalid_argument
-      if [domains < 1] or the calling domain already runs a loop. *)
+
+    Raises [Invalid_argument] if [domains < 1] or the calling domain already
+    runs a loop. *)
 
 (** {1 Introspection} *)
 
@@ -101,4 +102,5 @@ type stats = Loop.stats = {
 val stats : unit -> stats
 (** [stats ()] describes the calling fiber's loop: tests use it to check that
     cancellation leaves no registration behind.
-    @raise Invalid_argument outside a fiber of {!run}. *)
+
+    Raises [Invalid_argument] outside a fiber of {!run}. *)

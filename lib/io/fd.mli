@@ -25,9 +25,9 @@ val of_unix : sw:Braid.Switch.t -> Unix.file_descr -> t
     with the calling fiber's loop, and closes it when [sw] finishes. Pipes,
     sockets, terminals and eventfds can be waited for; regular files are always
     ready (their reads never wait for the loop).
-    @raise Invalid_argument
-      outside a fiber of {!Braid_io.run} or if [sw] has finished (then [fd] is
-      closed). *)
+
+    Raises [Invalid_argument] outside a fiber of {!Braid_io.run} or if [sw] has
+    finished (then [fd] is closed). *)
 
 val pipe : sw:Braid.Switch.t -> unit -> t * t
 (** [pipe ~sw ()] is [(read_end, write_end)] of a new pipe, owned by [sw]. *)
@@ -53,19 +53,21 @@ val read_into : t -> bytes -> int -> int -> int
 (** [read_into fd buf off len] reads at most [len] bytes into [buf] at [off] and
     returns how many, [0] at end of file (or if [len = 0]). Blocks only the
     calling fiber, until some data is available.
+
+    Raises [Invalid_argument] if [off] and [len] are not a valid range.
     @raise Error [{op = "read"; _}]
-    @raise Braid.Cancelled if the fiber is cancelled while waiting.
-    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 
 val write_all : t -> bytes -> int -> int -> unit
 (** [write_all fd buf off len] writes the [len] bytes of [buf] at [off], waiting
     (this fiber only) whenever the descriptor is full. On a socket a vanished
     peer gives [EPIPE], never a [SIGPIPE].
+
+    Raises [Invalid_argument] if [off] and [len] are not a valid range.
     @raise Error [{op = "write"; _}]
     @raise Braid.Cancelled
       if the fiber is cancelled while waiting; part of the data may have been
-      written.
-    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+      written. *)
 
 val write_string : t -> string -> unit
 (** [write_string fd s] writes all of [s], as {!write_all}. *)

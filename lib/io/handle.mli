@@ -12,7 +12,8 @@ val close : Loop.fd -> unit
 
 val attach : sw:Braid.Switch.t -> Loop.fd -> unit
 (** [attach ~sw fd] makes [sw] close [fd] when it finishes.
-    @raise Invalid_argument if [sw] has finished; [fd] is then closed. *)
+
+    Raises [Invalid_argument] if [sw] has finished; [fd] is then closed. *)
 
 val register :
   sw:Braid.Switch.t ->

@@ -12,7 +12,8 @@ val run : (unit -> 'a) -> 'a
 
 val current : op:string -> t
 (** [current ~op] is the loop of the calling fiber.
-    @raise Invalid_argument naming [op] outside a fiber of {!run}. *)
+
+    Raises [Invalid_argument] naming [op] outside a fiber of {!run}. *)
 
 val running_here : unit -> bool
 (** [running_here ()] is true if the calling domain runs a loop. *)
@@ -38,7 +39,8 @@ val register :
     [socket]: writes use [send]. [stream]: a read that returns fewer bytes than
     asked drained the descriptor (true of stream sockets). A descriptor epoll
     cannot watch (a regular file) is accepted and never waited for.
-    @raise Invalid_argument naming [op] off the loop's thread. *)
+
+    Raises [Invalid_argument] naming [op] off the loop's thread. *)
 
 val unix : fd -> Unix.file_descr
 val is_socket : fd -> bool
@@ -69,17 +71,19 @@ val loop_of : fd -> t
 val check_usable : fd -> op:string -> unit
 (** [check_usable fd ~op] checks that [fd] is open and that the caller runs on
     its loop's thread.
-    @raise Closed if [fd] is closed.
-    @raise Invalid_argument naming [op] off the loop's thread. *)
+
+    Raises [Invalid_argument] naming [op] off the loop's thread.
+    @raise Closed if [fd] is closed. *)
 
 val await : fd -> write:bool -> op:string -> unit
 (** [await fd ~write ~op] suspends the calling fiber until [fd] may be ready for
     reading (or writing). Spurious wake-ups are possible: retry the operation. A
     cancelled wait leaves no registration behind.
+
+    Raises [Invalid_argument] naming [op] (["read"], say) if called off the
+    loop's thread.
     @raise Closed if [fd] is or gets closed.
-    @raise Braid.Cancelled if the fiber is cancelled.
-    @raise Invalid_argument
-      naming [op] (["read"], say) if called off the loop's thread. *)
+    @raise Braid.Cancelled if the fiber is cancelled. *)
 
 val await_checked : fd -> write:bool -> unit
 (** [await_checked fd ~write] is {!await} for a caller that ran {!check_usable}
@@ -92,7 +96,8 @@ val await_checked : fd -> write:bool -> unit
 val close : fd -> unit
 (** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and
     closes it. Idempotent. From another thread, the loop does it soon.
-    @raise Unix.Unix_error if [close(2)] fails (on the loop's thread only). *)
+
+    Raises [Unix.Unix_error] if [close(2)] fails (on the loop's thread only). *)
 
 (** {1 Timers} *)
 

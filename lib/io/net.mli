@@ -46,7 +46,8 @@ val tcp : string -> int -> Unix.sockaddr
 (** [tcp ip port] is a TCP address; [ip] is an IPv4 or IPv6 literal
     (["127.0.0.1"], ["::1"], ["0.0.0.0"]). No name resolution (it would block
     the loop).
-    @raise Invalid_argument if [ip] is not a literal address. *)
+
+    Raises [Invalid_argument] if [ip] is not a literal address. *)
 
 val unix_path : string -> Unix.sockaddr
 (** [unix_path path] is a Unix-domain socket address. *)
@@ -112,18 +113,20 @@ val read_into : socket -> bytes -> int -> int -> int
 (** [read_into s buf off len] reads at most [len] bytes into [buf] at [off],
     waiting (this fiber only) until some are available; [0] means the peer
     closed its side (or [len = 0]).
+
+    Raises [Invalid_argument] if [off] and [len] are not a valid range.
     @raise Error [{op = "read"; _}] e.g. [ECONNRESET].
-    @raise Braid.Cancelled if the fiber is cancelled while waiting.
-    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 
 val write_all : socket -> bytes -> int -> int -> unit
 (** [write_all s buf off len] sends the [len] bytes of [buf] at [off], waiting
     (this fiber only) while the socket's buffer is full.
+
+    Raises [Invalid_argument] if [off] and [len] are not a valid range.
     @raise Error [{op = "write"; _}] e.g. [EPIPE], [ECONNRESET].
     @raise Braid.Cancelled
       if the fiber is cancelled while waiting; part of the data may have been
-      sent.
-    @raise Invalid_argument if [off] and [len] are not a valid range. *)
+      sent. *)
 
 val write_string : socket -> string -> unit
 (** [write_string s str] sends all of [str], as {!write_all}. *)

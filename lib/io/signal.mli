@@ -28,18 +28,20 @@ val subscribe : sw:Braid.Switch.t -> int list -> t
 (** [subscribe ~sw signals] starts counting deliveries of [signals] (OCaml
     numbers: [Sys.sighup], [Sys.sigterm], ...) for the calling fiber's loop,
     until [sw] finishes. Does not block.
-    @raise Invalid_argument
-      if [signals] is empty or one of them cannot be caught ([Sys.sigkill],
-      [Sys.sigstop]), or outside a fiber of {!Braid_io.run}. *)
+
+    Raises [Invalid_argument] if [signals] is empty or one of them cannot be
+    caught ([Sys.sigkill], [Sys.sigstop]), or outside a fiber of
+    {!Braid_io.run}. *)
 
 val wait : t -> int
 (** [wait sub] returns a signal of [sub] delivered since the previous [wait]
     returned it (or since {!subscribe}), waiting (this fiber only) if there is
     none. Several deliveries of one signal in between count as one, as Unix
     signals do. Signals are checked in the order given to {!subscribe}.
-    @raise Braid.Cancelled if the fiber is cancelled while waiting.
-    @raise Invalid_argument
-      if [sub]'s switch has finished, or from a fiber of another loop. *)
+
+    Raises [Invalid_argument] if [sub]'s switch has finished, or from a fiber of
+    another loop.
+    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 
 val await : int list -> int
 (** [await signals] waits for the next delivery of one of [signals] and returns

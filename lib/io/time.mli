@@ -13,9 +13,10 @@ val sleep : float -> unit
 (** [sleep seconds] suspends the calling fiber for [seconds] (at least; the loop
     wakes with millisecond granularity). [sleep 0.] (or less) yields to the
     other runnable fibers.
+
+    Raises [Invalid_argument] if [seconds] is NaN.
     @raise Braid.Cancelled
-      if the fiber is cancelled (woken at once, timer removed).
-    @raise Invalid_argument if [seconds] is NaN. *)
+      if the fiber is cancelled (woken at once, timer removed). *)
 
 val sleep_until : Mtime.t -> unit
 (** [sleep_until t] suspends the calling fiber until {!now} reaches [t].
@@ -35,6 +36,6 @@ val timeout : float -> (unit -> 'a) -> 'a option
     {!Braid.Cancelled} instead of returning [None]. This is the combinator of
     Marlow et al.'s "Asynchronous exceptions in Haskell", built on
     {!Braid.Fiber.Scope}.
-    @raise e if [f] raises [e].
-    @raise Braid.Cancelled if the calling fiber itself is cancelled.
-    @raise Invalid_argument if [seconds] is NaN. *)
+
+    Raises [e] if [f] raises [e]. Raises [Invalid_argument] if [seconds] is NaN.
+    @raise Braid.Cancelled if the calling fiber itself is cancelled. *)

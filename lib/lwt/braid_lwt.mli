@@ -112,9 +112,9 @@ val run : ?owner:Owner.t -> t -> (unit -> 'a) -> 'a Lwt.t
     A fiber forked with [Braid.Fiber.fork] that fails is reported to
     [!Lwt.async_exception_hook], like a failed [Lwt.async], unless a fiber
     already waiting to join it observes the failure; prefer [Braid.Switch].
-    @raise Invalid_argument
-      if not called on the bridge's thread, or if [owner] is running another
-      operation. *)
+
+    Raises [Invalid_argument] if not called on the bridge's thread, or if
+    [owner] is running another operation. *)
 
 val await_lwt : t -> 'a Lwt.t -> 'a
 (** [await_lwt t p] waits for the Lwt promise [p] and returns its value, or
@@ -130,9 +130,9 @@ val await_lwt : t -> 'a Lwt.t -> 'a
     once; [p] itself is not cancelled (other code may be waiting for it), and
     the bridge's callback stays attached to [p] until [p] resolves, when it does
     nothing.
-    @raise Invalid_argument
-      if called on Lwt's thread outside a Braid fiber: it would wait for Lwt
-      while blocking Lwt's thread. Use [Lwt.bind] there. *)
+
+    Raises [Invalid_argument] if called on Lwt's thread outside a Braid fiber:
+    it would wait for Lwt while blocking Lwt's thread. Use [Lwt.bind] there. *)
 
 (** {1:monadic The structures, monadic}
 
@@ -168,8 +168,9 @@ module Mutex : sig
   val unlock : t -> owner:Owner.t -> Braid_sync.Mutex.t -> unit
   (** [unlock t ~owner m] releases [m], handing it to the first live waiter.
       Never blocks.
-      @raise Invalid_argument
-        if [owner] does not hold [m], or is running another operation. *)
+
+      Raises [Invalid_argument] if [owner] does not hold [m], or is running
+      another operation. *)
 end
 
 module Condition : sig

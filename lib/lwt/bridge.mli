@@ -25,13 +25,15 @@ val run : ?owner:Owner.t -> t -> (unit -> 'a) -> 'a Lwt.t
     fiber if given). The promise resolves with [f]'s outcome; cancelling it
     cancels the fiber, and it is rejected with [Lwt.Canceled] only if the fiber
     ended by that cancellation.
-    @raise Invalid_argument
-      off Lwt's thread, or if [owner] is running another operation. *)
+
+    Raises [Invalid_argument] off Lwt's thread, or if [owner] is running another
+    operation. *)
 
 val run_now : owner:Owner.t -> t -> (unit -> 'a) -> 'a
 (** [run_now ~owner t f] runs [f], which must never block, as [owner]'s fiber
     and returns its result or raises its exception.
-    @raise Invalid_argument as {!run} does, or if [f] blocked. *)
+
+    Raises [Invalid_argument] as {!run} does, or if [f] blocked. *)
 
 val await_lwt : t -> 'a Lwt.t -> 'a
 (** See {!Braid_lwt.await_lwt}. *)

@@ -46,8 +46,9 @@ val create : domains:int -> unit -> t
 (** [create ~domains ()] starts a pool of [domains] worker domains. Keep
     [domains] at most the number of cores the pool should use
     ([Domain.recommended_domain_count ()] minus the domains you already run).
-    @raise Invalid_argument if [domains < 1].
-    @raise Failure if the runtime cannot spawn that many domains. *)
+
+    Raises [Invalid_argument] if [domains < 1]. Raises [Failure] if the runtime
+    cannot spawn that many domains. *)
 
 val size : t -> int
 (** [size t] is the number of worker domains. *)
@@ -65,19 +66,21 @@ val async : t -> (unit -> 'a) -> 'a Braid_sync.Promise.t
     to completion and fills the promise anyway.
 
     Callable from any domain or systhread.
-    @raise Invalid_argument
-      once {!shutdown} has begun, unless called from a task of [t] (running
-      tasks may still submit subtasks while the pool drains). *)
+
+    Raises [Invalid_argument] once {!shutdown} has begun, unless called from a
+    task of [t] (running tasks may still submit subtasks while the pool drains).
+*)
 
 val run : t -> (unit -> 'a) -> 'a
 (** [run t f] runs [f ()] on the pool and returns its result or raises its
     exception. It blocks only the caller: a fiber of any Braid scheduler waits
     while its siblings keep running; a bare domain or systhread sleeps. Called
     from a task of [t], it simply calls [f ()].
+
+    Raises [Invalid_argument] as {!async} does.
     @raise Braid.Cancelled
       if the calling fiber is cancelled while waiting (the task carries on, see
-      {!async}).
-    @raise Invalid_argument as {!async} does. *)
+      {!async}). *)
 
 val parallel_for :
   t -> ?chunk_size:int -> start:int -> finish:int -> (int -> unit) -> unit
@@ -93,7 +96,8 @@ val parallel_for :
 
     If some [body i] raise, [parallel_for] raises one of their exceptions, but
     only once every subtask has finished: no [body] runs after it returns.
-    @raise Invalid_argument if [chunk_size < 1], or as {!async} does. *)
+
+    Raises [Invalid_argument] if [chunk_size < 1], or as {!async} does. *)
 
 val parallel_for_reduce :
   t ->
@@ -127,15 +131,13 @@ val shutdown : t -> unit
     calling domain for the instant they take to terminate. Calling it again,
     from anywhere, waits for the same shutdown.
 
+    Raises [Invalid_argument] if called from a task of [t] (it would wait for
+    itself). Raises [e] if a fiber forked with {!Braid.Fiber.fork} inside a task
+    raised [e] and was never joined ({!Braid.Fiber.Multiple} if several did),
+    after the pool has stopped. Reported once.
     @raise Braid.Cancelled
       if the calling fiber is cancelled while the pool drains; the pool keeps
-      stopping, and a later [shutdown] joins it.
-    @raise Invalid_argument
-      if called from a task of [t] (it would wait for itself).
-    @raise e
-      if a fiber forked with {!Braid.Fiber.fork} inside a task raised [e] and
-      was never joined ({!Braid.Fiber.Multiple} if several did), after the pool
-      has stopped. Reported once. *)
+      stopping, and a later [shutdown] joins it. *)
 
 val with_pool : domains:int -> (t -> 'a) -> 'a
 (** [with_pool ~domains f] is [f t] for a new pool [t], which is {!shutdown}

@@ -38,17 +38,19 @@ val of_string : string -> t
 val read : t -> bytes -> int -> int -> (int, Braid_http.Parse_error.t) result
 (** [read t buf off len] copies up to [len] body bytes into [buf] and returns
     how many; [Ok 0] at the end.
-    @raise Invalid_argument
-      if [len <= 0], the range is not in [buf], or as the module's comment says
-      (domain, concurrent read, request over). *)
+
+    Raises [Invalid_argument] if [len <= 0], the range is not in [buf], or as
+    the module's comment says (domain, concurrent read, request over). *)
 
 val to_string : t -> (string, Braid_http.Parse_error.t) result
 (** [to_string t] reads the rest of the body (bounded by the body limit).
-    @raise Invalid_argument as {!read} does. *)
+
+    Raises [Invalid_argument] as {!read} does. *)
 
 val drain : t -> (unit, Braid_http.Parse_error.t) result
 (** [drain t] skips the rest of the body.
-    @raise Invalid_argument as {!read} does. *)
+
+    Raises [Invalid_argument] as {!read} does. *)
 
 val close : t -> unit
 (** [close t] ends the request's hold on [t]: later reads raise

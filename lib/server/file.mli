@@ -2,7 +2,7 @@
 
     The static file server works only through these values, so it runs the same
     on the real file system ({!Production}) and on an in-memory one
-    ({!In_memory}). *)
+    ({!module-In_memory}). *)
 
 type kind = Regular | Directory | Symlink | Other
 

@@ -1,7 +1,7 @@
 (** What the server logs, and how any code under a server logs.
 
     The events are structured values ({!event}); {!emit} hands one to the
-    logging service in force ({!Services.log}), whose implementation decides
+    logging service in force ({!Services.val-log}), whose implementation decides
     what to keep and how to write it: {!Production} filters by level and writes
     through a {!Log_writer}, {!In_memory} keeps every event for a test. Callable
     from the request handler's fiber, from fibers it forks and from pool tasks
@@ -17,8 +17,9 @@ include module type of struct
 end
 
 val emit : event -> unit
-(** [emit e] is {!Services.log} [e].
-    @raise Invalid_argument outside {!Services.run}. *)
+(** [emit e] is {!Services.val-log} [e].
+
+    Raises [Invalid_argument] outside {!Services.run}. *)
 
 val message : level -> string -> unit
 (** [message level text] emits [Message] with the services' current time. *)

@@ -42,7 +42,8 @@ val create :
     (default [Unix.gettimeofday]) stamps the writer's own notes (dropped lines,
     reopened files); the lines it is given carry their own time. Its rotation
     checks follow {!Braid_io.Time}: it runs in an event loop.
-    @raise Invalid_argument if [capacity] or [batch] is not positive. *)
+
+    Raises [Invalid_argument] if [capacity] or [batch] is not positive. *)
 
 val set_paths : t -> access:string option -> error:string option -> unit
 (** [set_paths t ~access ~error] makes the writer switch files before its next
@@ -69,8 +70,9 @@ val run : t -> unit
     every line still queued (shielded from the cancellation), closes its files
     and raises [Cancelled]. Must run in a fiber of {!Braid_io.run}; one at a
     time per writer.
-    @raise Braid.Cancelled once cancelled and drained.
-    @raise Invalid_argument if another [run t] is in progress. *)
+
+    Raises [Invalid_argument] if another [run t] is in progress.
+    @raise Braid.Cancelled once cancelled and drained. *)
 
 val dropped : t -> int
 (** Lines dropped so far: queue full, no file to write to, or lost to a failed

@@ -1,5 +1,5 @@
 (** The connection pipeline: reads requests from a byte stream, dispatches them
-    ({!Dispatch}), writes responses ({!Framing}). Knows nothing of sockets: a
+    ([Dispatch]), writes responses ([Framing]). Knows nothing of sockets: a
     socket connection ({!Connection}) and an in-memory test both run it.
 
     Per connection: one {!Braid_http.Input.t} for its whole life (pipelined
@@ -58,7 +58,7 @@ val serve :
     The timeouts of [config] apply, on the services' clock: the first request's
     head must be complete within [timeouts.request_header] of the start; between
     requests the connection may stay idle [timeouts.keep_alive] (enforced by the
-    loop's sweeper, see {!Control.idle_deadline}: it cancels [serve], which then
+    loop's sweeper, see [Control.idle_deadline]: it cancels [serve], which then
     returns [Peer_closed]); a head, from its first byte, must be complete within
     [timeouts.request_header] however slowly it trickles (else [408] and
     [Server_closed]); each read of a body may wait [timeouts.body] (else [408]
@@ -66,7 +66,7 @@ val serve :
     [timeouts.handler] (else it is cancelled and the request gets [503] and
     [Connection: close]; only its blocking calls can be interrupted); each write
     may wait [timeouts.send] for the client to take data (enforced by the
-    sweeper, see {!Control.send_stalled}). Writes are handed to [write] at most
+    sweeper, see [Control.send_stalled]). Writes are handed to [write] at most
     64 KiB at a time, so a client that keeps reading a large response is never
     taken for stalled.
 

@@ -35,9 +35,9 @@ val add : ?max_body:int -> Braid_http.Method.t -> string -> Handler.t -> t -> t
 (** [add meth pattern handler t] is [t] with one more route, tried after the
     others. [max_body] lowers the body limit for this route (it cannot raise it
     above the server's).
-    @raise Invalid_argument
-      if [pattern] does not start with ["/"], has an empty parameter name, or a
-      [*] segment that is not last. *)
+
+    Raises [Invalid_argument] if [pattern] does not start with ["/"], has an
+    empty parameter name, or a [*] segment that is not last. *)
 
 val lookup : t -> Braid_http.Method.t -> string -> found
 (** [lookup t meth path] finds the first route for [meth] whose pattern matches

@@ -1,10 +1,10 @@
 (** The server's cross-cutting services: logging, the clock (time, sleeps and
     timeouts), file access and the handler store, as one effect.
 
-    Code that needs a service calls the functions below ({!log}, {!now},
-    {!stat}, ...) wherever it runs: the connection pipeline, a request handler,
-    a fiber the handler forked, a {!Braid_pool} task it submitted. Each call
-    performs an effect that the nearest {!run} answers with its record of
+    Code that needs a service calls the functions below ({!val-log}, {!val-now},
+    {!val-stat}, ...) wherever it runs: the connection pipeline, a request
+    handler, a fiber the handler forked, a {!Braid_pool} task it submitted. Each
+    call performs an effect that the nearest {!run} answers with its record of
     implementations {!t}: {!Production.services} in a server,
     {!In_memory.services} in tests (no sockets, disks or real time). Swapping
     one service is swapping one field:
@@ -61,13 +61,15 @@ val run : t -> (unit -> 'a) -> 'a
 val current : unit -> t
 (** [current ()] is the record answering service calls here: one effect. Keep it
     for a burst of calls (the pipeline does, per request).
-    @raise Invalid_argument outside any {!run}. *)
+
+    Raises [Invalid_argument] outside any {!run}. *)
 
 (** {1 The services}
 
     Each is [(current ()).field ...]. They block as their implementation does
     (the calling fiber only, for {!Production} and {!In_memory}).
-    @raise Invalid_argument outside any {!run}. *)
+
+    Raises [Invalid_argument] outside any {!run}. *)
 
 val log : Log_event.event -> unit
 val now : unit -> float

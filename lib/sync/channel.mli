@@ -15,7 +15,8 @@ exception Closed
 
 val create : int -> 'a t
 (** [create n] has capacity [n].
-    @raise Invalid_argument if [n < 0]. *)
+
+    Raises [Invalid_argument] if [n < 0]. *)
 
 val send : 'a t -> 'a -> unit
 (** [send c v] sends [v], waiting while the buffer is full (or, capacity 0,

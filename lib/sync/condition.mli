@@ -12,8 +12,9 @@ val wait : t -> Mutex.t -> unit
 (** [wait c m] releases [m], waits for [signal] or [broadcast] on [c], then
     re-acquires [m] (shielded from cancellation). Blocks only the calling fiber.
     Like all condition variables, check your predicate in a loop.
-    @raise Braid.Cancelled if cancelled while waiting, with [m] held again.
-    @raise Invalid_argument if the caller does not hold [m]. *)
+
+    Raises [Invalid_argument] if the caller does not hold [m].
+    @raise Braid.Cancelled if cancelled while waiting, with [m] held again. *)
 
 val signal : t -> unit
 (** [signal c] wakes the longest-waiting live waiter, if any. *)

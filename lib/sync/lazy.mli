@@ -18,8 +18,9 @@ val force : 'a t -> 'a
     the computing fiber is cancelled ([Braid.Cancelled] escapes the
     computation), the value goes back to unforced and a waiting forcer takes
     over: one fiber's cancellation does not poison the value for others.
-    @raise Undefined if called from within [l]'s own computation.
-    @raise e if the computation raised [e]. *)
+
+    Raises [e] if the computation raised [e].
+    @raise Undefined if called from within [l]'s own computation. *)
 
 val is_val : 'a t -> bool
 (** [is_val l] is true once [l] has a value. *)

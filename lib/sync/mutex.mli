@@ -11,15 +11,17 @@ val create : unit -> t
 
 val lock : t -> unit
 (** [lock m] acquires [m], waiting while another fiber or thread holds it.
-    @raise Braid.Cancelled if cancelled while waiting (the lock is not held).
-    @raise Invalid_argument if the caller already holds [m]. *)
+
+    Raises [Invalid_argument] if the caller already holds [m].
+    @raise Braid.Cancelled if cancelled while waiting (the lock is not held). *)
 
 val try_lock : t -> bool
 (** [try_lock m] acquires [m] if it is free; never blocks. *)
 
 val unlock : t -> unit
 (** [unlock m] releases [m], handing it to the first live waiter.
-    @raise Invalid_argument if the caller does not hold [m]. *)
+
+    Raises [Invalid_argument] if the caller does not hold [m]. *)
 
 val protect : t -> (unit -> 'a) -> 'a
 (** [protect m f] runs [f] holding [m] and releases it however [f] ends. *)

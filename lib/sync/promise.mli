@@ -30,7 +30,8 @@ val try_fill : 'a t -> ('a, exn) result -> bool
 val await : 'a t -> 'a
 (** [await p] returns [p]'s value, waiting until it is filled. Blocks only the
     calling fiber (or, outside a scheduler, the calling thread).
-    @raise e if [p] was filled with [fill_error p e].
+
+    Raises [e] if [p] was filled with [fill_error p e].
     @raise Braid.Cancelled if the calling fiber is cancelled while waiting. *)
 
 val peek : 'a t -> ('a, exn) result option

@@ -7,7 +7,8 @@ type t
 
 val make : int -> t
 (** [make n] has [n] permits.
-    @raise Invalid_argument if [n < 0]. *)
+
+    Raises [Invalid_argument] if [n < 0]. *)
 
 val acquire : t -> unit
 (** [acquire s] takes a permit, waiting while there is none. Blocks only the
