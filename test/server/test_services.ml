@@ -226,16 +226,26 @@ let no_services_is_an_error () =
 
 let timeouts = Config.default.timeouts
 
+(* Sends [request] and runs the virtual clock to just before [deadline]
+   seconds: nothing may be answered yet; then just past it: the connection
+   answers [expected]. *)
+let expires c request ~deadline expected =
+  c.send request;
+  quiesce ();
+  In_memory.advance c.mem (deadline -. 0.1);
+  quiesce ();
+  Alcotest.(check string)
+    "nothing before the deadline" "" (Buffer.contents c.output);
+  In_memory.advance c.mem 0.2;
+  wait_until
+    (Printf.sprintf "statuses %s"
+       (String.concat ", " (List.map string_of_int expected)))
+    (fun () -> statuses c = expected)
+
 let header_timeout () =
   with_connection (fun c ->
-      c.send "GET /hello HTTP/1.1\r\nHo";
-      quiesce ();
-      In_memory.advance c.mem (timeouts.request_header -. 0.5);
-      quiesce ();
-      Alcotest.(check string)
-        "nothing before the deadline" "" (Buffer.contents c.output);
-      In_memory.advance c.mem 1.;
-      wait_until "408" (fun () -> statuses c = [ 408 ]);
+      expires c "GET /hello HTTP/1.1\r\nHo" ~deadline:timeouts.request_header
+        [ 408 ];
       wait_until "closed" (fun () -> !(c.outcome) <> None);
       Alcotest.(check string)
         "ends the connection" "Server_closed"
@@ -243,30 +253,16 @@ let header_timeout () =
 
 let body_timeout () =
   with_connection (fun c ->
-      c.send "POST /read HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc";
-      quiesce ();
-      In_memory.advance c.mem (timeouts.body -. 1.);
-      quiesce ();
-      Alcotest.(check string)
-        "nothing before the deadline" "" (Buffer.contents c.output);
-      In_memory.advance c.mem 2.;
-      wait_until "408" (fun () -> statuses c = [ 408 ]))
+      expires c
+        "POST /read HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc"
+        ~deadline:timeouts.body [ 408 ])
 
 let handler_timeout () =
   let config =
     { Config.default with timeouts = { timeouts with handler = Some 2. } }
   in
   with_connection ~config (fun c ->
-      c.send (get "/sleep");
-      quiesce ();
-      Alcotest.(check int)
-        "timers: the sweeper's tick, the handler's timeout and its sleep" 3
-        (In_memory.pending_timers c.mem);
-      In_memory.advance c.mem 1.9;
-      quiesce ();
-      Alcotest.(check string) "still running" "" (Buffer.contents c.output);
-      In_memory.advance c.mem 0.2;
-      wait_until "503" (fun () -> statuses c = [ 503 ]);
+      expires c (get "/sleep") ~deadline:2. [ 503 ];
       let r = List.hd (responses c) in
       Alcotest.(check (option string))
         "and closes" (Some "close")
