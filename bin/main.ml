@@ -112,25 +112,52 @@ let log_paths cli (file : Config_file.t option) =
   ( pick cli.access_log (fun (f : Config_file.t) -> f.access_log),
     pick cli.error_log (fun (f : Config_file.t) -> f.error_log) )
 
+(* The whole configuration: the file's and the flags' settings over the
+   defaults. *)
+let configure cli flags file =
+  let ( let* ) = Result.bind in
+  let* config =
+    match file with
+    | None -> Ok (override cli flags Config.default)
+    | Some f ->
+        Config_file.to_config ~override:(override cli flags) f Config.default
+  in
+  let host, port = listen_of cli file in
+  let* listen =
+    match Braid_io.Net.tcp host port with
+    | a -> Ok a
+    | exception Invalid_argument msg -> Error msg
+  in
+  let access_log, error_log = log_paths cli file in
+  Ok
+    { config with listen; domains = domains_of cli file; access_log; error_log }
+
+(* "HOST:PORT", an IPv6 address in brackets. *)
+let address_to_string = function
+  | Unix.ADDR_INET (ip, port) ->
+      Printf.sprintf "%s:%d"
+        (match Unix.string_of_inet_addr ip with
+        | s when String.contains s ':' -> "[" ^ s ^ "]"
+        | s -> s)
+        port
+  | Unix.ADDR_UNIX path -> path
+
 (* SIGHUP re-reads the file: new connections get the new configuration,
    connections in progress keep theirs, and a file that does not load or
    check leaves the current one in force. What cannot change live (the
    address, the number of loops) is reported. Outcomes are always logged. *)
-let on_reload server writer ~file ~cli ~flags ~running ~ready () =
+let on_reload server writer ~file ~cli ~flags ~ready () =
   Braid_io.Switch.run @@ fun sw ->
   let signals = Braid_io.Signal.subscribe ~sw [ Sys.sighup ] in
   Braid_sync.Promise.fill ready ();
   let log text = Log_writer.error writer text in
   let reload path =
-    match Config_file.load path with
-    | Error msg -> Error msg
-    | Ok f -> (
-        match
-          Config_file.to_config ~override:(override cli flags) f Config.default
-        with
-        | Error msg -> Error msg
-        | Ok config ->
-            Result.map (fun () -> f) (Server.set_config server config))
+    let ( let* ) = Result.bind in
+    let* f = Config_file.load path in
+    let* config = configure cli flags (Some f) in
+    let running = Server.config server in
+    let* () = Server.set_config server config in
+    Ok (config, running)
   in
   while true do
     ignore (Braid_io.Signal.wait signals);
@@ -142,29 +169,37 @@ let on_reload server writer ~file ~cli ~flags ~running ~ready () =
             log
               ("error: reload rejected, the configuration in force stays: "
              ^ msg)
-        | Ok f ->
-            let access, error = log_paths cli (Some f) in
-            Log_writer.set_paths writer ~access ~error;
-            let host, port = listen_of cli (Some f) in
-            if (host, port) <> listen_of cli running then
+        | Ok (config, running) ->
+            Log_writer.set_paths writer ~access:config.access_log
+              ~error:config.error_log;
+            if config.listen <> running.listen then
               log
                 (Printf.sprintf
-                   ("warning: %s: Listen %s:%d needs a restart; "
+                   ("warning: %s: Listen %s needs a restart; "
                   ^^ "still listening on the old address")
-                   path host port);
-            if domains_of cli (Some f) <> domains_of cli running then
+                   path
+                   (address_to_string config.listen));
+            if config.domains <> running.domains then
               log
                 (Printf.sprintf "warning: %s: Domains %d needs a restart" path
-                   (domains_of cli (Some f)));
+                   config.domains);
             log ("info: configuration reloaded from " ^ path))
   done
 
 let serve cli config_file demo log_level flags shutdown_timeout =
-  match Option.map Config_file.load config_file with
-  | Some (Error msg) -> `Error (false, msg)
-  | (None | Some (Ok _)) as loaded -> (
-      let file = match loaded with Some (Ok f) -> Some f | _ -> None in
-      let host, port = listen_of cli file and domains = domains_of cli file in
+  let ( let* ) = Result.bind in
+  let configured =
+    let* file =
+      match config_file with
+      | None -> Ok None
+      | Some path -> Result.map Option.some (Config_file.load path)
+    in
+    configure cli flags file
+  in
+  match configured with
+  | Error msg -> `Error (false, msg)
+  | Ok config -> (
+      let domains = config.domains in
       let pool =
         if demo then
           Some
@@ -178,68 +213,49 @@ let serve cli config_file demo log_level flags shutdown_timeout =
         | Some pool -> Demo.routes pool Router.empty
         | None -> Router.empty
       in
-      let access, error = log_paths cli file in
-      let writer = Log_writer.create ?access ?error () in
+      let writer =
+        Log_writer.create ?access:config.access_log ?error:config.error_log ()
+      in
       let settings = Production.settings ~log_level ~logger:writer router in
-      let config =
-        match file with
-        | None -> Ok (override cli flags Config.default)
-        | Some f ->
-            Config_file.to_config ~override:(override cli flags) f
-              Config.default
-      in
-      let address =
-        match Braid_io.Net.tcp host port with
-        | a -> Ok a
-        | exception Invalid_argument msg -> Error msg
-      in
-      match (config, address) with
-      | Error msg, _ | _, Error msg -> `Error (false, msg)
-      | Ok config, Ok address -> (
-          match Server.create ~domains ~settings ~config address with
-          | Error msg -> `Error (false, msg)
-          | Ok server ->
-              let ready = Braid_sync.Promise.create () in
-              let reload_ready = Braid_sync.Promise.create () in
-              let fibers =
-                [
-                  on_termination server ~deadline:shutdown_timeout ~ready;
-                  (fun () -> Log_writer.run writer);
-                  on_reload server writer ~file:config_file ~cli ~flags
-                    ~running:file ~ready:reload_ready;
-                ]
-              in
-              let on_listen address =
-                Braid_sync.Promise.await ready;
-                Braid_sync.Promise.await reload_ready;
-                match address with
-                | Unix.ADDR_INET (ip, port) ->
-                    Printf.printf
-                      "braid: serving http://%s:%d/%s%s with %d loop%s\n%!"
-                      (match Unix.string_of_inet_addr ip with
-                      | s when String.contains s ':' -> "[" ^ s ^ "]"
-                      | s -> s)
-                      port
-                      (match (Server.config server).root with
-                      | Some r -> " from " ^ r
-                      | None -> "")
-                      (if demo then " (demo routes)" else "")
-                      domains
-                      (if domains = 1 then "" else "s")
-                | Unix.ADDR_UNIX _ -> ()
-              in
-              let result =
-                match
-                  Server.run ~on_listen ~background:(background fibers) server
-                with
-                | () -> `Ok ()
-                | exception Braid_io.Net.Error { op; error } ->
-                    `Error
-                      ( false,
-                        Printf.sprintf "%s: %s" op (Unix.error_message error) )
-              in
-              Option.iter Braid_pool.shutdown pool;
-              result))
+      match Server.create ~settings config with
+      | Error msg -> `Error (false, msg)
+      | Ok server ->
+          let ready = Braid_sync.Promise.create () in
+          let reload_ready = Braid_sync.Promise.create () in
+          let fibers =
+            [
+              on_termination server ~deadline:shutdown_timeout ~ready;
+              (fun () -> Log_writer.run writer);
+              on_reload server writer ~file:config_file ~cli ~flags
+                ~ready:reload_ready;
+            ]
+          in
+          let on_listen address =
+            Braid_sync.Promise.await ready;
+            Braid_sync.Promise.await reload_ready;
+            match address with
+            | Unix.ADDR_INET _ ->
+                Printf.printf "braid: serving http://%s/%s%s with %d loop%s\n%!"
+                  (address_to_string address)
+                  (match (Server.config server).root with
+                  | Some r -> " from " ^ r
+                  | None -> "")
+                  (if demo then " (demo routes)" else "")
+                  domains
+                  (if domains = 1 then "" else "s")
+            | Unix.ADDR_UNIX _ -> ()
+          in
+          let result =
+            match
+              Server.run ~on_listen ~background:(background fibers) server
+            with
+            | () -> `Ok ()
+            | exception Braid_io.Net.Error { op; error } ->
+                `Error
+                  (false, Printf.sprintf "%s: %s" op (Unix.error_message error))
+          in
+          Option.iter Braid_pool.shutdown pool;
+          result)
 
 let serve_cmd =
   let host =

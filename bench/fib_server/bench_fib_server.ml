@@ -77,8 +77,7 @@ let serve variant ~port =
   match
     Server.create
       ~settings:(Production.settings router)
-      ~config:Config.default
-      (Braid_io.Net.tcp "127.0.0.1" port)
+      { Config.default with listen = Braid_io.Net.tcp "127.0.0.1" port }
   with
   | Ok server -> Server.run server
   | Error msg -> failwith msg

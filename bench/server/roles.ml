@@ -11,10 +11,10 @@ let gc_counters _ =
 
 let braid ~mode ~router ~root ~port =
   let settings = Production.settings router in
-  let config = { Config.default with root } in
-  match
-    Server.create ~mode ~settings ~config (Braid_io.Net.tcp "127.0.0.1" port)
-  with
+  let config =
+    { Config.default with root; listen = Braid_io.Net.tcp "127.0.0.1" port }
+  in
+  match Server.create ~mode ~settings config with
   | Ok server -> Server.run server
   | Error msg -> failwith msg
 

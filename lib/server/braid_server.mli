@@ -21,10 +21,7 @@
         let open Braid_server in
         let router = Router.empty |> Router.add GET "/" hello in
         match
-          Server.create
-            ~settings:(Production.settings router)
-            ~config:Config.default
-            (Braid_io.Net.tcp "127.0.0.1" 8080)
+          Server.create ~settings:(Production.settings router) Config.default
         with
         | Ok server -> Server.run server
         | Error msg -> prerr_endline msg

@@ -119,12 +119,17 @@ let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
   let pool = Braid_pool.create ~domains:1 () in
   let settings = Production.settings ~log_level:Error (router pool) in
   let config =
-    { Config.default with timeouts; max_connections; linger = 0.2 }
+    {
+      Config.default with
+      timeouts;
+      max_connections;
+      linger = 0.2;
+      listen = Braid_io.Net.tcp "127.0.0.1" 0;
+      domains;
+    }
   in
   let server =
-    match
-      Server.create ~domains ~settings ~config (Braid_io.Net.tcp "127.0.0.1" 0)
-    with
+    match Server.create ~settings config with
     | Ok s -> s
     | Error msg -> Alcotest.fail msg
   in
