@@ -4,6 +4,7 @@
 
 open Cmdliner
 open Braid_server
+open Braid_cli
 
 (* {1 Timeouts, connection limit, shutdown} *)
 

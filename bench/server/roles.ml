@@ -20,7 +20,7 @@ let braid ~mode ~router ~root ~port =
 
 let reverse_routes =
   Router.empty
-  |> Router.add POST "/reverse" Demo.reverse
+  |> Router.add POST "/reverse" Braid_cli.Demo.reverse
   |> Router.add GET "/debug/gc" gc_counters
 
 let dispatch () =

@@ -42,7 +42,6 @@ module Body = Body
 module Handler = Handler
 module Router = Router
 module Static = Static
-module Demo = Demo
 
 (** {1 Services as effects} *)
 
@@ -57,7 +56,6 @@ module In_memory = In_memory
 (** {1 Serving} *)
 
 module Config = Config
-module Config_file = Config_file
 module Output = Output
 module Pipeline = Pipeline
 module Connection = Connection

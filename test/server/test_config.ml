@@ -3,6 +3,7 @@
    configuration and the checks of Server.check_config. *)
 
 open Braid_server
+open Braid_cli
 open Text_and_process
 
 let parse text = Config_file.parse ~file:"/etc/braid.conf" text

@@ -54,7 +54,7 @@ let with_server f =
   let root = make_site () in
   let pool = Braid_pool.create ~domains:1 () in
   let router =
-    Demo.routes pool Router.empty
+    Braid_cli.Demo.routes pool Router.empty
     |> Router.add GET "/stream" (fun _ ->
            Response.stream (fun w ->
                for i = 1 to 100 do

@@ -91,7 +91,7 @@ let cancelled_handlers = Atomic.make 0
 let big = String.make (32 lsl 20) 'x'
 
 let router pool =
-  Demo.routes pool Router.empty
+  Braid_cli.Demo.routes pool Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello\n")
   |> Router.add GET "/big" (fun _ -> Response.string big)
   |> Router.add GET "/cancellable" (fun _ ->

@@ -27,6 +27,8 @@
 
     Seconds are positive decimals. *)
 
+open Braid_server
+
 type listen = { host : string option; port : int }
 
 type t = {

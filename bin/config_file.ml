@@ -1,3 +1,5 @@
+open Braid_server
+
 type listen = { host : string option; port : int }
 
 type t = {
