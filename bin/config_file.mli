@@ -14,60 +14,62 @@
     Apache: [#] after a directive is an argument. Each directive may appear
     once. The directives and their values:
 
-    - [Listen ADDR]: [PORT], [HOST:PORT] or [[IPV6]:PORT] (IP literals).
+    - [Listen ADDR]: [PORT], [HOST:PORT] or [[IPV6]:PORT] (IP literals); [PORT]
+      alone keeps the default host.
     - [Domains N]: event loops, [N >= 1].
-    - [DocumentRoot DIR]: the static files' root ({!Config.t.root}); a relative
-      [DIR] is relative to the configuration file's directory.
+    - [DocumentRoot DIR]: the static files' root
+      ({!Braid_server.Config.t.root}); a relative [DIR] is relative to the
+      configuration file's directory.
     - [MaxConnections N] ([N >= 1]), [MaxBodySize BYTES] ([>= 0]).
     - [Timeout SECONDS]: Apache's I/O timeout: the request-head, body-read and
-      send timeouts; [RequestHeaderTimeout SECONDS] sets the first alone.
+      send timeouts; [RequestHeaderTimeout SECONDS] sets the first alone, and
+      wins over [Timeout] wherever it is in the file.
     - [KeepAliveTimeout SECONDS]; [HandlerTimeout SECONDS|off].
     - [AccessLog FILE|off], [ErrorLog FILE|stderr]: relative paths as for
       [DocumentRoot].
 
-    Seconds are positive decimals. *)
+    Seconds are positive decimals.
 
-open Braid_server
+    Each directive is declared once, in a table: its name, how its argument
+    parses and what it changes ({!Layer.change}). A parsed file is a {!Layer.t},
+    which {!Layer.resolve} puts under the command line. *)
 
-type listen = { host : string option; port : int }
+type directive = {
+  name : string;  (** The canonical name, e.g. ["DocumentRoot"]. *)
+  line : int;  (** Where it is, from 1. *)
+  change : Layer.change;
+      (** What it sets (its argument parsed and checked, a relative path made
+          relative to the file's directory). *)
+}
 
 type t = {
   file : string;  (** The file's name, as given: errors are prefixed with it. *)
-  listen : listen option;
-  domains : int option;
-  document_root : string option;
-  max_connections : int option;
-  max_body_size : int option;
-  timeout : float option;
-  request_header_timeout : float option;
-  keep_alive_timeout : float option;
-  handler_timeout : float option option;  (** [Some None]: [off]. *)
-  access_log : string option option;  (** [Some None]: [off]. *)
-  error_log : string option option;  (** [Some None]: standard error. *)
-  lines : (string * int) list;
-      (** Each directive present (canonical name) and its line. *)
+  directives : directive list;  (** In the file's order. *)
 }
-(** A parsed file: [None] for a directive that is absent. Paths are as written,
-    relative ones made relative to the directory of [file]. *)
+
+val directive_names : string list
+(** The canonical name of every directive, in the order {!layer} applies them
+    ([Timeout] before [RequestHeaderTimeout], so the latter wins). *)
 
 val parse : file:string -> string -> (t, string) result
 (** [parse ~file text] reads the directives of [text]. Stops at the first error:
     ["FILE:LINE: message"] (unknown directive, missing or extra arguments,
     unterminated quote, a bad number, address or port, a value out of range, a
-    duplicate directive). *)
+    duplicate directive: ["duplicate Timeout (first at line 3)"]). *)
 
 val load : string -> (t, string) result
 (** [load file] reads and parses [file] (["FILE: reason"] if it cannot be read).
     Blocks while it reads. *)
 
-val apply : t -> Config.t -> Config.t
-(** [apply f base] is [base] with the settings [f] has. Unchecked. *)
+val layer : t -> Layer.t
+(** The file's settings in the order of {!directive_names}, each with origin
+    ["FILE:LINE"], so an error {!Layer.resolve} finds in the resulting
+    configuration is reported at the line of the directive that causes it. *)
 
-val to_config :
-  ?override:(Config.t -> Config.t) -> t -> Config.t -> (Config.t, string) result
-(** [to_config f base] is [override (apply f base)] checked by
-    {!Server.check_config} ([override], default the identity, applies what takes
-    precedence over the file: command-line flags). An error caused by a
-    directive of [f] is reported at its line (["FILE:LINE: message"]); one that
-    [override base] has already is reported as is. Blocks while it resolves the
-    document root. *)
+(** {1 Values shared with the command line} *)
+
+val ip_address : string -> (Unix.inet_addr, string) result
+(** An IPv4 or IPv6 literal (no name resolution, which would block). *)
+
+val port : string -> (int, string) result
+(** A port: a whole number from 0 to 65535. *)
