@@ -7,8 +7,8 @@ let pool_domains = 2
 
 (* The demo server's own functions: the benchmark measures what
    [braid serve --demo] serves. *)
-let sequential = Demo.sequential_fib
-let parallel = Demo.parallel_fib
+let sequential = Braid_cli.Demo.sequential_fib
+let parallel = Braid_cli.Demo.parallel_fib
 let answer v = Response.string (string_of_int v ^ "\n")
 
 (* Blocks the domain until the task is done: the failing version. *)
@@ -77,8 +77,7 @@ let serve variant ~port =
   match
     Server.create
       ~settings:(Production.settings router)
-      ~config:Config.default
-      (Braid_io.Net.tcp "127.0.0.1" port)
+      { Config.default with listen = Braid_io.Net.tcp "127.0.0.1" port }
   with
   | Ok server -> Server.run server
   | Error msg -> failwith msg

@@ -13,11 +13,13 @@ let gc_counters _ =
    of looking them up as an effect per request (the experiment's baseline). *)
 let braid ~direct ~router ~root ~port =
   let settings = Production.settings router in
-  let config = { Config.default with root } in
+  let config =
+    { Config.default with root; listen = Braid_io.Net.tcp "127.0.0.1" port }
+  in
   let create =
     if direct then Private.Server.create_with_direct_calls else Server.create
   in
-  match create ~settings ~config (Braid_io.Net.tcp "127.0.0.1" port) with
+  match create ~settings config with
   | Ok server -> Server.run server
   | Error msg -> failwith msg
 
@@ -25,7 +27,7 @@ let static_routes = Router.empty |> Router.add GET "/debug/gc" gc_counters
 
 let reverse_routes =
   Router.empty
-  |> Router.add POST "/reverse" Demo.reverse
+  |> Router.add POST "/reverse" Braid_cli.Demo.reverse
   |> Router.add GET "/debug/gc" gc_counters
 
 let dispatch () =

@@ -6,7 +6,6 @@ module Response = Response
 module Body = Body
 module Handler = Handler
 module Router = Router
-module Demo = Demo
 module Log_event = Log_event
 module Log = Log
 module File = File
@@ -15,7 +14,6 @@ module Production = Production
 module In_memory = In_memory
 module Log_writer = Log_writer
 module Config = Config
-module Config_file = Config_file
 module Server = Server
 
 module Private = struct

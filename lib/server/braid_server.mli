@@ -20,10 +20,7 @@
         let open Braid_server in
         let router = Router.empty |> Router.add GET "/" hello in
         match
-          Server.create
-            ~settings:(Production.settings router)
-            ~config:Config.default
-            (Braid_io.Net.tcp "127.0.0.1" 8080)
+          Server.create ~settings:(Production.settings router) Config.default
         with
         | Ok server -> Server.run server
         | Error msg -> prerr_endline msg
@@ -44,7 +41,6 @@ module Response = Response
 module Body = Body
 module Handler = Handler
 module Router = Router
-module Demo = Demo
 module Log_event = Log_event
 module Log = Log
 
@@ -59,7 +55,6 @@ module Log_writer = Log_writer
 (** {1 Serving} *)
 
 module Config = Config
-module Config_file = Config_file
 
 module Server : sig
   include module type of struct

@@ -15,6 +15,10 @@ type t = {
   linger : float;
   timeouts : timeouts;
   max_connections : int;
+  listen : Unix.sockaddr;
+  domains : int;
+  access_log : string option;
+  error_log : string option;
 }
 
 let default =
@@ -34,4 +38,8 @@ let default =
         handler = None;
       };
     max_connections = 1000;
+    listen = Unix.ADDR_INET (Unix.inet_addr_loopback, 8080);
+    domains = 1;
+    access_log = None;
+    error_log = None;
   }

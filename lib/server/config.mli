@@ -4,7 +4,13 @@
     keeps it for its whole life; the accept loop reads the current value at each
     accept ({!Server.set_config}), so a reload swaps what new connections see
     without touching those in progress. Limits and timeouts live here for that
-    reason. *)
+    reason.
+
+    The address, the number of event loops and the log paths live here too, so
+    that one value describes a whole server (what [braid serve] computes from
+    its defaults, its configuration file and its flags), but they apply only
+    when the server starts: the first two are read by {!Server.create}, the log
+    paths by whoever creates the {!Log_writer}. *)
 
 type timeouts = {
   request_header : float;
@@ -59,10 +65,25 @@ type t = {
           limit the server stops accepting, leaving new connections in the
           kernel's backlog, and resumes as connections close. Read at each
           accept, so a reload changes it for later accepts. *)
+  listen : Unix.sockaddr;
+      (** The address the server listens on; port 0 lets the kernel choose. Read
+          by {!Server.create}: {!Server.set_config} ignores it (a new address
+          needs a restart). *)
+  domains : int;
+      (** Event loops, one per domain, each accepting on its own socket bound
+          with [SO_REUSEPORT] when there are several; at least 1. Read by
+          {!Server.create}: {!Server.set_config} ignores it. *)
+  access_log : string option;
+      (** Where the access log goes (a path); [None]: no access log. The server
+          does not open it: it is for whoever creates the {!Log_writer}. *)
+  error_log : string option;
+      (** Where messages go (a path); [None]: standard error. For whoever
+          creates the {!Log_writer}, as [access_log]. *)
 }
 
 val default : t
 (** {!Braid_http.Limits.default}, no root, ["index.html"], 4 KiB input and 16
     KiB output buffers, 2 s of lingering, timeouts of 20 s for a request head, 5
     s between keep-alive requests, 60 s per body read and per response write, no
-    handler timeout, and 1000 connections. *)
+    handler timeout, 1000 connections, listening on 127.0.0.1:8080 with one
+    event loop, no access log and messages to standard error. *)

@@ -3,7 +3,7 @@
     A handler runs in the connection's fiber. It may block that fiber (read the
     body, await a {!Braid_sync.Promise} filled by a pool task, sleep); the event
     loop serves other connections meanwhile. It must not block the domain for
-    long (heavy computation belongs on a {!Braid_pool}). An exception from a
+    long (heavy computation belongs on a [Braid_pool]). An exception from a
     handler becomes a [500] response and an error log event; the connection
     stays usable.
 

@@ -38,6 +38,10 @@ let check_config (c : Config.t) =
     else Error "maximum body size must not be negative"
   in
   let* () = positive "maximum connections" c.max_connections in
+  let* () =
+    if c.domains >= 1 then Ok ()
+    else Error "the number of domains must be at least 1"
+  in
   let seconds name x =
     if x > 0. && Float.is_finite x then Ok ()
     else Error (Printf.sprintf "%s must be a positive number of seconds" name)
@@ -68,36 +72,36 @@ let check_config (c : Config.t) =
           | exception Unix.Unix_error (e, _, _) ->
               Error (Printf.sprintf "root %s: %s" root (Unix.error_message e))))
 
-let create_server ~direct_calls ?(domains = 1) ~settings ~config address =
-  if domains < 1 then Error "the number of domains must be at least 1"
-  else
-    Result.map
-      (fun config ->
-        {
-          domains;
-          direct_calls;
-          settings;
-          config = Atomic.make config;
-          address;
-          stopped = Promise.create ();
-          draining = Atomic.make false;
-          drain = Promise.create ();
-          slots =
-            {
-              mutex = Mutex.create ();
-              freed = Condition.create ();
-              active = Atomic.make 0;
-            };
-        })
-      (check_config config)
+let create_server ~direct_calls ~settings config =
+  Result.map
+    (fun (config : Config.t) ->
+      {
+        domains = config.domains;
+        direct_calls;
+        settings;
+        config = Atomic.make config;
+        address = config.listen;
+        stopped = Promise.create ();
+        draining = Atomic.make false;
+        drain = Promise.create ();
+        slots =
+          {
+            mutex = Mutex.create ();
+            freed = Condition.create ();
+            active = Atomic.make 0;
+          };
+      })
+    (check_config config)
 
-let create ?domains ~settings ~config address =
-  create_server ~direct_calls:false ?domains ~settings ~config address
-
+let create ~settings config = create_server ~direct_calls:false ~settings config
 let config t = Atomic.get t.config
 
-let set_config t c =
-  Result.map (fun c -> Atomic.set t.config c) (check_config c)
+(* The loops run and the sockets are bound: keeping the running address and
+   loop count makes [config t] tell what is in force. *)
+let set_config t (c : Config.t) =
+  Result.map
+    (fun c -> Atomic.set t.config c)
+    (check_config { c with listen = t.address; domains = t.domains })
 
 let stop t = ignore (Promise.try_fill t.stopped (Ok ()))
 
@@ -253,6 +257,6 @@ let run ?(on_listen = ignore) ?(background = ignore) t =
          serve_domain t ~domain ~port ~on_listen ~background))
 
 module Private = struct
-  let create_with_direct_calls ?domains ~settings ~config address =
-    create_server ~direct_calls:true ?domains ~settings ~config address
+  let create_with_direct_calls ~settings config =
+    create_server ~direct_calls:true ~settings config
 end

@@ -1,16 +1,17 @@
 (** The HTTP server: one accept loop per domain, each on its own event loop (a
     listening socket per domain with [SO_REUSEPORT], so the kernel spreads
-    connections), each connection in its own fiber ({!Connection}).
+    connections), each connection in its own fiber.
 
     {[
       let router = Router.empty |> Router.add GET "/hello" hello in
-      let config = { Config.default with root = Some "www" } in
-      match
-        Server.create
-          ~settings:(Production.settings router)
-          ~config
-          (Braid_io.Net.tcp "127.0.0.1" 8080)
-      with
+      let config =
+        {
+          Config.default with
+          root = Some "www";
+          listen = Braid_io.Net.tcp "0.0.0.0" 8080;
+        }
+      in
+      match Server.create ~settings:(Production.settings router) config with
       | Error msg -> prerr_endline msg
       | Ok server -> Server.run server
     ]}
@@ -30,16 +31,12 @@ type t
 val check_config : Config.t -> (Config.t, string) result
 (** [check_config c] is [c] with its root made absolute and free of symbolic
     links, or why it is unusable (a root that is missing or not a directory,
-    buffers or limits that are not positive). *)
+    buffers, limits or timeouts that are not positive, fewer than one domain).
+*)
 
-val create :
-  ?domains:int ->
-  settings:Production.settings ->
-  config:Config.t ->
-  Unix.sockaddr ->
-  (t, string) result
-(** [create ~settings ~config address] is a server for [address] (not yet
-    listening) with [domains] event loops (default 1). Each loop answers the
+val create : settings:Production.settings -> Config.t -> (t, string) result
+(** [create ~settings config] is a server for [config.listen] (not yet
+    listening) with [config.domains] event loops. Each loop answers the
     {!Services} of its connections, their fibers and their pool tasks with
     {!Production.services} of [settings]. [config] goes through {!check_config}.
 *)
@@ -49,8 +46,10 @@ val config : t -> Config.t
 
 val set_config : t -> Config.t -> (unit, string) result
 (** [set_config t c] makes connections accepted from now on use [c] (after
-    {!check_config}); connections in progress keep theirs. Callable from any
-    domain or thread. *)
+    {!check_config}); connections in progress keep theirs. [c.listen] and
+    [c.domains] are ignored: the server keeps the address and the loops it was
+    created with (changing them needs a new server), and {!config} reports
+    those. Callable from any domain or thread. *)
 
 val run :
   ?on_listen:(Unix.sockaddr -> unit) -> ?background:(unit -> unit) -> t -> unit
@@ -99,11 +98,7 @@ val connections : t -> int
 
 module Private : sig
   val create_with_direct_calls :
-    ?domains:int ->
-    settings:Production.settings ->
-    config:Config.t ->
-    Unix.sockaddr ->
-    (t, string) result
+    settings:Production.settings -> Config.t -> (t, string) result
   (** As {!create}, but the pipeline calls the production services directly
       instead of looking up the services in force per request: the baseline of
       the effects-versus-direct-calls experiment. Request handlers still have

@@ -1,8 +1,10 @@
-(* The configuration file: every directive, every kind of error with its
-   exact "file:line: message", and how the file meets the base
-   configuration and the checks of Server.check_config. *)
+(* The configuration file: every directive of the table, every kind of
+   error with its exact "file:line: message", and the precedence of the
+   command line over the file over the defaults, with the checks of
+   Server.check_config blamed on the setting that fails them. *)
 
 open Braid_server
+open Braid_cli
 open Text_and_process
 
 let parse text = Config_file.parse ~file:"/etc/braid.conf" text
@@ -17,6 +19,110 @@ let ok text =
   | Ok f -> f
   | Error msg -> Alcotest.failf "rejected: %s" msg
 
+(* The file's settings over [base], unchecked. *)
+let applied ?(base = Config.default) text =
+  Layer.apply (Config_file.layer (ok text)) base
+
+let address ip port = Unix.ADDR_INET (Unix.inet_addr_of_string ip, port)
+
+let address_text = function
+  | Unix.ADDR_INET (ip, port) ->
+      Printf.sprintf "%s port %d" (Unix.string_of_inet_addr ip) port
+  | Unix.ADDR_UNIX path -> path
+
+let check_listen what expected (c : Config.t) =
+  Alcotest.(check string) what (address_text expected) (address_text c.listen)
+
+(* {1 The table of directives} *)
+
+(* For each directive: an argument, and what it must set (from the defaults).
+   [table_covered] checks that no directive of the table is missing here. *)
+let samples : (string * string * (Config.t -> unit)) list =
+  let seconds = Alcotest.(float 0.) in
+  [
+    ("Listen", "0.0.0.0:8081", check_listen "Listen" (address "0.0.0.0" 8081));
+    ("Domains", "3", fun c -> Alcotest.(check int) "Domains" 3 c.domains);
+    ( "DocumentRoot",
+      "\"/srv/my site\"",
+      fun c ->
+        Alcotest.(check (option string))
+          "DocumentRoot" (Some "/srv/my site") c.root );
+    ( "MaxConnections",
+      "50",
+      fun c -> Alcotest.(check int) "MaxConnections" 50 c.max_connections );
+    ( "MaxBodySize",
+      "0",
+      fun c -> Alcotest.(check int) "MaxBodySize" 0 c.limits.max_body );
+    ( "Timeout",
+      "30",
+      fun c ->
+        Alcotest.check seconds "Timeout: head" 30. c.timeouts.request_header;
+        Alcotest.check seconds "Timeout: body" 30. c.timeouts.body;
+        Alcotest.check seconds "Timeout: send" 30. c.timeouts.send );
+    ( "RequestHeaderTimeout",
+      "2.5",
+      fun c ->
+        Alcotest.check seconds "RequestHeaderTimeout" 2.5
+          c.timeouts.request_header );
+    ( "KeepAliveTimeout",
+      "3",
+      fun c ->
+        Alcotest.check seconds "KeepAliveTimeout" 3. c.timeouts.keep_alive );
+    ( "HandlerTimeout",
+      "4",
+      fun c ->
+        Alcotest.(check (option (float 0.)))
+          "HandlerTimeout" (Some 4.) c.timeouts.handler );
+    ( "AccessLog",
+      "logs/access.log",
+      fun c ->
+        Alcotest.(check (option string))
+          "AccessLog, relative" (Some "/etc/logs/access.log") c.access_log );
+    ( "ErrorLog",
+      "\"/var/log/braid \\\"error\\\".log\"",
+      fun c ->
+        Alcotest.(check (option string))
+          "ErrorLog, escaped quotes" (Some "/var/log/braid \"error\".log")
+          c.error_log );
+  ]
+
+let table_covered () =
+  let sorted l = List.sort compare l in
+  Alcotest.(check (list string))
+    "directives with a sample"
+    (sorted Config_file.directive_names)
+    (sorted (List.map (fun (name, _, _) -> name) samples))
+
+(* Each directive alone, under its canonical name and in other cases. *)
+let each_directive () =
+  List.iter
+    (fun (name, argument, check) ->
+      List.iter
+        (fun spelling ->
+          let f = ok (Printf.sprintf "%s %s\n" spelling argument) in
+          Alcotest.(check (list (pair string int)))
+            (spelling ^ ": canonical name and line")
+            [ (name, 1) ]
+            (List.map
+               (fun (d : Config_file.directive) -> (d.name, d.line))
+               f.directives);
+          check (Layer.apply (Config_file.layer f) Config.default))
+        [ name; String.lowercase_ascii name; String.uppercase_ascii name ])
+    samples
+
+(* Each directive twice (in another case the second time) is refused. *)
+let each_duplicate () =
+  List.iter
+    (fun (name, argument, _) ->
+      error_is
+        (Printf.sprintf "%s %s\n# again\n%s %s\n" name argument
+           (String.lowercase_ascii name)
+           argument)
+        (Printf.sprintf "/etc/braid.conf:3: duplicate %s (first at line 1)" name)
+        ())
+    samples
+
+(* All of them in one file, with comments, blanks and odd cases. *)
 let all_directives () =
   let f =
     ok
@@ -35,16 +141,6 @@ AccessLog logs/access.log
 ErrorLog "/var/log/braid \"error\".log"
 |}
   in
-  Alcotest.(check (option (pair (option string) int)))
-    "listen"
-    (Some (Some "127.0.0.1", 8081))
-    (Option.map (fun (l : Config_file.listen) -> (l.host, l.port)) f.listen);
-  Alcotest.(check (option int)) "domains" (Some 2) f.domains;
-  Alcotest.(check (option string)) "root" (Some "/srv/my site") f.document_root;
-  Alcotest.(check (option (option string)))
-    "relative access log" (Some (Some "/etc/logs/access.log")) f.access_log;
-  Alcotest.(check (option (option string)))
-    "escaped quotes" (Some (Some "/var/log/braid \"error\".log")) f.error_log;
   Alcotest.(check (list (pair string int)))
     "lines"
     [
@@ -60,8 +156,12 @@ ErrorLog "/var/log/braid \"error\".log"
       ("AccessLog", 12);
       ("ErrorLog", 13);
     ]
-    f.lines;
-  let c = Config_file.apply f Config.default in
+    (List.map
+       (fun (d : Config_file.directive) -> (d.name, d.line))
+       f.directives);
+  let c = Layer.apply (Config_file.layer f) Config.default in
+  check_listen "listen" (address "127.0.0.1" 8081) c;
+  Alcotest.(check int) "domains" 2 c.domains;
   Alcotest.(check (option string)) "config root" (Some "/srv/my site") c.root;
   Alcotest.(check int) "max connections" 50 c.max_connections;
   Alcotest.(check int) "max body" 0 c.limits.max_body;
@@ -69,21 +169,38 @@ ErrorLog "/var/log/braid \"error\".log"
   Alcotest.(check (float 0.)) "body = Timeout" 30. c.timeouts.body;
   Alcotest.(check (float 0.)) "send = Timeout" 30. c.timeouts.send;
   Alcotest.(check (float 0.)) "keep-alive" 3. c.timeouts.keep_alive;
-  Alcotest.(check (option (float 0.))) "handler" None c.timeouts.handler
+  Alcotest.(check (option (float 0.))) "handler" None c.timeouts.handler;
+  Alcotest.(check (option string))
+    "relative access log" (Some "/etc/logs/access.log") c.access_log;
+  Alcotest.(check (option string))
+    "escaped quotes" (Some "/var/log/braid \"error\".log") c.error_log
 
 let listen_forms () =
-  let listen s =
-    match (ok ("Listen " ^ s)).listen with
-    | Some l -> (l.host, l.port)
-    | None -> Alcotest.fail "no listen"
-  in
-  let pair = Alcotest.(pair (option string) int) in
-  Alcotest.check pair "port" (None, 80) (listen "80");
-  Alcotest.check pair "ipv6" (Some "::1", 8080) (listen "[::1]:8080");
-  Alcotest.check pair "quoted" (Some "0.0.0.0", 0) (listen "\"0.0.0.0:0\"")
+  check_listen "port: the default host" (address "127.0.0.1" 80)
+    (applied "Listen 80");
+  check_listen "ipv6" (address "::1" 8080) (applied "Listen [::1]:8080");
+  check_listen "quoted" (address "0.0.0.0" 0) (applied "Listen \"0.0.0.0:0\"")
 
-(* What the file leaves out keeps the base's value; Timeout sets both I/O
-   timeouts unless RequestHeaderTimeout says otherwise. *)
+let keywords () =
+  let c = applied "HandlerTimeout OFF\nAccessLog Off\nErrorLog STDERR\n" in
+  Alcotest.(check (option (float 0.))) "handler" None c.timeouts.handler;
+  Alcotest.(check (option string)) "access log" None c.access_log;
+  Alcotest.(check (option string)) "error log" None c.error_log
+
+(* RequestHeaderTimeout wins over Timeout wherever each is in the file. *)
+let request_header_wins () =
+  List.iter
+    (fun text ->
+      let c = applied text in
+      Alcotest.(check (float 0.)) "request header" 2. c.timeouts.request_header;
+      Alcotest.(check (float 0.)) "body" 7. c.timeouts.body;
+      Alcotest.(check (float 0.)) "send" 7. c.timeouts.send)
+    [
+      "Timeout 7\nRequestHeaderTimeout 2\n";
+      "RequestHeaderTimeout 2\nTimeout 7\n";
+    ]
+
+(* What the file leaves out keeps the base's value. *)
 let absent_directives () =
   let base =
     {
@@ -91,7 +208,7 @@ let absent_directives () =
       timeouts = { Config.default.timeouts with handler = Some 9. };
     }
   in
-  let c = Config_file.apply (ok "Timeout 7\n") base in
+  let c = applied ~base "Timeout 7\n" in
   Alcotest.(check (float 0.)) "request header" 7. c.timeouts.request_header;
   Alcotest.(check (float 0.)) "body" 7. c.timeouts.body;
   Alcotest.(check (float 0.)) "send" 7. c.timeouts.send;
@@ -99,46 +216,154 @@ let absent_directives () =
     "keep-alive" Config.default.timeouts.keep_alive c.timeouts.keep_alive;
   Alcotest.(check (option (float 0.))) "handler" (Some 9.) c.timeouts.handler;
   Alcotest.(check int)
-    "max connections" Config.default.max_connections c.max_connections
+    "max connections" Config.default.max_connections c.max_connections;
+  check_listen "listen" Config.default.listen c
+
+(* {1 Precedence: command line > file > defaults} *)
 
 let temp_dir () = Unix.realpath (Filename.temp_dir "braid-conf" "")
 
-(* check_config's errors are blamed on the directive that causes them. *)
-let checked () =
+(* The flags of [braid serve] as the command line would give them. *)
+let flags args =
+  let cmd = Cmdliner.Cmd.v (Cmdliner.Cmd.info "serve") Cli.flags in
+  match Cmdliner.Cmd.eval_value ~argv:(Array.of_list ("serve" :: args)) cmd with
+  | Ok (`Ok layer) -> layer
+  | _ -> Alcotest.failf "options refused: %s" (String.concat " " args)
+
+let configure ?file args =
+  Cli.config
+    ~file:
+      (Option.map
+         (fun file ->
+           match Config_file.load file with
+           | Ok f -> f
+           | Error msg -> Alcotest.fail msg)
+         file)
+    (flags args)
+
+let configured ?file args =
+  match configure ?file args with Ok c -> c | Error msg -> Alcotest.fail msg
+
+(* A directory with two roots and a file that sets every value the flags of
+   the test set too. *)
+let precedence_site () =
+  let dir = temp_dir () in
+  Unix.mkdir (dir ^ "/www") 0o755;
+  Unix.mkdir (dir ^ "/other") 0o755;
+  let file = dir ^ "/braid.conf" in
+  write_file file
+    "Listen 0.0.0.0:9001\n\
+     Domains 3\n\
+     DocumentRoot www\n\
+     Timeout 7\n\
+     AccessLog access.log\n\
+     ErrorLog error.log\n";
+  (dir, file)
+
+let defaults_alone () =
+  let c = configured [] in
+  check_listen "listen" (address "127.0.0.1" 8080) c;
+  Alcotest.(check int) "domains" 1 c.domains;
+  Alcotest.(check (option string)) "root" None c.root;
+  Alcotest.(check (float 0.)) "request header" 20. c.timeouts.request_header;
+  Alcotest.(check (option string)) "access log" None c.access_log;
+  Alcotest.(check (option string)) "error log" None c.error_log
+
+let file_beats_defaults () =
+  let dir, file = precedence_site () in
+  let c = configured ~file [] in
+  check_listen "listen" (address "0.0.0.0" 9001) c;
+  Alcotest.(check int) "domains" 3 c.domains;
+  Alcotest.(check (option string)) "root" (Some (dir ^ "/www")) c.root;
+  Alcotest.(check (float 0.)) "request header" 7. c.timeouts.request_header;
+  Alcotest.(check (float 0.))
+    "keep-alive, not in the file" Config.default.timeouts.keep_alive
+    c.timeouts.keep_alive;
+  Alcotest.(check (option string))
+    "access log"
+    (Some (dir ^ "/access.log"))
+    c.access_log;
+  Alcotest.(check (option string))
+    "error log"
+    (Some (dir ^ "/error.log"))
+    c.error_log
+
+let flags_beat_file () =
+  let dir, file = precedence_site () in
+  let c =
+    configured ~file
+      [
+        "--port";
+        "9002";
+        "--domains";
+        "2";
+        "--root";
+        dir ^ "/other";
+        "--header-timeout";
+        "3";
+        "--access-log";
+        "-";
+        "--error-log";
+        dir ^ "/flag.log";
+      ]
+  in
+  check_listen "the flag's port, the file's host" (address "0.0.0.0" 9002) c;
+  Alcotest.(check int) "domains" 2 c.domains;
+  Alcotest.(check (option string)) "root" (Some (dir ^ "/other")) c.root;
+  Alcotest.(check (float 0.)) "request header" 3. c.timeouts.request_header;
+  Alcotest.(check (float 0.)) "body: the file's Timeout" 7. c.timeouts.body;
+  Alcotest.(check (option string))
+    "access log: - is stdout" (Some "/dev/stdout") c.access_log;
+  Alcotest.(check (option string))
+    "error log"
+    (Some (dir ^ "/flag.log"))
+    c.error_log;
+  let c = configured ~file [ "--host"; "::1" ] in
+  check_listen "the flag's host, the file's port" (address "::1" 9001) c
+
+let flags_beat_defaults () =
+  let c = configured [ "--host"; "::1"; "--max-connections"; "7" ] in
+  check_listen "listen" (address "::1" 8080) c;
+  Alcotest.(check int) "max connections" 7 c.max_connections
+
+(* check_config's errors are blamed on the setting that causes them, after
+   the flags are applied. *)
+let errors_blamed () =
   let dir = temp_dir () in
   let file = dir ^ "/braid.conf" in
-  let write text =
-    Out_channel.with_open_bin file (fun oc -> output_string oc text)
-  in
   Unix.mkdir (dir ^ "/www") 0o755;
-  write "Timeout 5\nDocumentRoot www\n";
-  (match
-     Result.bind (Config_file.load file) (fun f ->
-         Config_file.to_config f Config.default)
-   with
-  | Ok c -> Alcotest.(check (option string)) "root" (Some (dir ^ "/www")) c.root
-  | Error msg -> Alcotest.fail msg);
-  write "Timeout 5\nDocumentRoot missing\n";
-  (match
-     Result.bind (Config_file.load file) (fun f ->
-         Config_file.to_config f Config.default)
-   with
-  | Ok _ -> Alcotest.fail "accepted a missing root"
-  | Error msg ->
-      Alcotest.(check string)
-        "message"
-        (Printf.sprintf "%s:2: root %s/missing: No such file or directory" file
-           dir)
-        msg);
-  (* The override wins over the file: here it repairs the root. *)
-  (match
-     Result.bind (Config_file.load file) (fun f ->
-         Config_file.to_config
-           ~override:(fun c -> { c with root = Some (dir ^ "/www") })
-           f Config.default)
-   with
-  | Ok c -> Alcotest.(check (option string)) "root" (Some (dir ^ "/www")) c.root
-  | Error msg -> Alcotest.fail msg);
+  write_file file "Timeout 5\nDocumentRoot www\n";
+  Alcotest.(check (option string))
+    "relative root"
+    (Some (dir ^ "/www"))
+    (configured ~file []).root;
+  write_file file "Timeout 5\nDocumentRoot missing\n";
+  let error_is what args expected =
+    match configure ~file args with
+    | Ok _ -> Alcotest.failf "%s: accepted" what
+    | Error msg -> Alcotest.(check string) what expected msg
+  in
+  let missing_root =
+    Printf.sprintf "%s:2: root %s/missing: No such file or directory" file dir
+  in
+  error_is "the file's line" [] missing_root;
+  error_is "the file's line, under flags"
+    [ "--port"; "9002"; "--header-timeout"; "3"; "--max-connections"; "9" ]
+    missing_root;
+  (* A flag wins over the file: here it repairs the root. *)
+  Alcotest.(check (option string))
+    "repaired by --root"
+    (Some (dir ^ "/www"))
+    (configured ~file [ "--root"; dir ^ "/www" ]).root;
+  (* A flag wrong on its own is blamed, even over a bad file. *)
+  error_is "a flag" [ "--domains"; "0" ]
+    "option '--domains': the number of domains must be at least 1";
+  write_file file "Timeout 5\nDocumentRoot www\n";
+  error_is "a flag, a good file"
+    [ "--max-connections"; "0" ]
+    "option '--max-connections': maximum connections must be positive";
+  error_is "a timeout flag" [ "--body-timeout=-1" ]
+    "option '--body-timeout': body timeout must be a positive number of seconds";
   match Config_file.load (dir ^ "/nope.conf") with
   | Ok _ -> Alcotest.fail "loaded a missing file"
   | Error msg ->
@@ -146,6 +371,36 @@ let checked () =
         "missing file"
         (dir ^ "/nope.conf: No such file or directory")
         msg
+
+(* A reload cannot move the server or change its loops: set_config keeps
+   those it was created with, and takes the rest. *)
+let set_config_keeps_listen_and_domains () =
+  let dir = temp_dir () in
+  let running =
+    { Config.default with listen = address "127.0.0.1" 0; domains = 2 }
+  in
+  let server =
+    match
+      Server.create ~settings:(Production.settings Router.empty) running
+    with
+    | Ok s -> s
+    | Error msg -> Alcotest.fail msg
+  in
+  let reloaded =
+    {
+      running with
+      listen = address "0.0.0.0" 9003;
+      domains = 4;
+      root = Some dir;
+    }
+  in
+  (match Server.set_config server reloaded with
+  | Ok () -> ()
+  | Error msg -> Alcotest.fail msg);
+  let c = Server.config server in
+  check_listen "listen" running.listen c;
+  Alcotest.(check int) "domains" 2 c.domains;
+  Alcotest.(check (option string)) "root" (Some dir) c.root
 
 let errors =
   [
@@ -503,10 +758,27 @@ let () =
     [
       ( "parse",
         [
+          Alcotest.test_case "the table, every directive sampled" `Quick
+            table_covered;
+          Alcotest.test_case "each directive, in any case" `Quick each_directive;
+          Alcotest.test_case "each directive, duplicated" `Quick each_duplicate;
           Alcotest.test_case "every directive" `Quick all_directives;
           Alcotest.test_case "Listen forms" `Quick listen_forms;
+          Alcotest.test_case "off and stderr, in any case" `Quick keywords;
+          Alcotest.test_case "RequestHeaderTimeout wins over Timeout" `Quick
+            request_header_wins;
           Alcotest.test_case "absent directives" `Quick absent_directives;
-          Alcotest.test_case "checked, errors blamed on lines" `Quick checked;
+        ] );
+      ( "precedence",
+        [
+          Alcotest.test_case "defaults alone" `Quick defaults_alone;
+          Alcotest.test_case "file beats defaults" `Quick file_beats_defaults;
+          Alcotest.test_case "flags beat file" `Quick flags_beat_file;
+          Alcotest.test_case "flags beat defaults" `Quick flags_beat_defaults;
+          Alcotest.test_case "errors blamed on a line or an option" `Quick
+            errors_blamed;
+          Alcotest.test_case "set_config keeps listen and domains" `Quick
+            set_config_keeps_listen_and_domains;
         ] );
       ( "errors",
         List.map

@@ -54,7 +54,7 @@ let with_server f =
   let root = make_site () in
   let pool = Braid_pool.create ~domains:1 () in
   let router =
-    Demo.routes pool Router.empty
+    Braid_cli.Demo.routes pool Router.empty
     |> Router.add GET "/stream" (fun _ ->
            Response.stream (fun w ->
                for i = 1 to 100 do
@@ -63,9 +63,15 @@ let with_server f =
     |> Router.add GET "/boom" (fun _ -> failwith "boom (expected by the test)")
   in
   let settings = Production.settings ~log_level:Error router in
-  let config = { Config.default with root = Some root } in
+  let config =
+    {
+      Config.default with
+      root = Some root;
+      listen = Braid_io.Net.tcp "127.0.0.1" 0;
+    }
+  in
   let server =
-    match Server.create ~settings ~config (Braid_io.Net.tcp "127.0.0.1" 0) with
+    match Server.create ~settings config with
     | Ok s -> s
     | Error msg -> Alcotest.fail msg
   in

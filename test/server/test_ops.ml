@@ -91,7 +91,7 @@ let cancelled_handlers = Atomic.make 0
 let big = String.make (32 lsl 20) 'x'
 
 let router pool =
-  Demo.routes pool Router.empty
+  Braid_cli.Demo.routes pool Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello\n")
   |> Router.add GET "/big" (fun _ -> Response.string big)
   |> Router.add GET "/cancellable" (fun _ ->
@@ -119,12 +119,17 @@ let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
   let pool = Braid_pool.create ~domains:1 () in
   let settings = Production.settings ~log_level:Error (router pool) in
   let config =
-    { Config.default with timeouts; max_connections; linger = 0.2 }
+    {
+      Config.default with
+      timeouts;
+      max_connections;
+      linger = 0.2;
+      listen = Braid_io.Net.tcp "127.0.0.1" 0;
+      domains;
+    }
   in
   let server =
-    match
-      Server.create ~domains ~settings ~config (Braid_io.Net.tcp "127.0.0.1" 0)
-    with
+    match Server.create ~settings config with
     | Ok s -> s
     | Error msg -> Alcotest.fail msg
   in

@@ -16,7 +16,7 @@ let routes =
   |> Router.add GET "/hello" (fun _ -> Response.string "hello")
   |> Router.add GET "/echo/:x" (fun r ->
          Response.string (Option.get (Handler.param r "x")))
-  |> Router.add POST "/reverse" Demo.reverse
+  |> Router.add POST "/reverse" Braid_cli.Demo.reverse
   |> Router.add ~max_body:10 POST "/small" (fun r ->
          match Handler.body_string r with
          | Ok b -> Response.string (string_of_int (String.length b))

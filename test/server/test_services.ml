@@ -301,8 +301,8 @@ let on_a_socket () =
   in
   let server =
     match
-      Server.create ~settings ~config:Config.default
-        (Braid_io.Net.tcp "127.0.0.1" 0)
+      Server.create ~settings
+        { Config.default with listen = Braid_io.Net.tcp "127.0.0.1" 0 }
     with
     | Ok s -> s
     | Error msg -> Alcotest.fail msg

@@ -1,5 +1,7 @@
 (** The demonstration routes of [braid serve --demo]. *)
 
+open Braid_server
+
 val reverse : Handler.t
 (** [POST /reverse]: answers the request body reversed byte-wise
     ([application/octet-stream]). The body limit is the server's. *)

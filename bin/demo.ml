@@ -1,3 +1,5 @@
+open Braid_server
+
 let reverse (r : Handler.request) =
   match Handler.body_string r with
   | Error e -> Response.error e.status e.reason

@@ -1,0 +1,192 @@
+open Cmdliner
+open Braid_server
+
+(* {1 Options that set the configuration} *)
+
+(* [--NAME VALUE] as a setting; absent, none. *)
+let setting ?(short = []) name value_conv ~docv ~doc change =
+  let origin = Printf.sprintf "option '--%s'" name in
+  let value =
+    Arg.(
+      value & opt (some value_conv) None & info (short @ [ name ]) ~docv ~doc)
+  in
+  Term.(
+    const (Option.map (fun v -> { Layer.origin; change = change v })) $ value)
+
+(* The terms' values in order: Cmdliner combines terms one at a time. *)
+let all terms =
+  List.fold_right
+    (fun t rest -> Term.(const List.cons $ t $ rest))
+    terms (Term.const [])
+
+let ip_address =
+  Arg.conv' ~docv:"ADDR"
+    ( Config_file.ip_address,
+      fun ppf ip -> Format.pp_print_string ppf (Unix.string_of_inet_addr ip) )
+
+let port = Arg.conv' ~docv:"PORT" (Config_file.port, Format.pp_print_int)
+
+(* "-" is standard output (the log writer reopens it like any path). *)
+let log_path = function "-" -> "/dev/stdout" | p -> p
+
+let default_host, default_port =
+  match Config.default.listen with
+  | Unix.ADDR_INET (ip, port) -> (Unix.string_of_inet_addr ip, port)
+  | Unix.ADDR_UNIX path -> (path, 0)
+
+let seconds name ~doc change =
+  setting name Arg.float ~docv:"SECONDS" ~doc change
+
+let defaults = Config.default.timeouts
+
+let flags =
+  Term.(
+    const (List.filter_map Fun.id)
+    $ all
+        [
+          setting "host" ip_address ~docv:"ADDR" Layer.host
+            ~doc:
+              (Printf.sprintf
+                 "Listen on $(docv), an IPv4 or IPv6 literal ($(b,0.0.0.0) for \
+                  all interfaces). Default: the configuration file's \
+                  $(b,Listen), else %s."
+                 default_host);
+          setting ~short:[ "p" ] "port" port ~docv:"PORT" Layer.port
+            ~doc:
+              (Printf.sprintf
+                 "Listen on TCP port $(docv); 0 lets the system choose \
+                  (printed at start). Default: the configuration file's \
+                  $(b,Listen), else %d."
+                 default_port);
+          setting "root" Arg.dir ~docv:"DIR" Layer.root
+            ~doc:
+              "Serve the files under $(docv) for GET and HEAD requests that no \
+               route matches. Paths that would leave $(docv) (dot-segments, \
+               encoded slashes, symbolic links pointing outside) are refused. \
+               Default: the configuration file's $(b,DocumentRoot), else none: \
+               such requests get 404.";
+          setting "domains" Arg.int ~docv:"N" Layer.domains
+            ~doc:
+              (Printf.sprintf
+                 "Run $(docv) event loops, one per domain, each accepting on \
+                  its own socket bound with SO_REUSEPORT: the kernel spreads \
+                  connections among them. Default: the configuration file's \
+                  $(b,Domains), else %d."
+                 Config.default.domains);
+          setting "max-body" Arg.int ~docv:"BYTES" Layer.max_body
+            ~doc:
+              (Printf.sprintf
+                 "Refuse request bodies larger than $(docv) with 413 (default: \
+                  the configuration file's $(b,MaxBodySize), else %d)."
+                 Config.default.limits.max_body);
+          setting "max-connections" Arg.int ~docv:"N" Layer.max_connections
+            ~doc:
+              (Printf.sprintf
+                 "Serve at most $(docv) connections at once over all loops \
+                  (default: the configuration file's $(b,MaxConnections), else \
+                  %d); further ones wait in the kernel's backlog."
+                 Config.default.max_connections);
+          seconds "header-timeout" Layer.request_header_timeout
+            ~doc:
+              (Printf.sprintf
+                 "A client has $(docv) to send a whole request head (default: \
+                  the configuration file's $(b,RequestHeaderTimeout), else its \
+                  $(b,Timeout), else %g), counted from the connection's start \
+                  for the first request and from the first byte for later \
+                  ones, however slowly it trickles; then it gets 408 and is \
+                  closed."
+                 defaults.request_header);
+          seconds "keep-alive-timeout" Layer.keep_alive_timeout
+            ~doc:
+              (Printf.sprintf
+                 "Close an idle keep-alive connection after $(docv) (default: \
+                  the configuration file's $(b,KeepAliveTimeout), else %g)."
+                 defaults.keep_alive);
+          seconds "body-timeout" Layer.body_timeout
+            ~doc:
+              (Printf.sprintf
+                 "Each read of a request body may wait $(docv) (default: the \
+                  configuration file's $(b,Timeout), else %g); a stalled \
+                  upload gets 408 and is closed."
+                 defaults.body);
+          seconds "send-timeout" Layer.send_timeout
+            ~doc:
+              (Printf.sprintf
+                 "Each write of a response may wait $(docv) for the client to \
+                  take data (default: the configuration file's $(b,Timeout), \
+                  else %g); a client that stops reading is closed."
+                 defaults.send);
+          seconds "handler-timeout"
+            (fun s -> Layer.handler_timeout (Some s))
+            ~doc:
+              "Answer 503 to a request whose handler runs longer than $(docv), \
+               and cancel the handler (default: the configuration file's \
+               $(b,HandlerTimeout), else no limit).";
+          setting "access-log" Arg.string ~docv:"FILE"
+            (fun p -> Layer.access_log (Some (log_path p)))
+            ~doc:
+              "Append an access log in Combined Log Format to $(docv) ($(b,-): \
+               standard output). Default: the configuration file's \
+               $(b,AccessLog), else none.";
+          setting "error-log" Arg.string ~docv:"FILE"
+            (fun p -> Layer.error_log (Some (log_path p)))
+            ~doc:
+              "Append messages to $(docv) ($(b,-): standard output). Default: \
+               the configuration file's $(b,ErrorLog), else standard error.";
+        ])
+
+let config ~file flags =
+  let file_layer = Option.fold ~none:[] ~some:Config_file.layer file in
+  Layer.resolve ~defaults:Config.default [ file_layer; flags ]
+
+(* {1 The other options} *)
+
+let config_file =
+  Arg.(
+    value
+    & opt (some file) None
+    & info [ "c"; "config" ] ~docv:"FILE"
+        ~doc:
+          (Printf.sprintf
+             "Read Apache-like directives from $(docv) (%s; see \
+              docs/server.md). Command-line options override it. SIGHUP \
+              re-reads it."
+             (String.concat ", "
+                (List.map (Printf.sprintf "$(b,%s)") Config_file.directive_names))))
+
+let demo =
+  Arg.(
+    value & flag
+    & info [ "demo" ]
+        ~doc:
+          "Add the demonstration routes: $(b,POST /reverse) answers the body \
+           reversed byte-wise; $(b,GET /fib/)$(i,n) computes the $(i,n)th \
+           Fibonacci number (0 to 35) on a work-stealing pool of domains while \
+           the event loop keeps serving; $(b,GET /sleep/)$(i,ms) answers after \
+           $(i,ms) milliseconds (a slow request).")
+
+let log_level =
+  Arg.(
+    value
+    & opt
+        (enum
+           [
+             ("error", Log.Error);
+             ("warning", Log.Warning);
+             ("info", Log.Info);
+             ("debug", Log.Debug);
+           ])
+        Log.Warning
+    & info [ "log-level" ] ~docv:"LEVEL"
+        ~doc:
+          "Write messages up to $(docv) ($(b,error), $(b,warning), $(b,info) \
+           or $(b,debug)) to the error log.")
+
+let shutdown_timeout =
+  Arg.(
+    value & opt float 10.
+    & info [ "shutdown-timeout" ] ~docv:"SECONDS"
+        ~doc:
+          "On SIGTERM or SIGINT, stop accepting, let requests in progress \
+           finish for up to $(docv), then close the rest and exit 0. A second \
+           signal ends it at once.")

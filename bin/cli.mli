@@ -1,0 +1,39 @@
+(** The command line of [braid serve]: its options as Cmdliner terms, and the
+    configuration they make with the configuration file. *)
+
+open Braid_server
+
+val flags : Layer.t Cmdliner.Term.t
+(** The options that set the configuration, as a layer of the same kind as the
+    file's ({!Config_file.layer}): [--host], [--port] ([-p]), [--root],
+    [--domains], [--max-body], [--max-connections], [--header-timeout],
+    [--keep-alive-timeout], [--body-timeout], [--send-timeout],
+    [--handler-timeout], [--access-log] and [--error-log] ([-] for either log:
+    [/dev/stdout]). Each option given is one setting, with origin
+    ["option '--NAME'"]; an absent one sets nothing. Cmdliner checks the syntax
+    of values (an IP literal, a port from 0 to 65535, an existing directory for
+    [--root]); {!config} checks the rest. *)
+
+val config : file:Config_file.t option -> Layer.t -> (Config.t, string) result
+(** [config ~file flags] is the configuration [braid serve] runs with:
+    {!Config.default}, under the settings of [file], under [flags] (the command
+    line beats the file, which beats the defaults), checked, by
+    {!Layer.resolve}. An error is reported at the [FILE:LINE] of the directive
+    that causes it, or names the option. Used at start and at every reload.
+    Blocks while it resolves the document root. *)
+
+(** {1 The other options} *)
+
+val config_file : string option Cmdliner.Term.t
+(** [--config FILE] ([-c]): the configuration file, which must exist. *)
+
+val demo : bool Cmdliner.Term.t
+(** [--demo]: add the demonstration routes ({!Demo.routes}). *)
+
+val log_level : Log.level Cmdliner.Term.t
+(** [--log-level LEVEL]: the most detailed messages logged (default [warning]).
+*)
+
+val shutdown_timeout : float Cmdliner.Term.t
+(** [--shutdown-timeout SECONDS]: how long a graceful shutdown lets requests in
+    progress finish (default 10). *)

@@ -1,0 +1,227 @@
+type directive = { name : string; line : int; change : Layer.change }
+type t = { file : string; directives : directive list }
+
+let ( let* ) = Result.bind
+
+(* {1 Lines into words} *)
+
+let is_blank c = c = ' ' || c = '\t' || c = '\r'
+
+let words line =
+  let n = String.length line in
+  let rec skip i = if i < n && is_blank line.[i] then skip (i + 1) else i in
+  let rec quoted b i =
+    if i >= n then Error "unterminated quoted string"
+    else
+      match line.[i] with
+      | '"' ->
+          if i + 1 < n && not (is_blank line.[i + 1]) then
+            Error "a quoted string must be followed by a blank"
+          else Ok (Buffer.contents b, i + 1)
+      | '\\' when i + 1 < n && (line.[i + 1] = '"' || line.[i + 1] = '\\') ->
+          Buffer.add_char b line.[i + 1];
+          quoted b (i + 2)
+      | c ->
+          Buffer.add_char b c;
+          quoted b (i + 1)
+  in
+  let rec bare i j =
+    if j < n && not (is_blank line.[j]) then bare i (j + 1)
+    else (String.sub line i (j - i), j)
+  in
+  let rec go acc i =
+    let i = skip i in
+    if i >= n then Ok (List.rev acc)
+    else if line.[i] = '"' then
+      let* w, j = quoted (Buffer.create 16) (i + 1) in
+      go (w :: acc) j
+    else
+      let w, j = bare i i in
+      go (w :: acc) j
+  in
+  let i = skip 0 in
+  if i < n && line.[i] = '#' then Ok [] else go [] 0
+
+(* {1 Values}
+
+   Each parses a directive's argument; [name] (the directive's) is for the
+   error messages, [dir] (the file's directory) for relative paths. *)
+
+type 'a value = name:string -> dir:string -> string -> ('a, string) result
+
+let natural name s =
+  match int_of_string_opt s with
+  | Some n when String.for_all (fun c -> c >= '0' && c <= '9') s -> Ok n
+  | _ when String.length s > 0 && s.[0] = '-' ->
+      Error (Printf.sprintf "%s must not be negative: %s" name s)
+  | _ -> Error (Printf.sprintf "%s takes a whole number, not %S" name s)
+
+let whole_number ~min : int value =
+ fun ~name ~dir:_ s ->
+  let* n = natural name s in
+  if n >= min then Ok n
+  else Error (Printf.sprintf "%s must be at least %d, not %d" name min n)
+
+(* Digits and a dot only: [float_of_string] would take "1e3", "0x10" or
+   "nan". *)
+let seconds : float value =
+ fun ~name ~dir:_ s ->
+  let digits_and_dot =
+    s <> ""
+    && String.for_all (fun c -> (c >= '0' && c <= '9') || c = '.') s
+    && s <> "."
+  in
+  match float_of_string_opt s with
+  | Some f when digits_and_dot && f > 0. && Float.is_finite f -> Ok f
+  | Some f when digits_and_dot && f = 0. ->
+      Error (Printf.sprintf "%s must be positive" name)
+  | _ when String.length s > 0 && s.[0] = '-' ->
+      Error (Printf.sprintf "%s must not be negative: %s" name s)
+  | _ -> Error (Printf.sprintf "%s takes a number of seconds, not %S" name s)
+
+let path : string value =
+ fun ~name:_ ~dir p ->
+  if p = "" then Error "empty path"
+  else if Filename.is_relative p then Ok (Filename.concat dir p)
+  else Ok p
+
+(* [keyword] (any case) is [None], anything else a [value]. *)
+let or_keyword keyword (value : 'a value) : 'a option value =
+ fun ~name ~dir s ->
+  if String.lowercase_ascii s = keyword then Ok None
+  else Result.map Option.some (value ~name ~dir s)
+
+let port s =
+  let* p = natural "the port" s in
+  if p <= 65535 then Ok p
+  else Error (Printf.sprintf "port %d is out of range (0 to 65535)" p)
+
+let ip_address h =
+  match Unix.inet_addr_of_string h with
+  | ip -> Ok ip
+  | exception Failure _ ->
+      Error (Printf.sprintf "%S is not an IP address (no name resolution)" h)
+
+(* [PORT], [HOST:PORT] or [[IPV6]:PORT]: the host, if given, and the port. *)
+let address : (Unix.inet_addr option * int) value =
+ fun ~name ~dir:_ s ->
+  let n = String.length s in
+  if n > 0 && s.[0] = '[' then
+    match String.index_opt s ']' with
+    | Some close when close + 1 < n && s.[close + 1] = ':' ->
+        let* host = ip_address (String.sub s 1 (close - 1)) in
+        let* port = port (String.sub s (close + 2) (n - close - 2)) in
+        Ok (Some host, port)
+    | _ -> Error (Printf.sprintf "%s: %S is not [IPV6]:PORT" name s)
+  else
+    match String.rindex_opt s ':' with
+    | None ->
+        let* port = port s in
+        Ok (None, port)
+    | Some i ->
+        let host = String.sub s 0 i in
+        if String.contains host ':' then
+          Error
+            (Printf.sprintf "%s: write an IPv6 address in brackets: %S" name s)
+        else
+          let* host = ip_address host in
+          let* port = port (String.sub s (i + 1) (n - i - 1)) in
+          Ok (Some host, port)
+
+(* {1 The directives} *)
+
+type spec = {
+  canonical : string;
+  parse : dir:string -> string -> (Layer.change, string) result;
+}
+
+let spec canonical (value : 'a value) (change : 'a -> Layer.change) =
+  {
+    canonical;
+    parse = (fun ~dir arg -> Result.map change (value ~name:canonical ~dir arg));
+  }
+
+(* Every directive, once. The order is the order they apply in: each
+   directive appears at most once, so it matters only where two set the same
+   value, and RequestHeaderTimeout comes after Timeout to win over it. *)
+let specs =
+  [
+    spec "Listen" address (fun (host, port) c ->
+        let c = Layer.port port c in
+        match host with Some ip -> Layer.host ip c | None -> c);
+    spec "Domains" (whole_number ~min:1) Layer.domains;
+    spec "DocumentRoot" path Layer.root;
+    spec "MaxConnections" (whole_number ~min:1) Layer.max_connections;
+    spec "MaxBodySize" (whole_number ~min:0) Layer.max_body;
+    spec "Timeout" seconds Layer.io_timeout;
+    spec "RequestHeaderTimeout" seconds Layer.request_header_timeout;
+    spec "KeepAliveTimeout" seconds Layer.keep_alive_timeout;
+    spec "HandlerTimeout" (or_keyword "off" seconds) Layer.handler_timeout;
+    spec "AccessLog" (or_keyword "off" path) Layer.access_log;
+    spec "ErrorLog" (or_keyword "stderr" path) Layer.error_log;
+  ]
+
+let directive_names = List.map (fun s -> s.canonical) specs
+
+let find_spec word =
+  let lower = String.lowercase_ascii word in
+  List.find_opt (fun s -> String.lowercase_ascii s.canonical = lower) specs
+
+let line_error file line msg = Error (Printf.sprintf "%s:%d: %s" file line msg)
+
+let parse ~file text =
+  let dir = Filename.dirname file in
+  let rec go directives number = function
+    | [] -> Ok { file; directives = List.rev directives }
+    | line :: rest -> (
+        let error = line_error file number in
+        match words line with
+        | Error msg -> error msg
+        | Ok [] -> go directives (number + 1) rest
+        | Ok (word :: args) -> (
+            match find_spec word with
+            | None -> error (Printf.sprintf "unknown directive %S" word)
+            | Some { canonical = name; parse } -> (
+                match
+                  (List.find_opt (fun d -> d.name = name) directives, args)
+                with
+                | Some first, _ ->
+                    error
+                      (Printf.sprintf "duplicate %s (first at line %d)" name
+                         first.line)
+                | None, [] -> error (Printf.sprintf "%s needs an argument" name)
+                | None, _ :: _ :: _ ->
+                    error
+                      (Printf.sprintf "%s takes one argument, got %d" name
+                         (List.length args))
+                | None, [ arg ] -> (
+                    match parse ~dir arg with
+                    | Error msg -> error msg
+                    | Ok change ->
+                        go
+                          ({ name; line = number; change } :: directives)
+                          (number + 1) rest))))
+  in
+  go [] 1 (String.split_on_char '\n' text)
+
+let load file =
+  match In_channel.with_open_bin file In_channel.input_all with
+  | text -> parse ~file text
+  | exception Sys_error msg ->
+      (* [Sys_error] already names the file. *)
+      Error msg
+
+let layer t =
+  List.concat_map
+    (fun name ->
+      List.filter_map
+        (fun d ->
+          if d.name = name then
+            Some
+              {
+                Layer.origin = Printf.sprintf "%s:%d" t.file d.line;
+                change = d.change;
+              }
+          else None)
+        t.directives)
+    directive_names

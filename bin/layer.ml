@@ -1,0 +1,72 @@
+open Braid_server
+
+type change = Config.t -> Config.t
+type setting = { origin : string; change : change }
+type t = setting list
+
+let apply layer c = List.fold_left (fun c s -> s.change c) c layer
+
+(* The first setting of [layer] whose addition, over [defaults] and under
+   [above], breaks the configuration, with its error. *)
+let first_breaking ~defaults layer ~above =
+  let rec go applied = function
+    | [] -> None
+    | s :: rest -> (
+        let applied = s.change applied in
+        match Server.check_config (List.fold_left ( |> ) applied above) with
+        | Ok _ -> go applied rest
+        | Error msg -> Some (s.origin ^ ": " ^ msg))
+  in
+  go defaults layer
+
+let resolve ~defaults layers =
+  let full = List.fold_left (fun c layer -> apply layer c) defaults layers in
+  match Server.check_config full with
+  | Ok _ as ok -> ok
+  | Error msg ->
+      (* From the highest precedence down, each layer under the ones above
+         it. [above] lists the changes of those, in the order they apply. *)
+      let rec blame above = function
+        | [] -> Error msg (* Not reached: the last candidate is [full]. *)
+        | layer :: lower -> (
+            match first_breaking ~defaults layer ~above with
+            | Some error -> Error error
+            | None -> blame (List.map (fun s -> s.change) layer @ above) lower)
+      in
+      blame [] (List.rev layers)
+
+(* {1 Changes} *)
+
+(* A Unix-domain address has neither: the default's stand in. *)
+let host_and_port (c : Config.t) =
+  match c.listen with
+  | Unix.ADDR_INET (ip, port) -> (ip, port)
+  | Unix.ADDR_UNIX _ -> (Unix.inet_addr_loopback, 8080)
+
+let host ip (c : Config.t) =
+  let _, port = host_and_port c in
+  { c with listen = Unix.ADDR_INET (ip, port) }
+
+let port port (c : Config.t) =
+  let ip, _ = host_and_port c in
+  { c with listen = Unix.ADDR_INET (ip, port) }
+
+let domains n (c : Config.t) = { c with domains = n }
+let root dir (c : Config.t) = { c with root = Some dir }
+let max_connections n (c : Config.t) = { c with max_connections = n }
+
+let max_body n (c : Config.t) =
+  { c with limits = { c.limits with max_body = n } }
+
+let timeouts f (c : Config.t) = { c with timeouts = f c.timeouts }
+
+let io_timeout s =
+  timeouts (fun t -> { t with request_header = s; body = s; send = s })
+
+let request_header_timeout s = timeouts (fun t -> { t with request_header = s })
+let keep_alive_timeout s = timeouts (fun t -> { t with keep_alive = s })
+let body_timeout s = timeouts (fun t -> { t with body = s })
+let send_timeout s = timeouts (fun t -> { t with send = s })
+let handler_timeout s = timeouts (fun t -> { t with handler = s })
+let access_log path (c : Config.t) = { c with access_log = path }
+let error_log path (c : Config.t) = { c with error_log = path }

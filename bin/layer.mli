@@ -1,0 +1,80 @@
+(** Layers of settings over a {!Braid_server.Config.t}, and the one place where
+    their precedence is decided.
+
+    [braid serve] has two sources besides the defaults: its configuration file
+    ({!Config_file.layer}) and its command line ({!Cli.flags}). Each gives a
+    layer: a list of settings, each a change to the configuration and where it
+    comes from. {!resolve} applies the layers in order, so a later one wins
+    where both set a value, and checks the result once, blaming an error on the
+    setting that causes it. The changes themselves are defined here once, so the
+    file and the flags set a value the same way. *)
+
+open Braid_server
+
+type change = Config.t -> Config.t
+(** A change to some values of a configuration, leaving the others. *)
+
+type setting = {
+  origin : string;
+      (** Where the change comes from, as errors name it: ["FILE:LINE"] or
+          ["option '--port'"]. *)
+  change : change;
+}
+
+type t = setting list
+(** A layer: the settings of one source, in the order they apply (a later one
+    wins where two set the same value). *)
+
+val apply : t -> Config.t -> Config.t
+(** [apply layer c] is [c] with the changes of [layer] in order. Unchecked. *)
+
+val resolve : defaults:Config.t -> t list -> (Config.t, string) result
+(** [resolve ~defaults layers] is [defaults] with each of [layers] applied in
+    turn (the last has the highest precedence), checked by
+    {!Server.check_config} (which makes the root absolute).
+
+    When the check fails, the error is blamed on one setting:
+    ["ORIGIN: message"]. Layers are examined from the highest precedence down:
+    the blamed setting is the first of its layer (in the order the layer applies
+    them) whose addition, over the defaults and under every layer of higher
+    precedence, makes the check fail. So a setting that is wrong on its own is
+    blamed even when a lower layer is wrong too, and a setting of a lower layer
+    that a higher one overrides is never blamed. Blocks while it resolves the
+    document root. *)
+
+(** {1 Changes}
+
+    What the file's directives and the command-line flags set. *)
+
+val host : Unix.inet_addr -> change
+(** The IP address to listen on, keeping the port. A Unix-domain address (which
+    [braid serve] never has) counts as 127.0.0.1:8080, the default. *)
+
+val port : int -> change
+(** The port to listen on, keeping the IP address (as {!host}). *)
+
+val domains : int -> change
+(** The number of event loops. *)
+
+val root : string -> change
+(** The document root. *)
+
+val max_connections : int -> change
+val max_body : int -> change
+
+val io_timeout : float -> change
+(** Apache's [Timeout]: the request-head, body-read and send timeouts. *)
+
+val request_header_timeout : float -> change
+val keep_alive_timeout : float -> change
+val body_timeout : float -> change
+val send_timeout : float -> change
+
+val handler_timeout : float option -> change
+(** [None]: no limit. *)
+
+val access_log : string option -> change
+(** [None]: no access log. *)
+
+val error_log : string option -> change
+(** [None]: standard error. *)
