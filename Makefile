@@ -10,8 +10,12 @@ setup:
 build:
 	dune build
 
+# Formatting and documentation are checked before the tests: a change that
+# breaks either fails here, not later.
 test:
 	dune build @install
+	dune build @fmt
+	./scripts/check-docs.sh
 	dune test
 
 # The HTTP server with the demo routes, serving examples/public.

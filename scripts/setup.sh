@@ -8,7 +8,7 @@ set -eu
 
 OCAML_LIBS="saturn backoff multicore-magic lwt angstrom alcotest qcheck qcheck-stm
 qcheck-lin dscheck cmdliner logs fmt mtime ptime uri cohttp-lwt-unix crowbar
-bigstringaf cstruct magic-mime mdx yojson"
+bigstringaf cstruct magic-mime mdx yojson odoc"
 DEB_LIBS="ocaml-nox ocaml-dune ocaml-findlib ocamlformat libsaturn-ocaml-dev
 libbackoff-ocaml-dev libmulticore-magic-ocaml-dev liblwt-ocaml-dev
 libangstrom-ocaml-dev libalcotest-ocaml-dev libqcheck-ocaml-dev
@@ -16,7 +16,7 @@ libqcheck-stm-ocaml-dev libqcheck-lin-ocaml-dev libdscheck-ocaml-dev
 libcmdliner-ocaml-dev liblogs-ocaml-dev libfmt-ocaml-dev libmtime-ocaml-dev
 libptime-ocaml-dev liburi-ocaml-dev libcohttp-lwt-unix-ocaml-dev
 libcrowbar-ocaml-dev libbigstringaf-ocaml-dev libcstruct-ocaml-dev
-libmagic-mime-ocaml-dev libmdx-ocaml-dev libyojson-ocaml-dev"
+libmagic-mime-ocaml-dev libmdx-ocaml-dev libyojson-ocaml-dev ocaml-odoc"
 # Tools from the base suite: load generators, peers and the report's charts.
 DEB_TOOLS="curl wrk httperf apache2-utils nginx gnuplot-nox python3 procps"
 

@@ -22,7 +22,8 @@ val length : t -> int
 
 val name : t -> int -> string
 (** [name t i] is the name of field [i], from [0].
-    @raise Invalid_argument unless [0 <= i < length t]. *)
+
+    Raises [Invalid_argument] unless [0 <= i < length t]. *)
 
 val value : t -> int -> string
 (** [value t i] is the value of field [i]. *)

@@ -2,8 +2,8 @@
 
     {b Building a server.} Handlers ({!Handler}) turn a request into a
     {!Response}; a {!Router} maps methods and path patterns to them; static
-    files come from {!Config.root} ({!Static}); {!Server} listens, with one
-    event loop per domain.
+    files come from {!Config.root}; {!Server} listens, with one event loop per
+    domain.
 
     {b Cross-cutting services are effects.} Logging ({!Log}), the clock (time,
     sleeps, timeouts), file access and the handler store are {!Services}: any

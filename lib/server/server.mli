@@ -68,9 +68,10 @@ val run :
 
     Blocks the calling domain, which becomes the first loop; the others are new
     domains. Call it once, from a domain that runs no event loop.
+
+    Raises [Invalid_argument] if the calling domain already runs a loop.
     @raise Braid_io.Net.Error
-      if the address cannot be bound ([EADDRINUSE], [EACCES]).
-    @raise Invalid_argument if the calling domain already runs a loop. *)
+      if the address cannot be bound ([EADDRINUSE], [EACCES]). *)
 
 val stop : t -> unit
 (** [stop t] makes {!run} return: listening stops and connections are cancelled

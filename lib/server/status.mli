@@ -8,7 +8,8 @@ val reason : int -> string
 val status_line : int -> string
 (** [status_line code] is ["HTTP/1.1 <code> <reason>\r\n"], computed once per
     code for the common ones.
-    @raise Invalid_argument unless [100 <= code <= 999]. *)
+
+    Raises [Invalid_argument] unless [100 <= code <= 999]. *)
 
 val has_no_body : int -> bool
 (** [has_no_body code] is [true] for 1xx, 204 and 304: such responses end with
