@@ -1,6 +1,6 @@
 (** What the modules of one connection's pipeline share: its configuration, its
-    input and output buffers, its control, and the services answering the
-    request in progress. Owned by the connection's fiber. Internal. *)
+    input and output buffers, its control, and the services answering it. Owned
+    by the connection's fiber. Internal. *)
 
 type t = {
   config : Config.t;
@@ -9,19 +9,15 @@ type t = {
   input : Braid_http.Input.t;
   out : Output.t;
   control : Control.t;
-  fixed_services : Services.t option;
-      (** [Some s]: the pipeline calls [s] directly and never looks its services
-          up (the direct-calls baseline of the [reverse-post] benchmark).
-          [None]: it looks them up once per request. *)
-  mutable services : Services.t;  (** For the request in progress. *)
+  services : Services.t;
+      (** The services in force around the connection, looked up once when it
+          starts: the handlers above a connection's stack cannot change while it
+          runs, so every request would get the same record. (Or the production
+          record itself, in the benchmarks' direct-calls baseline.) *)
   mutable head_written : bool;
   mutable abandon_body : bool;
       (** The handler was cancelled: its body is not worth draining. *)
 }
-
-val refresh_services : t -> unit
-(** [refresh_services c] sets [c.services] to the services in force (one
-    effect), unless they are fixed. *)
 
 val log_error : t -> string -> unit
 (** [log_error c text] logs an [Error] message through [c.services]. *)

@@ -111,7 +111,6 @@ let next (c : Conn.t) =
    draining server closes the connection instead of waiting. *)
 let rec loop (c : Conn.t) =
   let control = c.control in
-  Conn.refresh_services c;
   if Input.length c.input = 0 then (
     Output.flush c.out;
     (* The first wait is bounded by the first request's deadline. *)
@@ -188,6 +187,9 @@ let serve ?control ?buffers ?fixed_services (config : Config.t) dates ~peer
     | Some c -> c
     | None -> Control.create (Atomic.make false)
   in
+  (* One lookup for the whole connection: nothing can install another
+     services handler between the handlers above this fiber and the request
+     loop, so every request would get the same record. *)
   let services =
     match fixed_services with Some s -> s | None -> Services.current ()
   in
@@ -225,7 +227,6 @@ let serve ?control ?buffers ?fixed_services (config : Config.t) dates ~peer
       input;
       out;
       control;
-      fixed_services;
       services;
       head_written = false;
       abandon_body = false;

@@ -52,8 +52,9 @@ val serve :
   write:(bytes -> int -> int -> unit) ->
   outcome
 (** [serve config dates ~peer ~read ~write] serves one connection until it ends,
-    with the services in force ({!Services.current}, looked up once per
-    request), or [fixed_services] called directly (the benchmarks' baseline).
+    with the services in force ({!Services.current}, looked up once: the
+    handlers around the connection cannot change while it runs), or
+    [fixed_services] (the benchmarks' baseline: no effect at all).
 
     The timeouts of [config] apply, on the services' clock: the first request's
     head must be complete within [timeouts.request_header] of the start; between

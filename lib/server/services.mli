@@ -20,10 +20,10 @@
     {!In_memory}'s are, but for sleeps and timeouts, see {!t}).
 
     {b Cost.} One service call is one effect: about 8 ns and 3 words (the
-    continuation) on top of the implementation. The pipeline looks its services
-    up once per request ({!current}) and calls that record for the rest of the
-    request, so a request pays for one effect whatever number of services it
-    uses. *)
+    continuation) on top of the implementation. Code that makes many calls can
+    look the record up once ({!current}) and call it: the pipeline does so once
+    per connection, since the handlers above a connection cannot change while it
+    runs. *)
 
 type t = {
   log : Log_event.event -> unit;
