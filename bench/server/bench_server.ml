@@ -110,46 +110,56 @@ let run_http ~quick =
       In_channel.input_all
   in
   let load = load_row () in
-  let contenders = ref [] in
-  let add ?(counts_words = false) name port proc stop =
-    contenders := !contenders @ [ { name; port; proc; stop; counts_words } ]
+  let running = ref [] in
+  let stop_all () =
+    List.iter (fun c -> c.stop ()) !running;
+    running := []
   in
-  Fun.protect
-    ~finally:(fun () -> List.iter (fun c -> c.stop ()) !contenders)
-    (fun () ->
-      let port = Procs.free_port () in
-      let p = start_role "braid-static" ~root ~port in
-      add ~counts_words:true effects port p (fun () -> Procs.stop p);
-      let port = Procs.free_port () in
-      let p = start_role "braid-static-direct" ~root ~port in
-      add ~counts_words:true direct port p (fun () -> Procs.stop p);
-      let port = Procs.free_port () in
-      (match start_nginx ~port ~root () with
-      | Some (p, stop) -> add "nginx" port p stop
-      | None -> progress "http: nginx not found, skipped");
-      let port = Procs.free_port () in
-      let p = start_role "cohttp-static" ~root ~port in
-      add "cohttp-lwt-unix" port p (fun () -> Procs.stop p);
-      List.iter
-        (fun c ->
-          match Procs.get ~port:c.port "/1k.txt" with
-          | 200, body when body = expected -> ()
-          | status, _ ->
-              failwith (Printf.sprintf "%s: /1k.txt gave %d" c.name status))
-        !contenders;
+  (* Every round starts every server afresh: two processes of the same code
+     differ by a few percent for as long as they live (see reverse-post),
+     so the medians are over fresh processes. *)
+  let start_all () =
+    let add ?(counts_words = false) name port proc stop =
+      running := !running @ [ { name; port; proc; stop; counts_words } ]
+    in
+    let port = Procs.free_port () in
+    let p = start_role "braid-static" ~root ~port in
+    add ~counts_words:true effects port p (fun () -> Procs.stop p);
+    let port = Procs.free_port () in
+    let p = start_role "braid-static-direct" ~root ~port in
+    add ~counts_words:true direct port p (fun () -> Procs.stop p);
+    let port = Procs.free_port () in
+    (match start_nginx ~port ~root () with
+    | Some (p, stop) -> add "nginx" port p stop
+    | None -> progress "http: nginx not found, skipped");
+    let port = Procs.free_port () in
+    let p = start_role "cohttp-static" ~root ~port in
+    add "cohttp-lwt-unix" port p (fun () -> Procs.stop p);
+    List.iter
+      (fun c ->
+        match Procs.get ~port:c.port "/1k.txt" with
+        | 200, body when body = expected -> ()
+        | status, _ ->
+            failwith (Printf.sprintf "%s: /1k.txt gave %d" c.name status))
+      !running;
+    !running
+  in
+  Fun.protect ~finally:stop_all (fun () ->
       let seconds = if quick then 2 else 10
-      and rounds = if quick then 1 else 3 in
+      and rounds = if quick then 1 else 5 in
       let url c = Printf.sprintf "http://127.0.0.1:%d/1k.txt" c.port in
-      List.iter
-        (fun c ->
-          progress "http: warming up %s" c.name;
-          ignore (Wrk.run ~cpu:client_cpu ~connections:100 ~seconds:1 (url c)))
-        !contenders;
-      (* Rounds alternate the order, so a noisy neighbour hits everyone. *)
-      let results = Hashtbl.create 4 in
+      let results = Hashtbl.create 4 and names = ref [] in
       for round = 1 to rounds do
+        let contenders = start_all () in
+        names := List.map (fun c -> c.name) contenders;
+        List.iter
+          (fun c ->
+            progress "http: round %d/%d, warming up %s" round rounds c.name;
+            ignore (Wrk.run ~cpu:client_cpu ~connections:100 ~seconds:1 (url c)))
+          contenders;
+        (* Rounds alternate the order, so a noisy neighbour hits everyone. *)
         let order =
-          if round mod 2 = 0 then List.rev !contenders else !contenders
+          if round mod 2 = 0 then List.rev contenders else contenders
         in
         List.iter
           (fun c ->
@@ -167,30 +177,34 @@ let run_http ~quick =
             let r = { wrk; cpu_us = per cpu *. 1e6; words = per words } in
             Hashtbl.replace results c.name
               (r :: Option.value (Hashtbl.find_opt results c.name) ~default:[]))
-          order
+          order;
+        stop_all ()
       done;
+      let contenders =
+        List.map (fun name -> (name, List.mem name [ effects; direct ])) !names
+      in
       let median_of f name = median (List.map f (Hashtbl.find results name)) in
       let rps = median_of (fun r -> r.wrk.requests_per_second)
       and cpu = median_of (fun r -> r.cpu_us)
       and words = median_of (fun r -> r.words) in
       let rows =
         List.concat_map
-          (fun c ->
+          (fun (name, counts_words) ->
             [
-              row c.name "requests per second" (rps c.name) "req/s";
-              row c.name "latency p50"
-                (median_of (fun r -> r.wrk.p50_ms) c.name)
+              row name "requests per second" (rps name) "req/s";
+              row name "latency p50"
+                (median_of (fun r -> r.wrk.p50_ms) name)
                 "ms";
-              row c.name "latency p99"
-                (median_of (fun r -> r.wrk.p99_ms) c.name)
+              row name "latency p99"
+                (median_of (fun r -> r.wrk.p99_ms) name)
                 "ms";
-              row c.name "server CPU per request" (cpu c.name) "us";
+              row name "server CPU per request" (cpu name) "us";
             ]
             @
-            if c.counts_words then
-              [ row c.name "allocated per request" (words c.name) "words" ]
+            if counts_words then
+              [ row name "allocated per request" (words name) "words" ]
             else [])
-          !contenders
+          contenders
       in
       let ratio_to peer =
         if Hashtbl.mem results peer then
@@ -218,6 +232,7 @@ let run_http ~quick =
       (load :: rows) @ ratio_to "nginx" @ ratio_to "cohttp-lwt-unix"
       @ effects_cost
       @ [
+          row "rounds" "fresh server processes per contender" (float rounds) "";
           row "machine" "load average (1 min) at end" (Procs.load_average ()) "";
         ])
 
@@ -256,10 +271,17 @@ let allocated_words client =
   | [ minor; major; promoted ] -> minor +. major -. promoted
   | _ -> failwith "bad /debug/gc answer"
 
+(* Two processes running the same code differ by a few percent in speed
+   for as long as they live (where their memory lands, what shares cache
+   sets with what): seen as 0.92 to 1.05 between two runs of this very
+   comparison. So each session starts both servers afresh, and the figures
+   are taken over several sessions. *)
 let run_reverse ~quick =
   let load = load_row () in
-  let reps = if quick then 3 else 20 and posts = 100 in
-  let small_posts = if quick then 2_000 else 10_000 in
+  let sessions = if quick then 1 else 6
+  and reps = if quick then 3 else 4
+  and posts = 100 in
+  let small_posts = if quick then 2_000 else 5_000 in
   let procs = ref [] in
   Fun.protect
     ~finally:(fun () ->
@@ -284,49 +306,70 @@ let run_reverse ~quick =
           small = Reverse_client.request ~port (random_body 100);
         }
       in
-      let effects = start "effects" "braid-reverse-effects"
-      and direct = start "direct calls" "braid-reverse-direct" in
-      let servers = [ effects; direct ] in
-      List.iter
-        (fun s ->
-          progress "reverse-post: warming up %s" s.label;
-          for _ = 1 to 20 do
-            List.iter (fun (_, r) -> Reverse_client.post s.client r) s.requests
-          done)
-        servers;
-      (* Response times, request by request: the two servers alternate,
-         size by size, so that drift and noisy neighbours hit both. *)
-      let times = Hashtbl.create 10 in
-      for rep = 1 to reps do
-        progress "reverse-post: repetition %d/%d" rep reps;
+      let times = Hashtbl.create 10 and allocated = Hashtbl.create 2 in
+      let record table key v =
+        Hashtbl.replace table key
+          (v :: Option.value (Hashtbl.find_opt table key) ~default:[])
+      in
+      (* Allocation of one server process over the small POSTs. *)
+      let alloc s =
+        for _ = 1 to 1000 do
+          Reverse_client.post s.client s.small
+        done;
+        let before = allocated_words s.client in
+        for _ = 1 to small_posts do
+          Reverse_client.post s.client s.small
+        done;
+        let after = allocated_words s.client in
+        (after -. before) /. float small_posts
+      in
+      for session = 1 to sessions do
+        let effects = start "effects" "braid-reverse-effects"
+        and direct = start "direct calls" "braid-reverse-direct" in
+        let servers = [ effects; direct ] in
+        progress "reverse-post: session %d/%d, warming up" session sessions;
         List.iter
-          (fun size ->
-            let order =
-              if rep mod 2 = 0 then [ direct; effects ] else servers
-            in
-            List.iter
-              (fun s ->
-                let r = List.assoc size s.requests in
-                let key = (s.label, size) in
-                let acc =
-                  Option.value (Hashtbl.find_opt times key) ~default:[]
-                in
-                let acc = ref acc in
-                for _ = 1 to posts do
-                  let t0 = now_s () in
-                  Reverse_client.post s.client r;
-                  acc := ((now_s () -. t0) *. 1000.) :: !acc
-                done;
-                Hashtbl.replace times key !acc)
-              order)
-          sizes
+          (fun s ->
+            for _ = 1 to 20 do
+              List.iter
+                (fun (_, r) -> Reverse_client.post s.client r)
+                s.requests
+            done)
+          servers;
+        (* Response times, request by request: the two servers alternate,
+           size by size, so that drift and noisy neighbours hit both. *)
+        for rep = 1 to reps do
+          List.iter
+            (fun size ->
+              let order =
+                if (session + rep) mod 2 = 0 then [ direct; effects ]
+                else servers
+              in
+              List.iter
+                (fun s ->
+                  let r = List.assoc size s.requests in
+                  for _ = 1 to posts do
+                    let t0 = now_s () in
+                    Reverse_client.post s.client r;
+                    record times (s.label, size) ((now_s () -. t0) *. 1000.)
+                  done)
+                order)
+            sizes
+        done;
+        progress "reverse-post: session %d/%d, %d POSTs of 100 B each" session
+          sessions small_posts;
+        List.iter (fun s -> record allocated s.label (alloc s)) servers;
+        List.iter (fun s -> Reverse_client.close s.client) servers;
+        List.iter Procs.stop !procs;
+        procs := []
       done;
       let mean l = List.fold_left ( +. ) 0. l /. float (List.length l) in
+      let effects = "effects" and direct = "direct calls" in
       let time_rows =
         List.concat_map
           (fun size ->
-            let stat f s = f (Hashtbl.find times (s.label, size)) in
-            let name s = Printf.sprintf "%s, %d KB" s.label (size / 1000) in
+            let stat f label = f (Hashtbl.find times (label, size)) in
+            let name label = Printf.sprintf "%s, %d KB" label (size / 1000) in
             let kb = size / 1000 in
             [
               row (name effects) "mean response time" (stat mean effects) "ms";
@@ -343,26 +386,15 @@ let run_reverse ~quick =
             ])
           sizes
       in
-      (* Allocation of each server process over the small POSTs. *)
-      let alloc s =
-        progress "reverse-post: %d POSTs of 100 B to %s" small_posts s.label;
-        for _ = 1 to 1000 do
-          Reverse_client.post s.client s.small
-        done;
-        let before = allocated_words s.client in
-        for _ = 1 to small_posts do
-          Reverse_client.post s.client s.small
-        done;
-        let after = allocated_words s.client in
-        (after -. before) /. float small_posts
-      in
-      let a_effects = alloc effects and a_direct = alloc direct in
+      let a_effects = median (Hashtbl.find allocated effects)
+      and a_direct = median (Hashtbl.find allocated direct) in
       let words_to_mb w =
         w *. float (Sys.word_size / 8) *. float small_posts /. 1e6
       in
-      List.iter (fun s -> Reverse_client.close s.client) servers;
       (load :: time_rows)
       @ [
+          row "sessions" "fresh server processes per variant" (float sessions)
+            "";
           row "effects, 100 B POST" "allocated per request" a_effects "words";
           row "direct calls, 100 B POST" "allocated per request" a_direct
             "words";
