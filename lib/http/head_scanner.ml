@@ -18,13 +18,8 @@ let target_char = 4
 let classes =
   String.init 256 (fun i ->
       let c = Char.chr i in
-      let is_tchar =
-        (c >= 'a' && c <= 'z')
-        || (c >= 'A' && c <= 'Z')
-        || (c >= '0' && c <= '9')
-        || String.contains "!#$%&'*+-.^_`|~" c
-      in
-      let is_field_char = c = ' ' || c = '\t' || (i >= 0x21 && i <> 0x7f) in
+      let is_tchar = Headers.is_tchar c in
+      let is_field_char = Headers.is_field_char c in
       let is_target_char = i >= 0x21 && i <= 0x7e in
       Char.chr
         ((if is_tchar then tchar else 0)

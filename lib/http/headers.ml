@@ -5,6 +5,16 @@ type t = string array
 let empty = [||]
 let of_flat_array a = a
 
+let is_tchar c =
+  (c >= 'a' && c <= 'z')
+  || (c >= 'A' && c <= 'Z')
+  || (c >= '0' && c <= '9')
+  || String.contains "!#$%&'*+-.^_`|~" c
+
+let is_field_char c = c = ' ' || c = '\t' || (c >= '!' && c <> '\127')
+let is_name s = s <> "" && String.for_all is_tchar s
+let is_value s = String.for_all is_field_char s
+
 let of_list fields =
   let a = Array.make (2 * List.length fields) "" in
   List.iteri

@@ -12,6 +12,23 @@ val empty : t
 val of_list : (string * string) list -> t
 (** [of_list fields] keeps the order of [fields]. No validation. *)
 
+(** {1 What a field may hold (RFC 9110 §5)} *)
+
+val is_tchar : char -> bool
+(** A token character: letters, digits and [!#$%&'*+-.^_`|~]. *)
+
+val is_field_char : char -> bool
+(** What a field value may hold: a visible character, obs-text (bytes from
+    0x80), space or horizontal tab. Not CR, LF, NUL nor another control. *)
+
+val is_name : string -> bool
+(** [is_name s]: [s] is a token (at least one {!is_tchar}), as a field name must
+    be. *)
+
+val is_value : string -> bool
+(** [is_value s]: every byte of [s] is a {!is_field_char}: a value that cannot
+    end its line early or smuggle another field (response splitting). *)
+
 val of_flat_array : string array -> t
 (** [of_flat_array a] takes ownership of [a = [| name0; value0; name1; ... |]]
     (even length; the caller must not change it afterwards). For parsers: it

@@ -18,6 +18,7 @@ module Server = Server
 
 module Private = struct
   module Server = Server.Private
+  module Response = Response.Private
   module Pipeline = Pipeline
   module Connection = Connection
   module Date_cache = Date_cache

@@ -27,6 +27,7 @@
     ]} *)
 
 module Server_private := Server.Private
+module Response_private := Response.Private
 
 (** {1 Protocol values} *)
 
@@ -37,7 +38,13 @@ module Range = Range
 
 (** {1 Applications} *)
 
-module Response = Response
+module Response : sig
+  include module type of struct
+      include Response
+    end
+    with module Private := Response.Private
+end
+
 module Body = Body
 module Handler = Handler
 module Router = Router
@@ -71,6 +78,7 @@ end
 
 module Private : sig
   module Server = Server_private
+  module Response = Response_private
   module Pipeline = Pipeline
   module Connection = Connection
   module Date_cache = Date_cache

@@ -102,6 +102,8 @@ let reject (c : Conn.t) (e : Parse_error.t) =
 let request_timeout =
   { Parse_error.status = 408; reason = "request timed out"; close = true }
 
+let internal_error = { Parse_error.status = 500; reason = ""; close = true }
+
 (* Pipelined responses wait in the buffer for the next read, but only up
    to its size: a flood of tiny pipelined requests must not grow it. *)
 let next (c : Conn.t) =
@@ -148,6 +150,20 @@ let rec loop (c : Conn.t) =
         | exception Unwind.Timed_out ->
             (* A stalled body: answer if nothing was answered yet. *)
             if not c.head_written then ignore (reject c request_timeout);
+            Server_closed
+        | exception e when not (Unwind.is_connections_own e) ->
+            (* A failure outside the handler's own call (the handler's is
+               already a 500): the client still gets an answer. *)
+            let backtrace = Printexc.get_raw_backtrace () in
+            c.services.log
+              (Handler_failed
+                 {
+                   time = Date_cache.now c.dates c.services;
+                   request = req;
+                   exn = e;
+                   backtrace;
+                 });
+            if not c.head_written then ignore (reject c internal_error);
             Server_closed)
 
 (* The read of each phase under its timeout. Only a head that needs more

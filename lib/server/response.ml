@@ -23,37 +23,77 @@ type body =
 
 type t = { status : int; headers : (string * string) list; body : body }
 
-let make ?(headers = []) status body = { status; headers; body }
+(* {1 Checks} *)
+
+let check_status status =
+  if not (Status.is_valid status) then
+    invalid_arg
+      (Printf.sprintf "Braid_server.Response: status %d is not in 100-599"
+         status)
+
+let check_field (name, value) =
+  if not (Braid_http.Headers.is_name name) then
+    invalid_arg
+      (Printf.sprintf "Braid_server.Response: %S is not a field name (a token)"
+         name);
+  if not (Braid_http.Headers.is_value value) then
+    invalid_arg
+      (Printf.sprintf
+         "Braid_server.Response: the value of %s holds CR, LF, NUL or another \
+          control character: %S"
+         name value)
+
+let check_fields headers = List.iter check_field headers
+
+(* {1 Construction} *)
+
 let plain = "text/plain; charset=utf-8"
 
+(* The server's own responses: fields it writes itself, known to be valid. *)
+let trusted ?(headers = []) status body = { status; headers; body }
+
+let make ?(headers = []) status body =
+  check_status status;
+  check_fields headers;
+  { status; headers; body }
+
+let with_type ~content_type status headers body =
+  check_status status;
+  check_fields headers;
+  let headers =
+    (* The default is known to be valid. *)
+    if content_type == plain then ("Content-Type", plain) :: headers
+    else
+      let field = ("Content-Type", content_type) in
+      check_field field;
+      field :: headers
+  in
+  { status; headers; body }
+
 let string ?(status = 200) ?(headers = []) ?(content_type = plain) body =
-  {
-    status;
-    headers = ("Content-Type", content_type) :: headers;
-    body = String body;
-  }
+  with_type ~content_type status headers (String body)
 
 let html ?status ?headers body =
   string ?status ?headers ~content_type:"text/html; charset=utf-8" body
 
 let stream ?(status = 200) ?(headers = []) ?(content_type = plain) f =
-  {
-    status;
-    headers = ("Content-Type", content_type) :: headers;
-    body = Stream f;
-  }
+  with_type ~content_type status headers (Stream f)
 
-let empty ?(headers = []) status = { status; headers; body = Empty }
+let empty ?headers status = make ?headers status Empty
 
 let error ?headers status detail =
+  check_status status;
   let line = string_of_int status ^ " " ^ Status.reason status in
   let text = if detail = "" then line ^ "\n" else line ^ ": " ^ detail ^ "\n" in
   string ~status ?headers text
 
 let redirect ?(status = 301) location =
+  let field = ("Location", location) in
+  check_status status;
+  check_field field;
   {
     status;
-    headers = [ ("Location", location); ("Content-Type", plain) ];
+    headers = [ field; ("Content-Type", plain) ];
     body = String (location ^ "\n");
   }
 
@@ -63,7 +103,9 @@ let header t name =
       if Braid_http.Headers.equal_name n name then Some v else None)
     t.headers
 
-let with_header name value t = { t with headers = (name, value) :: t.headers }
+let with_header name value t =
+  check_field (name, value);
+  { t with headers = (name, value) :: t.headers }
 
 let wants_close t =
   List.exists
@@ -71,3 +113,7 @@ let wants_close t =
       Braid_http.Headers.equal_name n "connection"
       && Braid_http.Headers.list_has_token v "close")
     t.headers
+
+module Private = struct
+  let trusted = trusted
+end

@@ -5,7 +5,17 @@
     the framing: it adds [Date], [Content-Length] or
     [Transfer-Encoding: chunked], and [Connection], and drops those fields (and
     [Date]) if a handler supplied them. A handler that wants the connection
-    closed after its response says [Connection: close]. *)
+    closed after its response says [Connection: close].
+
+    {b A response cannot be built wrong.} Its fields are readable, but only the
+    functions below build one, and they refuse, by raising [Invalid_argument] at
+    construction, a status outside 100-599, a field name that is not a token
+    (RFC 9110 §5.1), and a field value holding CR, LF, NUL or another control
+    character but tab (§5.5). So a value taken from a request (a [?to=] query
+    parameter turned into a [Location], say) cannot end its line early and
+    inject fields or a whole response (response splitting): a handler that tries
+    fails, which the server answers with a [500]. Blanks around a value are
+    allowed (recipients ignore them); bytes from 0x80 are allowed (obs-text). *)
 
 (** Writes the body of a {!stream} response. Made by the pipeline; valid only
     while the stream function runs. Every function blocks only the calling fiber
@@ -41,9 +51,19 @@ type body =
           file capability. [info] is the stat the handler made: a cache checks
           the content against it. *)
 
-type t = { status : int; headers : (string * string) list; body : body }
+type t = private {
+  status : int;  (** 100 to 599. *)
+  headers : (string * string) list;  (** Valid names and values. *)
+  body : body;
+}
 
 val make : ?headers:(string * string) list -> int -> body -> t
+(** [make ~headers status body].
+
+    Raises [Invalid_argument] if [status] is not in 100-599, or a field of
+    [headers] has a name that is not a token or a value holding CR, LF, NUL or
+    another control character but tab. Every function below that takes a status
+    or fields checks them the same way. *)
 
 val string :
   ?status:int ->
@@ -73,14 +93,27 @@ val error : ?headers:(string * string) list -> int -> string -> t
     ["404 Not Found: <detail>\n"] (or without [": detail"] if empty). *)
 
 val redirect : ?status:int -> string -> t
-(** [redirect location] is a [301] (or [status]) to [location]. *)
+(** [redirect location] is a [301] (or [status]) to [location], which is checked
+    as a field value: a location built from user input with a CR or LF in it is
+    refused ([Invalid_argument]). *)
 
 val header : t -> string -> string option
 (** [header r name] is the first field called [name] (case-insensitively). *)
 
 val with_header : string -> string -> t -> t
-(** [with_header name value r] adds a field. *)
+(** [with_header name value r] adds a field (checked as {!make} does). *)
 
 val wants_close : t -> bool
 (** [wants_close r] is [true] if [r] has a [Connection] field listing [close].
 *)
+
+(** {1 For the server}
+
+    Exposed as [Braid_server.Private.Response]. *)
+
+module Private : sig
+  val trusted : ?headers:(string * string) list -> int -> body -> t
+  (** [trusted ~headers status body] is [make] without the checks, for the
+      server's own responses, whose status and fields it writes itself from
+      known-valid parts (static files: their type, dates and ranges). *)
+end

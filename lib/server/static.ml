@@ -89,7 +89,9 @@ let locate services ~root segs =
 let file ~dates (req : Request.t) path (info : File.info) =
   let last_modified = Date_cache.http_date dates info.mtime in
   if not_modified req ~mtime:info.mtime then
-    Response.make ~headers:[ ("Last-Modified", last_modified) ] 304 Empty
+    Response.Private.trusted
+      ~headers:[ ("Last-Modified", last_modified) ]
+      304 Empty
   else
     let headers =
       [
@@ -100,7 +102,7 @@ let file ~dates (req : Request.t) path (info : File.info) =
     in
     let size = info.size in
     let whole () =
-      Response.make ~headers 200
+      Response.Private.trusted ~headers 200
         (File { path; info; offset = 0; length = size })
     in
     match Request.header req "range" with
@@ -110,14 +112,14 @@ let file ~dates (req : Request.t) path (info : File.info) =
         match Range.resolve field ~size with
         | Whole -> whole ()
         | Part { first; last } ->
-            Response.make
+            Response.Private.trusted
               ~headers:
                 (("Content-Range", Range.content_range ~first ~last ~size)
                 :: headers)
               206
               (File { path; info; offset = first; length = last - first + 1 })
         | Unsatisfiable ->
-            Response.make
+            Response.Private.trusted
               ~headers:
                 [
                   ("Content-Range", Range.unsatisfied_range ~size);

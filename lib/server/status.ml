@@ -63,10 +63,10 @@ let make_line code = Printf.sprintf "HTTP/1.1 %d %s\r\n" code (reason code)
 
 (* Built once: a response must not pay a sprintf for its first line. *)
 let common = Array.init 500 (fun i -> make_line (100 + i))
+let is_valid code = code >= 100 && code <= 599
 
 let status_line code =
-  if code < 100 || code > 999 then invalid_arg "Status.status_line"
-  else if code < 600 then Array.unsafe_get common (code - 100)
-  else make_line code
+  if is_valid code then Array.unsafe_get common (code - 100)
+  else invalid_arg "Status.status_line"
 
 let has_no_body code = (code >= 100 && code < 200) || code = 204 || code = 304

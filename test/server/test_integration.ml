@@ -61,6 +61,23 @@ let with_server f =
                  Response.Writer.write w (Printf.sprintf "line %d\n" i)
                done))
     |> Router.add GET "/boom" (fun _ -> failwith "boom (expected by the test)")
+    (* A handler trusting user input for a Location, and one building an
+       invalid status: both refused at construction, answered 500. *)
+    |> Router.add GET "/go" (fun r ->
+           let target =
+             match r.query with
+             | Some q when String.starts_with ~prefix:"to=" q -> (
+                 match
+                   Url_path.percent_decode
+                     (String.sub q 3 (String.length q - 3))
+                 with
+                 | Ok t -> t
+                 | Error _ -> "/")
+             | _ -> "/"
+           in
+           Response.redirect target)
+    |> Router.add GET "/status/:n" (fun r ->
+           Response.empty (int_of_string (Option.get (Handler.param r "n"))))
   in
   let settings = Production.settings ~log_level:Error router in
   let config =
@@ -286,6 +303,43 @@ let python_keep_alive site () =
     "one connection for all"
     "200 13 False\n200 200000 False\n200 4 False\n200 13 False\nsockets 1\n" out
 
+let curl_redirect_injection site () =
+  let out, _ =
+    curl
+      [
+        "--include";
+        site.url ^ "/go?to=%2Fok";
+        site.url ^ "/go?to=%2F%0d%0aSet-Cookie:%20session=attacker";
+      ]
+  in
+  match Wire.parse out with
+  | [ ok; refused ], "" ->
+      Alcotest.(check (list int))
+        "statuses" [ 301; 500 ]
+        [ ok.status; refused.status ];
+      Alcotest.(check (option string))
+        "location" (Some "/ok")
+        (Wire.header ok "location");
+      Alcotest.(check bool)
+        "no injected field" false
+        (contains out "Set-Cookie")
+  | _ -> Alcotest.failf "unexpected: %S" out
+
+let py_invalid_status =
+  {|
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+for path in ["/status/42", "/status/1000", "/hello.txt"]:
+    c.request("GET", path)
+    r = c.getresponse()
+    print(r.status, len(r.read()))
+|}
+
+let python_invalid_status site () =
+  let out, _ = python py_invalid_status [ string_of_int site.port ] in
+  Alcotest.(check string)
+    "a complete 500 each, on the same connection" "500 26\n500 26\n200 13\n" out
+
 let py_chunked =
   {|
 import http.client, sys
@@ -461,6 +515,8 @@ let () =
           Alcotest.test_case "HEAD, demo, stream, redirect" `Quick
             (curl_head_and_demo site);
           Alcotest.test_case "escapes" `Quick (curl_escapes site);
+          Alcotest.test_case "redirect injection" `Quick
+            (curl_redirect_injection site);
         ] );
       ( "python",
         [
@@ -468,6 +524,8 @@ let () =
           Alcotest.test_case "chunked upload" `Quick (python_chunked site);
           Alcotest.test_case "100-continue" `Quick (python_continue site);
           Alcotest.test_case "304 and HEAD" `Quick (python_conditional site);
+          Alcotest.test_case "invalid status" `Quick
+            (python_invalid_status site);
         ] );
       ( "raw sockets",
         [

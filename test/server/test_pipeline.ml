@@ -11,9 +11,23 @@ module Date_cache = Private.Date_cache
 let now = 1_000_000_000. (* Sun, 09 Sep 2001 01:46:40 GMT *)
 let date = "Sun, 09 Sep 2001 01:46:40 GMT"
 
+(* [?to=VALUE], percent-decoded: user input a handler might trust. *)
+let redirect_target (r : Handler.request) =
+  match r.query with
+  | Some q when String.starts_with ~prefix:"to=" q -> (
+      match Url_path.percent_decode (String.sub q 3 (String.length q - 3)) with
+      | Ok target -> target
+      | Error _ -> "/")
+  | _ -> "/"
+
 let routes =
   Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello")
+  |> Router.add GET "/go" (fun r -> Response.redirect (redirect_target r))
+  |> Router.add GET "/status/:n" (fun r ->
+         Response.empty (int_of_string (Option.get (Handler.param r "n"))))
+  |> Router.add GET "/bad-name" (fun _ ->
+         Response.string ~headers:[ ("Bad Name:", "v") ] "x")
   |> Router.add GET "/echo/:x" (fun r ->
          Response.string (Option.get (Handler.param r "x")))
   |> Router.add POST "/reverse" Braid_cli.Demo.reverse
@@ -459,6 +473,45 @@ let handler_exception () =
     r.outcome;
   Alcotest.(check bool) "no second response" false (contains r.output "hello")
 
+(* Response splitting: a [Location] from user input with CR LF in it. *)
+let redirect_injection () =
+  let r, rs =
+    run
+      (get "/go?to=%2Fok"
+      ^ get "/go?to=%2F%0d%0aSet-Cookie:%20session=attacker"
+      ^ get "/hello")
+  in
+  check_statuses "the redirect, a 500, then served" [ 301; 500; 200 ] rs;
+  check_header "location" (List.hd rs) "location" (Some "/ok");
+  Alcotest.(check bool)
+    "no injected field on the wire" false
+    (contains r.output "Set-Cookie");
+  Alcotest.check outcome "connection kept" Peer_closed r.outcome
+
+let invalid_responses () =
+  let r, rs =
+    run (get "/status/42" ^ get "/status/1000" ^ get "/bad-name" ^ get "/hello")
+  in
+  check_statuses "500 each, then served" [ 500; 500; 500; 200 ] rs;
+  Alcotest.(check bool)
+    "no bad field on the wire" false
+    (contains r.output "Bad Name");
+  let refusals =
+    List.filter_map
+      (function
+        | Log.Handler_failed { exn = Invalid_argument msg; _ } -> Some msg
+        | _ -> None)
+      (In_memory.events r.mem)
+  in
+  Alcotest.(check int) "each logged" 3 (List.length refusals);
+  List.iter
+    (fun msg ->
+      Alcotest.(check bool)
+        (Printf.sprintf "refused when built (%s)" msg)
+        true
+        (contains msg "Braid_server.Response"))
+    refusals
+
 let access_log () =
   let r, _ = run (get "/hello" ^ get "/log" ^ "GET / HTTP/2.0\r\n\r\n") in
   let entries =
@@ -603,6 +656,8 @@ let () =
         [
           Alcotest.test_case "routing" `Quick routing;
           Alcotest.test_case "exceptions" `Quick handler_exception;
+          Alcotest.test_case "redirect injection" `Quick redirect_injection;
+          Alcotest.test_case "invalid status or field" `Quick invalid_responses;
           Alcotest.test_case "static files" `Quick static_through_pipeline;
           Alcotest.test_case "file gone before open" `Quick file_vanishing;
         ] );

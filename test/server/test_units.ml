@@ -15,11 +15,77 @@ let status () =
   Alcotest.(check string) "413" "Content Too Large" (Status.reason 413);
   Alcotest.(check string) "unknown" "Client Error" (Status.reason 499);
   Alcotest.(check string)
-    "unusual" "HTTP/1.1 799 Server Error\r\n" (Status.status_line 799);
+    "unregistered" "HTTP/1.1 599 Server Error\r\n" (Status.status_line 599);
+  Alcotest.(check (list bool))
+    "valid codes are 100 to 599"
+    [ false; true; true; false; false ]
+    (List.map Status.is_valid [ 99; 100; 599; 600; 799 ]);
   Alcotest.(check (list bool))
     "no body"
     [ true; true; true; false; false ]
     (List.map Status.has_no_body [ 100; 204; 304; 200; 404 ])
+
+(* {1 Responses that cannot be built wrong} *)
+
+let refused name f =
+  match f () with
+  | (_ : Response.t) -> Alcotest.failf "%s: built" name
+  | exception Invalid_argument _ -> ()
+
+let response_construction () =
+  List.iter
+    (fun status ->
+      refused (Printf.sprintf "status %d" status) (fun () ->
+          Response.empty status);
+      refused (Printf.sprintf "status %d through string" status) (fun () ->
+          Response.string ~status "x");
+      refused (Printf.sprintf "error %d" status) (fun () ->
+          Response.error status "x"))
+    [ 42; 99; 600; 1000; -1 ];
+  List.iter
+    (fun name ->
+      refused (Printf.sprintf "name %S" name) (fun () ->
+          Response.make ~headers:[ (name, "v") ] 200 Empty);
+      refused (Printf.sprintf "with_header name %S" name) (fun () ->
+          Response.with_header name "v" (Response.empty 200)))
+    [ ""; "Bad Name"; "Bad Name:"; "a:b"; "x\r\ny"; "caf\xc3\xa9"; "(x)" ];
+  List.iter
+    (fun value ->
+      refused (Printf.sprintf "value %S" value) (fun () ->
+          Response.string ~headers:[ ("X-A", value) ] "x");
+      refused (Printf.sprintf "content type %S" value) (fun () ->
+          Response.string ~content_type:value "x");
+      refused (Printf.sprintf "redirect to %S" value) (fun () ->
+          Response.redirect value))
+    [
+      "/\r\nSet-Cookie: session=attacker";
+      "/ok\n";
+      "/ok\r";
+      "a\000b";
+      "bell\007";
+      "del\127";
+    ];
+  (* What is allowed. *)
+  List.iter
+    (fun status -> ignore (Response.empty status))
+    [ 100; 200; 404; 599 ];
+  let r =
+    Response.string
+      ~headers:
+        [
+          ("X-Tab", "a\tb");
+          ("X-Utf8", "caf\xc3\xa9");
+          ("X-Blanks", " padded ");
+          ("!#$%&'*+-.^_`|~09azAZ", "token characters");
+          ("X-Empty", "");
+        ]
+      "x"
+  in
+  Alcotest.(check (option string))
+    "obs-text kept" (Some "caf\xc3\xa9")
+    (Response.header r "x-utf8");
+  Alcotest.(check int)
+    "a redirect" 302 (Response.redirect ~status:302 "/a?b=c").status
 
 let rfc_example = 784111777. (* RFC 9110 §5.6.7 *)
 
@@ -587,6 +653,8 @@ let () =
       ( "protocol",
         [
           Alcotest.test_case "status" `Quick status;
+          Alcotest.test_case "responses built right or not at all" `Quick
+            response_construction;
           Alcotest.test_case "dates" `Quick dates;
           Alcotest.test_case "date cache" `Quick date_cache;
           Alcotest.test_case "ranges" `Quick ranges;
