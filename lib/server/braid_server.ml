@@ -1,7 +1,3 @@
-module Status = Status
-module Http_date = Http_date
-module Url_path = Url_path
-module Range = Range
 module Response = Response
 module Body = Body
 module Handler = Handler

@@ -29,13 +29,6 @@
 module Server_private := Server.Private
 module Response_private := Response.Private
 
-(** {1 Protocol values} *)
-
-module Status = Status
-module Http_date = Http_date
-module Url_path = Url_path
-module Range = Range
-
 (** {1 Applications} *)
 
 module Response : sig

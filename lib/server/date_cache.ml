@@ -26,7 +26,7 @@ let http_date t time =
   let slot = second land (slots - 1) in
   if Array.unsafe_get t.seconds slot = second then Array.unsafe_get t.dates slot
   else
-    let d = Http_date.format time in
+    let d = Braid_http.Http_date.format time in
     t.seconds.(slot) <- second;
     t.dates.(slot) <- d;
     d
@@ -46,6 +46,6 @@ let now t (services : Services.t) =
 let header_line t now =
   let second = if Float.is_nan now then 0 else int_of_float (Float.floor now) in
   if second <> t.second then (
-    t.line <- "Date: " ^ Http_date.format now ^ "\r\n";
+    t.line <- "Date: " ^ Braid_http.Http_date.format now ^ "\r\n";
     t.second <- second);
   t.line

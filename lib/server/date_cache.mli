@@ -19,9 +19,9 @@ val now : t -> Services.t -> float
     elapsed since. *)
 
 val http_date : t -> float -> string
-(** [http_date cache t] is {!Http_date.format} [t], remembered for the last few
-    distinct seconds asked (a file's [Last-Modified] is asked on every request
-    for it). *)
+(** [http_date cache t] is {!Braid_http.Http_date.format} [t], remembered for
+    the last few distinct seconds asked (a file's [Last-Modified] is asked on
+    every request for it). *)
 
 val header_line : t -> float -> string
 (** [header_line cache now] is ["Date: <IMF-fixdate of now>\r\n"]: the cached

@@ -26,7 +26,7 @@ type t = { status : int; headers : (string * string) list; body : body }
 (* {1 Checks} *)
 
 let check_status status =
-  if not (Status.is_valid status) then
+  if not (Braid_http.Status.is_valid status) then
     invalid_arg
       (Printf.sprintf "Braid_server.Response: status %d is not in 100-599"
          status)
@@ -83,7 +83,7 @@ let empty ?headers status = make ?headers status Empty
 
 let error ?headers status detail =
   check_status status;
-  let line = string_of_int status ^ " " ^ Status.reason status in
+  let line = string_of_int status ^ " " ^ Braid_http.Status.reason status in
   let text = if detail = "" then line ^ "\n" else line ^ ": " ^ detail ^ "\n" in
   string ~status ?headers text
 

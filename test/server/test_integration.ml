@@ -68,7 +68,7 @@ let with_server f =
              match r.query with
              | Some q when String.starts_with ~prefix:"to=" q -> (
                  match
-                   Url_path.percent_decode
+                   Braid_http.Url_path.percent_decode
                      (String.sub q 3 (String.length q - 3))
                  with
                  | Ok t -> t
