@@ -38,7 +38,7 @@ let sleep_limit = 60_000
 let sleep (r : Handler.request) =
   match Option.bind (Handler.param r "ms") int_of_string_opt with
   | Some ms when ms >= 0 && ms <= sleep_limit ->
-      Braid_io.Time.sleep (float_of_int ms /. 1000.);
+      Services.sleep (float_of_int ms /. 1000.);
       Response.string (Printf.sprintf "slept %d ms\n" ms)
   | _ ->
       Response.error 400

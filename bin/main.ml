@@ -115,7 +115,9 @@ let serve flags config_file demo log_level shutdown_timeout =
         | None -> Router.empty
       in
       let writer =
-        Log_writer.create ?access:config.access_log ?error:config.error_log ()
+        (* Its own notes are stamped by the services' clock, as every event is. *)
+        Log_writer.create ~now:Services.now ?access:config.access_log
+          ?error:config.error_log ()
       in
       let settings = Production.settings ~log_level ~logger:writer router in
       let result =
