@@ -6,6 +6,7 @@ type t = {
   out : Output.t;
   control : Control.t;
   services : Services.t;
+  mutable body : Body.t;
   mutable head_written : bool;
   mutable abandon_body : bool;
 }

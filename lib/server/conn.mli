@@ -14,6 +14,11 @@ type t = {
           starts: the handlers above a connection's stack cannot change while it
           runs, so every request would get the same record. (Or the production
           record itself, in the benchmarks' direct-calls baseline.) *)
+  mutable body : Body.t;
+      (** The body of the request in progress ({!Body.empty} between requests).
+          Closed when the exchange ends, however it ends: a fiber the handler
+          forked and left running must not read from this connection's input
+          afterwards, nor from the next connection that reuses its buffers. *)
   mutable head_written : bool;
   mutable abandon_body : bool;
       (** The handler was cancelled: its body is not worth draining. *)

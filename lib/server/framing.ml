@@ -69,7 +69,15 @@ let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
 
 let write_stream (c : Conn.t) (req : Request.t) ~time f ~chunked =
   let sent = ref 0 and limit = c.config.output_buffer in
+  (* Valid while [f] runs only: a fiber [f] forked and left running must not
+     write into this connection's buffer afterwards. *)
+  let open_ = ref true in
+  let check () =
+    if not !open_ then
+      invalid_arg "Braid_server.Response.Writer: the stream is over"
+  in
   let write buf off len =
+    check ();
     if chunked then (
       Output.add_hex c.out len;
       Output.add_string c.out "\r\n";
@@ -79,15 +87,19 @@ let write_stream (c : Conn.t) (req : Request.t) ~time f ~chunked =
     sent := !sent + len;
     if Output.length c.out >= limit then Output.flush c.out
   in
-  let writer =
-    Response.Writer.make ~write ~flush:(fun () -> Output.flush c.out)
+  let flush () =
+    check ();
+    Output.flush c.out
   in
+  let writer = Response.Writer.make ~write ~flush in
   (match f writer with
-  | () -> ()
+  | () -> open_ := false
   | exception e when Unwind.is_connections_own e ->
+      open_ := false;
       Printexc.raise_with_backtrace e (Printexc.get_raw_backtrace ())
   | exception exn ->
       let backtrace = Printexc.get_raw_backtrace () in
+      open_ := false;
       c.services.log (Handler_failed { time; request = req; exn; backtrace });
       raise Unwind.Abort);
   if chunked then Output.add_string c.out "0\r\n\r\n";

@@ -66,7 +66,6 @@ let exchange (c : Conn.t) (req : Request.t) =
     && ((not is_stream)
        || match Settlement.settle body with Consumed -> true | _ -> false)
   in
-  Body.close body;
   c.services.log
     (Access
        {
@@ -142,7 +141,16 @@ let rec loop (c : Conn.t) =
         control.head_deadline <- 0;
         c.head_written <- false;
         c.abandon_body <- false;
-        match exchange c req with
+        match
+          match exchange c req with
+          | v ->
+              Body.close c.body;
+              v
+          | exception e ->
+              let bt = Printexc.get_raw_backtrace () in
+              Body.close c.body;
+              Printexc.raise_with_backtrace e bt
+        with
         | true ->
             next c;
             loop c
@@ -244,6 +252,7 @@ let serve ?control ?buffers ?fixed_services (config : Config.t) dates ~peer
       out;
       control;
       services;
+      body = Body.empty;
       head_written = false;
       abandon_body = false;
     }

@@ -18,8 +18,9 @@
     allowed (recipients ignore them); bytes from 0x80 are allowed (obs-text). *)
 
 (** Writes the body of a {!stream} response. Made by the pipeline; valid only
-    while the stream function runs. Every function blocks only the calling fiber
-    (while the socket is full). *)
+    while the stream function runs (a fiber it forks may write, one at a time,
+    until it returns; afterwards writing raises [Invalid_argument]). Every
+    function blocks only the calling fiber (while the socket is full). *)
 module Writer : sig
   type t
 

@@ -3,15 +3,19 @@ open Braid_http
 let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"
 
 let body_for (c : Conn.t) (req : Request.t) limits =
-  match req.body with
-  | No_body -> Body.empty
-  | Content_length _ | Chunked ->
-      let continue =
-        if req.expect_continue then
-          Some (fun () -> Output.add_string c.out continue_line)
-        else None
-      in
-      Body.create c.input limits req.body ~continue
+  let body =
+    match req.body with
+    | No_body -> Body.empty
+    | Content_length _ | Chunked ->
+        let continue =
+          if req.expect_continue then
+            Some (fun () -> Output.add_string c.out continue_line)
+          else None
+        in
+        Body.create c.input limits req.body ~continue
+  in
+  c.body <- body;
+  body
 
 type state = Consumed | Unread | Failed of Parse_error.t
 

@@ -22,6 +22,18 @@ let post path body =
 (* What a fiber that reads the body after its request ended got. *)
 let late_read : string option Atomic.t = Atomic.make None
 
+(* Fibers a handler leaves running after its request: they wait for [go]
+   and report what reading the body or writing the stream did. *)
+let go = Promise.create ()
+let stray : string option Atomic.t = Atomic.make None
+
+let leave_running f =
+  ignore
+    (Fiber.fork (fun () ->
+         Promise.await go;
+         Atomic.set stray
+           (Some (match f () with s -> s | exception Invalid_argument m -> m))))
+
 let routes pool =
   Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello")
@@ -65,6 +77,20 @@ let routes pool =
                      | Error _ -> "error"
                      | exception Invalid_argument msg -> msg))));
          Response.string "answered")
+  |> Router.add POST "/stray-read" (fun r ->
+         leave_running (fun () ->
+             match Body.to_string r.body with
+             | Ok s -> "read " ^ s
+             | Error _ -> "error");
+         match Body.to_string r.body with
+         | Ok s -> Response.string s
+         | Error e -> Response.error e.status e.reason)
+  |> Router.add GET "/stray-write" (fun _ ->
+         Response.stream (fun w ->
+             leave_running (fun () ->
+                 Response.Writer.write w "late";
+                 "wrote");
+             Response.Writer.write w "in time"))
   |> Router.add GET "/sleep" (fun _ ->
          Services.sleep 100.;
          Response.string "slept")
@@ -216,6 +242,34 @@ let late_read_refused () =
             (contains msg "the request is over")
       | None -> Alcotest.fail "the late reader never ran")
 
+(* The request's body and stream are closed however the exchange ends:
+   here the body read times out, and the stream returns. *)
+let strays_refused () =
+  let check what expected =
+    match Atomic.get stray with
+    | Some msg ->
+        Alcotest.(check bool)
+          (Printf.sprintf "%s: a clear error (%S)" what msg)
+          true (contains msg expected)
+    | None -> Alcotest.failf "%s: the stray fiber never ran" what
+  in
+  with_connection (fun c ->
+      c.send
+        "POST /stray-read HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nab";
+      quiesce ();
+      In_memory.advance c.mem (Config.default.timeouts.body +. 1.);
+      wait_until "408" (fun () -> statuses c = [ 408 ]);
+      Promise.fill go ();
+      quiesce ();
+      check "reading after a timed-out request" "the request is over");
+  Atomic.set stray None;
+  with_connection (fun c ->
+      exchange c (get "/stray-write") 1;
+      quiesce ();
+      check "writing after the stream" "the stream is over";
+      Alcotest.(check string)
+        "nothing late on the wire" "in time" (List.hd (responses c)).body)
+
 let no_services_is_an_error () =
   match Log.info "nowhere" with
   | () -> Alcotest.fail "logged without services"
@@ -350,6 +404,8 @@ let () =
             pool_read_refused;
           Alcotest.test_case "reading after the request: an error" `Quick
             late_read_refused;
+          Alcotest.test_case "left running: no body, no stream" `Quick
+            strays_refused;
           Alcotest.test_case "no services: an error" `Quick
             no_services_is_an_error;
           Alcotest.test_case "on a socket" `Quick on_a_socket;
