@@ -1,4 +1,4 @@
-(** What the file capability answers: file metadata, errors, and readers.
+(** What the file services answer: file metadata, errors, and readers.
 
     The static file server works only through these values, so it runs the same
     on the real file system ({!Production}) and on an in-memory one

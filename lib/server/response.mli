@@ -49,8 +49,8 @@ type body =
           a truncated body. Not called for HEAD. *)
   | File of { path : string; info : File.info; offset : int; length : int }
       (** [length] bytes of the file at [path] from [offset], read through the
-          file capability. [info] is the stat the handler made: a cache checks
-          the content against it. *)
+          file services. [info] is the stat the handler made: a cache checks the
+          content against it. *)
 
 type t = private {
   status : int;  (** 100 to 599. *)
