@@ -478,8 +478,15 @@ let poll t =
       | timeout -> wait_idle t ~deadline ~timeout
   in
   dispatch t n;
-  if Timer_heap.length t.timers > 0 then
-    Timer_heap.fire_due t.timers ~now:(now_ns ())
+  if Timer_heap.length t.timers > 0 then (
+    let now = now_ns () in
+    (* Timers are due but no descriptor was reported: after a long sleep
+       (the process stopped, or starved), bytes may have arrived meanwhile
+       that the wait did not report. Look once more, so that a read that
+       got its bytes in time is woken before its timeout fires. *)
+    if n = 0 && Timer_heap.next_deadline t.timers <= now then
+      dispatch t (Epoll.wait t.epoll t.events ~timeout_ms:0);
+    Timer_heap.fire_due t.timers ~now)
 
 let rec schedule t =
   run_ready t;

@@ -4,7 +4,7 @@ type context = {
   fixed_services : Services.t option;
   dates : Date_cache.t;
   draining : bool Atomic.t;
-  live : (int, Control.t * Fiber.Scope.t) Hashtbl.t;
+  live : (int, live) Hashtbl.t;
       (* The connections in progress, for [drain] and [sweep]. *)
   mutable next_id : int;
   mutable tick : float;  (** How often [sweep] looks. *)
@@ -12,6 +12,16 @@ type context = {
       (* Buffers of finished connections: allocating 20 KiB per connection
          in the major heap would pace the major GC by the connection rate. *)
   mutable spares : int;
+}
+
+(* What [drain] and [sweep] need of a connection in progress. *)
+and live = {
+  control : Control.t;
+  scope : Fiber.Scope.t;  (** Cancelling it ends the connection. *)
+  pending : unit -> bool;
+      (** Whether bytes are waiting to be read: a request that arrived while the
+          loop could not run (the process was stopped, or starved) and that the
+          connection's fiber has not been woken for yet. *)
 }
 
 let max_spares = 64
@@ -32,8 +42,7 @@ let drain c =
   Atomic.set c.draining true;
   let idle =
     Hashtbl.fold
-      (fun _ (control, scope) acc ->
-        if Control.is_idle control then scope :: acc else acc)
+      (fun _ l acc -> if Control.is_idle l.control then l.scope :: acc else acc)
       c.live []
   in
   List.iter Fiber.Scope.cancel idle
@@ -41,18 +50,23 @@ let drain c =
 (* Marlow's timeout manager: one fiber per loop cancels the connections
    idle past their deadline or stuck in a write past theirs (a client that
    stopped reading), so a connection costs no timer and no fiber of its own.
-   A deadline is met within one tick. *)
+   A deadline is met within one tick. An idle connection with a request
+   waiting is left alone: after a pause of the whole process (SIGSTOP, a VM
+   pause, starvation) the sweeper's timer and the client's bytes are both
+   due, and the sweeper may run first; the request arrived in time. *)
 let rec sweep c =
   let services = Services.current () in
   services.sleep c.tick;
   let now = services.monotonic_ns () in
   let expired =
     Hashtbl.fold
-      (fun _ (control, scope) acc ->
+      (fun _ l acc ->
         if
-          (Control.is_idle control && now >= Control.idle_deadline control)
-          || Control.send_stalled control ~now
-        then scope :: acc
+          Control.is_idle l.control
+          && now >= Control.idle_deadline l.control
+          && not (l.pending ())
+          || Control.send_stalled l.control ~now
+        then l.scope :: acc
         else acc)
       c.live []
   in
@@ -87,13 +101,13 @@ let give_back c pair =
 (* Serves a connection registered for [drain] and [sweep]; they cancel its
    scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
    write: nothing can be delivered). *)
-let tracked c (config : Config.t) buffers ~peer ~read ~write =
+let tracked c (config : Config.t) buffers ~peer ~pending ~read ~write =
   adjust_tick c config.timeouts;
   let control = Control.create c.draining in
   let id = c.next_id in
   c.next_id <- id + 1;
   Fiber.Scope.run (fun scope ->
-      Hashtbl.replace c.live id (control, scope);
+      Hashtbl.replace c.live id { control; scope; pending };
       match
         Pipeline.serve ~control ~buffers ?fixed_services:c.fixed_services config
           c.dates ~peer ~read ~write
@@ -109,9 +123,9 @@ let tracked c (config : Config.t) buffers ~peer ~read ~write =
           Hashtbl.remove c.live id;
           Printexc.raise_with_backtrace e bt)
 
-let serve_stream c config ~peer ~read ~write =
+let serve_stream c config ?(pending = fun () -> false) ~peer ~read ~write () =
   let buffers = take_buffers c config in
-  match tracked c config buffers ~peer ~read ~write with
+  match tracked c config buffers ~peer ~pending ~read ~write with
   | outcome ->
       give_back c buffers;
       outcome
@@ -137,13 +151,20 @@ let linger socket ~seconds ~buffer:buf =
         (Services.timeout seconds (fun () ->
              try discard (1 lsl 20) with Net.Error _ -> ()))
 
+(* Bytes in the socket's receive queue (a peek, never blocking). End of
+   stream or an error count as nothing to read: closing then loses nothing. *)
+let input_waiting socket () =
+  match Unix.recv (Fd.to_unix socket) (Bytes.create 1) 0 1 [ MSG_PEEK ] with
+  | n -> n > 0
+  | exception Unix.Unix_error _ -> false
+
 let serve c (config : Config.t) socket peer =
   (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
    with Unix.Unix_error _ -> ());
   let buffers = take_buffers c config in
   match
-    tracked c config buffers ~peer:(Some peer) ~read:(Net.read_into socket)
-      ~write:(Net.write_all socket)
+    tracked c config buffers ~peer:(Some peer) ~pending:(input_waiting socket)
+      ~read:(Net.read_into socket) ~write:(Net.write_all socket)
   with
   | Peer_closed -> give_back c buffers
   | Server_closed ->

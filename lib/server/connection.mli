@@ -32,15 +32,20 @@ val sweep : context -> unit
     normally), looking at least eight times per shortest timeout of the
     configurations it has seen (and at least every second), on the services'
     clock, so no connection needs a timer or a fiber of its own. Marlow's
-    "timeout manager".
+    "timeout manager". An idle connection with bytes waiting to be read is never
+    closed: after a pause of the process (a stopped process, a paused virtual
+    machine, starvation) its request arrived in time, and its fiber only has not
+    been woken yet.
     @raise Braid.Cancelled when its fiber is cancelled. *)
 
 val serve_stream :
   context ->
   Config.t ->
+  ?pending:(unit -> bool) ->
   peer:Unix.sockaddr option ->
   read:(bytes -> int -> int -> int) ->
   write:(bytes -> int -> int -> unit) ->
+  unit ->
   Pipeline.outcome
 (** [serve_stream c config ~peer ~read ~write] serves one connection over [read]
     and [write] (see {!Pipeline.serve}), registered in [c]: the sweeper and

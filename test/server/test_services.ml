@@ -106,7 +106,10 @@ let routes pool =
    and every clock it reads is the in-memory one. *)
 
 type connection = {
-  send : string -> unit;  (** [""] ends the stream. *)
+  send : string -> unit;  (** Delivers bytes and wakes the reader. *)
+  arrive : string -> unit;
+      (** Delivers bytes without waking the reader, as while the process was
+          stopped: they wait in the "socket" until the next [send]. *)
   output : Buffer.t;
   outcome : Pipeline.outcome option ref;
   mem : In_memory.t;
@@ -142,25 +145,34 @@ let with_connection ?(config = Config.default) f =
   Switch.run @@ fun sw ->
   let context = Connection.context () in
   let sweeper = Fiber.fork ~sw (fun () -> Connection.sweep context) in
-  let inbox = Mvar.create_empty () and pending = ref "" in
+  (* The "socket": bytes that arrived, and a signal that wakes a reader. *)
+  let arrived = ref "" and wake = Mvar.create_empty () in
   let rec read buf off len =
-    if !pending = "" then (
-      pending := Mvar.take inbox;
-      if !pending = "" then 0 else read buf off len)
+    if !arrived = "" then (
+      Mvar.take wake;
+      read buf off len)
     else
-      let n = min len (String.length !pending) in
-      Bytes.blit_string !pending 0 buf off n;
-      pending := String.sub !pending n (String.length !pending - n);
+      let n = min len (String.length !arrived) in
+      Bytes.blit_string !arrived 0 buf off n;
+      arrived := String.sub !arrived n (String.length !arrived - n);
       n
+  in
+  let arrive s = arrived := !arrived ^ s in
+  let send s =
+    arrive s;
+    ignore (Mvar.try_put wake ())
   in
   let output = Buffer.create 256 and outcome = ref None in
   let write buf off len = Buffer.add_subbytes output buf off len in
   let served =
     Fiber.fork ~sw (fun () ->
         outcome :=
-          Some (Connection.serve_stream context config ~peer:None ~read ~write))
+          Some
+            (Connection.serve_stream context config
+               ~pending:(fun () -> !arrived <> "")
+               ~peer:None ~read ~write ()))
   in
-  let result = f { send = Mvar.put inbox; output; outcome; mem } in
+  let result = f { send; arrive; output; outcome; mem } in
   Fiber.cancel served;
   Fiber.cancel sweeper;
   result
@@ -343,6 +355,26 @@ let keep_alive_timeout () =
         (outcome_name !(c.outcome));
       check_statuses "nothing more sent" [ 200 ] c)
 
+(* A request that arrived before the keep-alive deadline but was not read
+   yet when the sweeper ran (the whole process was stopped meanwhile) is
+   served, not lost. *)
+let request_waiting_after_pause () =
+  let tick = timeouts.keep_alive /. 8. in
+  with_connection (fun c ->
+      exchange c (get "/hello") 1;
+      In_memory.advance c.mem (timeouts.keep_alive -. 1.);
+      quiesce ();
+      c.arrive (get "/hello");
+      In_memory.advance c.mem (1. +. (2. *. tick));
+      quiesce ();
+      Alcotest.(check string)
+        "still open past the deadline" "running"
+        (outcome_name !(c.outcome));
+      c.send "";
+      wait_until "the waiting request answered" (fun () ->
+          List.length (responses c) = 2);
+      check_statuses "both served" [ 200; 200 ] c)
+
 (* {1 On a socket, with the production services} *)
 
 let on_a_socket () =
@@ -416,5 +448,7 @@ let () =
           Alcotest.test_case "body timeout" `Quick body_timeout;
           Alcotest.test_case "handler timeout" `Quick handler_timeout;
           Alcotest.test_case "keep-alive timeout" `Quick keep_alive_timeout;
+          Alcotest.test_case "a request waiting after a pause" `Quick
+            request_waiting_after_pause;
         ] );
     ]
