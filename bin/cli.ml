@@ -182,9 +182,22 @@ let log_level =
           "Write messages up to $(docv) ($(b,error), $(b,warning), $(b,info) \
            or $(b,debug)) to the error log.")
 
+(* Seconds from 0 to Config.max_seconds, refused by Cmdliner otherwise. *)
+let seconds_arg =
+  let parse s =
+    match float_of_string_opt s with
+    | Some x when x >= 0. && x <= Config.max_seconds -> Ok x
+    | _ ->
+        Error
+          (`Msg
+             (Printf.sprintf "%S is not a number of seconds from 0 to %.0f" s
+                Config.max_seconds))
+  in
+  Arg.conv (parse, Format.pp_print_float)
+
 let shutdown_timeout =
   Arg.(
-    value & opt float 10.
+    value & opt seconds_arg 10.
     & info [ "shutdown-timeout" ] ~docv:"SECONDS"
         ~doc:
           "On SIGTERM or SIGINT, stop accepting, let requests in progress \

@@ -28,7 +28,8 @@
     - [AccessLog FILE|off], [ErrorLog FILE|stderr]: relative paths as for
       [DocumentRoot].
 
-    Seconds are positive decimals.
+    Seconds are positive decimals, at most 31536000 (365 days:
+    [Config.max_seconds]).
 
     Each directive is declared once, in a table: its name, how its argument
     parses and what it changes ({!Layer.change}). A parsed file is a {!Layer.t},

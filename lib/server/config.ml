@@ -1,3 +1,5 @@
+let max_seconds = 31_536_000.
+
 type timeouts = {
   request_header : float;
   keep_alive : float;

@@ -12,6 +12,12 @@
     when the server starts: the first two are read by {!Server.create}, the log
     paths by whoever creates the {!Log_writer}. *)
 
+val max_seconds : float
+(** The longest duration any setting accepts: 31,536,000 s (365 days). Every
+    timeout must be positive and at most this, the linger time too but it may
+    be 0: long enough for any use, short enough that no computation on it in
+    nanoseconds can overflow. *)
+
 type timeouts = {
   request_header : float;
       (** Seconds a client has to send a complete request head, from the moment

@@ -42,10 +42,18 @@ let check_config (c : Config.t) =
     if c.domains >= 1 then Ok ()
     else Error "the number of domains must be at least 1"
   in
-  let seconds name x =
-    if x > 0. && Float.is_finite x then Ok ()
-    else Error (Printf.sprintf "%s must be a positive number of seconds" name)
+  let seconds ?(zero = false) name x =
+    if Float.is_nan x || x < 0. || ((not zero) && x = 0.) then
+      Error
+        (Printf.sprintf "%s must be a %s number of seconds" name
+           (if zero then "non-negative" else "positive"))
+    else if x > Config.max_seconds then
+      Error
+        (Printf.sprintf "%s must be at most %.0f seconds (365 days), not %g"
+           name Config.max_seconds x)
+    else Ok ()
   in
+  let* () = seconds ~zero:true "linger time" c.linger in
   let* () = seconds "request header timeout" c.timeouts.request_header in
   let* () = seconds "keep-alive timeout" c.timeouts.keep_alive in
   let* () = seconds "body timeout" c.timeouts.body in
@@ -108,6 +116,12 @@ let stop t = ignore (Promise.try_fill t.stopped (Ok ()))
 (* Each loop learns of the shutdown at once (it awaits [drain]) and counts
    the deadline from then on its services' clock. *)
 let shutdown t ~deadline =
+  if not (deadline >= 0. && deadline <= Config.max_seconds) then
+    invalid_arg
+      (Printf.sprintf
+         "Braid_server.Server.shutdown: the deadline must be 0 to %.0f \
+          seconds,           not %g"
+         Config.max_seconds deadline);
   Atomic.set t.draining true;
   ignore (Promise.try_fill t.drain (Ok deadline))
 

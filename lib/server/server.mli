@@ -31,8 +31,9 @@ type t
 val check_config : Config.t -> (Config.t, string) result
 (** [check_config c] is [c] with its root made absolute and free of symbolic
     links, or why it is unusable (a root that is missing or not a directory,
-    buffers, limits or timeouts that are not positive, fewer than one domain).
-*)
+    buffers or limits that are not positive, timeouts that are not positive or
+    exceed {!Config.max_seconds}, a negative linger time, fewer than one
+    domain). *)
 
 val create : settings:Production.settings -> Config.t -> (t, string) result
 (** [create ~settings config] is a server for [config.listen] (not yet
@@ -87,7 +88,9 @@ val shutdown : t -> deadline:float -> unit
     {!run} returns when the last connection has ended, or [deadline] seconds
     from now, when the connections left are cancelled as by {!stop}. Returns at
     once; callable from any domain or thread, even before {!run}. Only the first
-    call counts. *)
+    call counts.
+
+    Raises [Invalid_argument] unless [0 <= deadline <= Config.max_seconds]. *)
 
 val connections : t -> int
 (** The number of connections open now, over all loops (an accept in progress

@@ -372,6 +372,94 @@ let errors_blamed () =
         (dir ^ "/nope.conf: No such file or directory")
         msg
 
+(* Every duration is bounded (issue 14.2: 99999999999 s passed the checks,
+   then wrapped around in nanoseconds): refused with the directive's line,
+   the option's name, or by the API. *)
+let durations_bounded () =
+  let dir = temp_dir () in
+  let file = dir ^ "/braid.conf" in
+  let huge = "99999999999" in
+  let refused what expected = function
+    | Ok _ -> Alcotest.failf "%s: accepted" what
+    | Error msg ->
+        if not (contains msg expected) then
+          Alcotest.failf "%s: %S does not say %S" what msg expected
+  in
+  let at_most = "must be at most 31536000 seconds (365 days)" in
+  List.iter
+    (fun (directive, name) ->
+      write_file file
+        (Printf.sprintf "MaxConnections 5\n%s %s\n" directive huge);
+      refused directive
+        (Printf.sprintf "%s:2: %s %s" file name at_most)
+        (configure ~file []))
+    [
+      ("RequestHeaderTimeout", "request header timeout");
+      ("KeepAliveTimeout", "keep-alive timeout");
+      ("Timeout", "request header timeout");
+      ("HandlerTimeout", "handler timeout");
+    ];
+  List.iter
+    (fun (flag, name) ->
+      refused flag
+        (Printf.sprintf "option '%s': %s %s" flag name at_most)
+        (configure [ flag; huge ]))
+    [
+      ("--header-timeout", "request header timeout");
+      ("--keep-alive-timeout", "keep-alive timeout");
+      ("--body-timeout", "body timeout");
+      ("--send-timeout", "send timeout");
+      ("--handler-timeout", "handler timeout");
+    ];
+  (* Outside Config.t: refused by the command line's parser. *)
+  let cmd = Cmdliner.Cmd.v (Cmdliner.Cmd.info "serve") Cli.shutdown_timeout in
+  (match
+     Cmdliner.Cmd.eval_value
+       ~err:(Format.formatter_of_buffer (Buffer.create 64))
+       ~argv:[| "serve"; "--shutdown-timeout"; huge |]
+       cmd
+   with
+  | Ok (`Ok _) -> Alcotest.fail "--shutdown-timeout: accepted"
+  | _ -> ());
+  (* The API: every field of the timeouts, the linger time, shutdown. *)
+  let t = Config.default.timeouts in
+  List.iter
+    (fun (what, config) ->
+      refused what at_most (Braid_server.Server.check_config config))
+    [
+      ( "request_header",
+        { Config.default with timeouts = { t with request_header = 1e11 } } );
+      ( "keep_alive",
+        { Config.default with timeouts = { t with keep_alive = 1e11 } } );
+      ("body", { Config.default with timeouts = { t with body = 1e11 } });
+      ("send", { Config.default with timeouts = { t with send = 1e11 } });
+      ( "handler",
+        { Config.default with timeouts = { t with handler = Some 1e11 } } );
+      ("linger", { Config.default with linger = 1e11 });
+    ];
+  refused "negative linger" "linger time must be a non-negative number"
+    (Braid_server.Server.check_config { Config.default with linger = -1. });
+  Alcotest.(check bool)
+    "a year is fine" true
+    (Result.is_ok
+       (Braid_server.Server.check_config
+          {
+            Config.default with
+            timeouts = { t with keep_alive = Config.max_seconds };
+          }));
+  let server =
+    match
+      Braid_server.Server.create
+        ~settings:(Production.settings Router.empty)
+        Config.default
+    with
+    | Ok s -> s
+    | Error msg -> Alcotest.fail msg
+  in
+  match Braid_server.Server.shutdown server ~deadline:1e11 with
+  | () -> Alcotest.fail "shutdown: a huge deadline accepted"
+  | exception Invalid_argument _ -> ()
+
 (* A reload cannot move the server or change its loops: set_config keeps
    those it was created with, and takes the rest. *)
 let set_config_keeps_listen_and_domains () =
@@ -710,10 +798,21 @@ let bad_reload () =
   if count (read_if_exists (dir ^ "/error.log")) expected <> 1 then
     Alcotest.failf "expected %S in the error log" expected;
   Alcotest.(check string) "still the old root" "A\n" (get_new port "/x.txt");
+  (* A timeout that would wrap around in nanoseconds (it used to reload). *)
+  write_atomically file (conf "b" ^ "Timeout 99999999999\n");
+  reload pid dir 3;
+  let expected =
+    Printf.sprintf
+      "%s:5: request header timeout must be at most 31536000 seconds (365 days)"
+      file
+  in
+  if count (read_if_exists (dir ^ "/error.log")) expected <> 1 then
+    Alcotest.failf "expected %S in the error log" expected;
+  Alcotest.(check string) "the old one stays" "A\n" (get_new port "/x.txt");
   write_atomically file
     (Printf.sprintf "Listen 127.0.0.1:%d\nDocumentRoot b\nErrorLog error.log\n"
        (if port = 65535 then 65534 else port + 1));
-  reload pid dir 3;
+  reload pid dir 4;
   let log = read_if_exists (dir ^ "/error.log") in
   if count log "needs a restart" <> 1 then
     Alcotest.failf "no restart warning: %S" log;
@@ -777,6 +876,7 @@ let () =
           Alcotest.test_case "flags beat defaults" `Quick flags_beat_defaults;
           Alcotest.test_case "errors blamed on a line or an option" `Quick
             errors_blamed;
+          Alcotest.test_case "durations bounded" `Quick durations_bounded;
           Alcotest.test_case "set_config keeps listen and domains" `Quick
             set_config_keeps_listen_and_domains;
         ] );
