@@ -14,8 +14,8 @@
 
 val max_seconds : float
 (** The longest duration any setting accepts: 31,536,000 s (365 days). Every
-    timeout must be positive and at most this, the linger time too but it may
-    be 0: long enough for any use, short enough that no computation on it in
+    timeout must be positive and at most this, the linger time too but it may be
+    0: long enough for any use, short enough that no computation on it in
     nanoseconds can overflow. *)
 
 type timeouts = {
