@@ -73,6 +73,67 @@ let percent_decode s =
   | d -> Ok d
   | exception Bad -> Error Bad_escape
 
+(* {1 Dot-segments} *)
+
+(* [path.[i..j-1]] is "." or "..", with either dot possibly as %2e/%2E. *)
+let dots path i j =
+  let rec count k n =
+    if k = j then Some n
+    else if path.[k] = '.' then count (k + 1) (n + 1)
+    else if
+      k + 2 < j
+      && path.[k] = '%'
+      && path.[k + 1] = '2'
+      && (path.[k + 2] = 'e' || path.[k + 2] = 'E')
+    then count (k + 3) (n + 1)
+    else None
+  in
+  if i = j then None
+  else match count i 0 with Some n when n <= 2 -> Some n | _ -> None
+
+(* Whether any segment of [path] is a dot-segment: the common path has none
+   and is returned as it is. *)
+let has_dot_segment path =
+  let n = String.length path in
+  let rec from i =
+    (* [i] starts a segment. *)
+    if i >= n then false
+    else
+      let j =
+        match String.index_from_opt path i '/' with Some j -> j | None -> n
+      in
+      Option.is_some (dots path i j) || (j < n && from (j + 1))
+  in
+  n > 0 && from 1
+
+let normalize path =
+  let n = String.length path in
+  if n = 0 || path.[0] <> '/' then Error Not_absolute
+  else if not (has_dot_segment path) then Ok path
+  else
+    (* Segments kept so far, last first. *)
+    let rec go i kept =
+      let j =
+        match String.index_from_opt path i '/' with Some j -> j | None -> n
+      in
+      let last = j >= n in
+      let kept =
+        match dots path i j with
+        | Some 1 -> Ok (if last then "" :: kept else kept)
+        | Some _ -> (
+            match kept with
+            | [] -> Error Escapes_root
+            | _ :: above -> Ok (if last then "" :: above else above))
+        | None -> Ok (String.sub path i (j - i) :: kept)
+      in
+      match kept with
+      | Error _ as e -> e
+      | Ok kept -> if last then Ok kept else go (j + 1) kept
+    in
+    match go 1 [] with
+    | Error e -> Error e
+    | Ok kept -> Ok ("/" ^ String.concat "/" (List.rev kept))
+
 (* Decoded segments after the leading "/", in order. *)
 let split_decoded path =
   let n = String.length path in

@@ -31,6 +31,17 @@ val segments : string -> (string list, error) result
     segment stays (["/a//b/"] gives [["a"; ""; "b"; ""]]). For routing: a
     segment may decode to anything ([%2F] gives ["/"] inside a parameter). *)
 
+val normalize : string -> (string, error) result
+(** [normalize path] is the absolute [path] with its dot-segments removed as RFC
+    3986 §5.2.4 does ([remove_dot_segments]), a segment that percent-decodes to
+    ["."] or [".."] ([%2e], [.%2E], ...) counting as one (they are the same
+    segment, §6.2.2.2). Nothing else changes: other escapes stay encoded, empty
+    segments stay, and a trailing ["."] or [".."] leaves a trailing slash
+    (["/a/b/.."] gives ["/a/"]). A [".."] that would climb above the root is
+    refused ([Escapes_root]) rather than dropped, as nginx does: ["/.."] and
+    ["/a/../../x"] are errors. Allocates nothing for a path without
+    dot-segments. *)
+
 val resolve : string -> (string list, error) result
 (** [resolve path] is the decoded and normalised segments of an absolute [path],
     for mapping it onto a directory: empty and ["."] segments are dropped,

@@ -35,11 +35,18 @@ let run_handler (c : Conn.t) (handler : Handler.t) request ~time =
   | exception exn -> failure c request.head ~time exn
 
 let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
+  (* Routes and files see the path with its dot-segments resolved, so that
+     /./fib/3 and /%66ib/3 reach the same route, and rules on paths cannot be
+     dodged with dots. *)
+  let normalized = Url_path.normalize path in
+  let path = match normalized with Ok p -> p | Error _ -> path in
   let routed =
-    match req.target_form with
-    | Authority_form -> Error (Response.error 501 "CONNECT is not supported")
-    | Asterisk_form -> Error (Response.empty 200)
-    | Origin_form | Absolute_form -> (
+    match (req.target_form, normalized) with
+    | Authority_form, _ -> Error (Response.error 501 "CONNECT is not supported")
+    | Asterisk_form, _ -> Error (Response.empty 200)
+    | (Origin_form | Absolute_form), Error e ->
+        Error (Response.error 400 (Url_path.error_to_string e))
+    | (Origin_form | Absolute_form), Ok path -> (
         match c.services.find_handler req.meth path with
         | found -> Ok found
         | exception exn -> Error (failure c req ~time:now exn))

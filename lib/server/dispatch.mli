@@ -18,6 +18,9 @@ val dispatch :
   Response.t * Body.t
 (** [dispatch c request ~now ~path ~query] is the response to [request] (whose
     head was read at [now]; [path] and [query] split from its target) and the
-    body given to its handler, to settle afterwards. A handler that times out
-    ([timeouts.handler]) is cancelled and answered [503] with
-    [Connection: close]. Blocks the fiber while the handler runs. *)
+    body given to its handler, to settle afterwards. Routes, handlers
+    ([request.path]) and static files see [path] with its dot-segments resolved
+    ({!Braid_http.Url_path.normalize}); a path climbing above the root gets
+    [400]. A handler that times out ([timeouts.handler]) is cancelled and
+    answered [503] with [Connection: close]. Blocks the fiber while the handler
+    runs. *)

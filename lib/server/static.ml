@@ -136,7 +136,9 @@ let serve services ~root ~index ~dates (req : Request.t) ~path ~query =
           match locate services ~root segs with
           | Error e -> file_error e
           | Ok (full, ({ kind = Regular; _ } as info)) ->
-              file ~dates req full info
+              (* A file is not a directory: /1k.txt/ names nothing. *)
+              if String.ends_with ~suffix:"/" path then Response.error 404 ""
+              else file ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (String.ends_with ~suffix:"/" path) then
                 let location = Url_path.of_segments segs ^ "/" in

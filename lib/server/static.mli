@@ -21,9 +21,10 @@
     single satisfiable [Range] gives [206] with [Content-Range], an
     unsatisfiable one [416] with [Content-Range: bytes */size], several ranges
     the whole file ({!Braid_http.Range}); [If-Range] must equal [Last-Modified]
-    for the range to apply. A directory is served through its index file;
-    without a trailing slash it is redirected ([301]) to the path with one. No
-    index: [403]. Methods other than GET and HEAD: [405] with
+    for the range to apply. A regular file named with a trailing slash
+    ([/a.txt/]) is [404], as nginx answers. A directory is served through its
+    index file; without a trailing slash it is redirected ([301]) to the path
+    with one. No index: [403]. Methods other than GET and HEAD: [405] with
     [Allow: GET, HEAD]. *)
 
 val serve :

@@ -543,6 +543,31 @@ let clock_and_dates () =
   check_header "the clock service dates responses" (List.hd rs) "date"
     (Some "Mon, 10 Sep 2001 01:46:40 GMT")
 
+(* Dot-segments are resolved before routing and files; a file is not a
+   directory; nothing redirects to "//". *)
+let exact_paths () =
+  let r, rs =
+    run
+      (get "/a.txt/" ^ get "/a.txt/." ^ get "/." ^ get "/%2e" ^ get "/docs/.."
+     ^ get "/./hello" ^ get "/docs/./../hello" ^ get "/%68ello" ^ get "/.."
+      ^ get "/docs/%2e%2e/%2e%2e/a.txt"
+      ^ get "/docs/." ^ get "/docs")
+  in
+  check_statuses "statuses"
+    [ 404; 404; 200; 200; 200; 200; 200; 200; 400; 400; 200; 301 ]
+    rs;
+  Alcotest.(check (list string))
+    "bodies"
+    [ "<p>home</p>"; "<p>home</p>"; "<p>home</p>"; "hello"; "hello"; "hello" ]
+    (List.map
+       (fun (r : Wire.response) -> r.body)
+       (List.filteri (fun i _ -> i >= 2 && i <= 7) rs));
+  check_header "a directory without its slash" (List.nth rs 11) "location"
+    (Some "/docs/");
+  Alcotest.(check bool)
+    "no redirect to //" false
+    (contains r.output "Location: //")
+
 let static_through_pipeline () =
   let _, rs =
     run
@@ -659,6 +684,7 @@ let () =
           Alcotest.test_case "redirect injection" `Quick redirect_injection;
           Alcotest.test_case "invalid status or field" `Quick invalid_responses;
           Alcotest.test_case "static files" `Quick static_through_pipeline;
+          Alcotest.test_case "exact paths" `Quick exact_paths;
           Alcotest.test_case "file gone before open" `Quick file_vanishing;
         ] );
       ( "services",

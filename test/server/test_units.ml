@@ -193,6 +193,44 @@ let path_result =
          (fun ppf e -> Format.pp_print_string ppf (Url_path.error_to_string e))
          ( = )))
 
+(* RFC 3986 §5.2.4, with %2e as a dot and climbing above the root refused. *)
+let normalize () =
+  let check path expected =
+    Alcotest.(check (result string string))
+      path expected
+      (Result.map_error Url_path.error_to_string (Url_path.normalize path))
+  in
+  let ok path normal = check path (Ok normal)
+  and escapes path = check path (Error "path escapes the root") in
+  List.iter
+    (fun p -> ok p p)
+    [
+      "/";
+      "/1k.txt";
+      "/a/b/";
+      "/a//b";
+      "/.hidden";
+      "/...";
+      "/a.b/c.";
+      "/%2e%2e%2e";
+      "/%2f..";
+    ];
+  ok "/1k.txt/." "/1k.txt/";
+  ok "/." "/";
+  ok "/%2e" "/";
+  ok "/%2E/" "/";
+  ok "/sub/.." "/";
+  ok "/sub/%2e%2E" "/";
+  ok "/a/./b/../c" "/a/c";
+  ok "/./fib/3" "/fib/3";
+  ok "/a//.." "/a/";
+  ok "/a/.%2e/b" "/b";
+  ok "/a/b/.." "/a/";
+  escapes "/..";
+  escapes "/a/../../x";
+  escapes "/%2e%2e/etc/passwd";
+  check "a/b" (Error "path is not absolute")
+
 let resolve () =
   let ok path segs =
     Alcotest.check path_result path (Ok segs) (Url_path.resolve path)
@@ -662,6 +700,7 @@ let () =
       ( "paths",
         [
           Alcotest.test_case "split target" `Quick split;
+          Alcotest.test_case "normalize" `Quick normalize;
           Alcotest.test_case "resolve" `Quick resolve;
           Alcotest.test_case "segments" `Quick segments;
           Alcotest.test_case "encode" `Quick encode;
