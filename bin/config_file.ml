@@ -208,8 +208,10 @@ let load file =
   match In_channel.with_open_bin file In_channel.input_all with
   | text -> parse ~file text
   | exception Sys_error msg ->
-      (* [Sys_error] already names the file. *)
-      Error msg
+      (* Opening names the file ("f: No such file or directory"), reading a
+         directory does not ("Is a directory"). *)
+      if String.starts_with ~prefix:file msg then Error msg
+      else Error (file ^ ": " ^ msg)
 
 let layer t =
   List.concat_map

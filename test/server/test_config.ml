@@ -364,6 +364,10 @@ let errors_blamed () =
     "option '--max-connections': maximum connections must be positive";
   error_is "a timeout flag" [ "--body-timeout=-1" ]
     "option '--body-timeout': body timeout must be a positive number of seconds";
+  (match Config_file.load dir with
+  | Ok _ -> Alcotest.fail "loaded a directory"
+  | Error msg ->
+      Alcotest.(check string) "a directory" (dir ^ ": Is a directory") msg);
   match Config_file.load (dir ^ "/nope.conf") with
   | Ok _ -> Alcotest.fail "loaded a missing file"
   | Error msg ->
