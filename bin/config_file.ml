@@ -153,6 +153,8 @@ let specs =
     spec "DocumentRoot" path Layer.root;
     spec "MaxConnections" (whole_number ~min:1) Layer.max_connections;
     spec "MaxBodySize" (whole_number ~min:0) Layer.max_body;
+    spec "BodyBufferSize" (whole_number ~min:0) Layer.body_buffer;
+    spec "BodyTempDirectory" path Layer.body_temp_dir;
     spec "Timeout" seconds Layer.io_timeout;
     spec "RequestHeaderTimeout" seconds Layer.request_header_timeout;
     spec "KeepAliveTimeout" seconds Layer.keep_alive_timeout;

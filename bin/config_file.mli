@@ -21,6 +21,8 @@
       ({!Braid_server.Config.t.root}); a relative [DIR] is relative to the
       configuration file's directory.
     - [MaxConnections N] ([N >= 1]), [MaxBodySize BYTES] ([>= 0]).
+    - [BodyBufferSize BYTES] ([>= 0]): the part of a whole-body read kept in
+      memory; [BodyTempDirectory DIR]: where the rest is spooled.
     - [Timeout SECONDS]: Apache's I/O timeout: the request-head, body-read and
       send timeouts; [RequestHeaderTimeout SECONDS] sets the first alone, and
       wins over [Timeout] wherever it is in the file.

@@ -68,5 +68,7 @@ let keep_alive_timeout s = timeouts (fun t -> { t with keep_alive = s })
 let body_timeout s = timeouts (fun t -> { t with body = s })
 let send_timeout s = timeouts (fun t -> { t with send = s })
 let handler_timeout s = timeouts (fun t -> { t with handler = s })
+let body_buffer n (c : Config.t) = { c with body_buffer = n }
+let body_temp_dir dir (c : Config.t) = { c with body_temp_dir = dir }
 let access_log path (c : Config.t) = { c with access_log = path }
 let error_log path (c : Config.t) = { c with error_log = path }

@@ -73,6 +73,12 @@ val send_timeout : float -> change
 val handler_timeout : float option -> change
 (** [None]: no limit. *)
 
+val body_buffer : int -> change
+(** Bytes of a whole-body read kept in memory. *)
+
+val body_temp_dir : string -> change
+(** Where bodies beyond [body_buffer] are spooled. *)
+
 val access_log : string option -> change
 (** [None]: no access log. *)
 

@@ -188,10 +188,15 @@ let drain t =
       in
       loop ())
 
+(* A whole body is read into memory as it arrives: never more than this
+   ahead of the bytes received, whatever length the head declared. *)
+let reserve_ahead = 65536
+
 let to_string t =
   match t.state with
-  | Fixed ->
-      (* The size is known: fill one string, no intermediate buffer. *)
+  | Fixed when t.remaining <= reserve_ahead ->
+      (* The size is known and small: fill one string, no intermediate
+         buffer. *)
       let out = Bytes.create t.remaining in
       let rec loop off =
         if off = Bytes.length out then Ok (Bytes.unsafe_to_string out)
@@ -203,7 +208,9 @@ let to_string t =
       in
       loop 0
   | _ -> (
-      let out = Buffer.create 1024 in
+      let out =
+        Buffer.create (match t.state with Fixed -> reserve_ahead | _ -> 1024)
+      in
       match iter t (fun buf off len -> Buffer.add_subbytes out buf off len) with
       | Ok () -> Ok (Buffer.contents out)
       | Error _ as e -> e)

@@ -32,7 +32,9 @@ val iter : t -> (bytes -> int -> int -> unit) -> (unit, Parse_error.t) result
     input buffer (valid only during the call), until the end. *)
 
 val to_string : t -> (string, Parse_error.t) result
-(** [to_string t] reads the rest of the body. [max_body] bounds its size. *)
+(** [to_string t] reads the rest of the body. [max_body] bounds its size. It
+    never allocates more than 64 KiB ahead of the bytes received: a head
+    declaring a huge [Content-Length] reserves nothing. *)
 
 val drain : t -> (unit, Parse_error.t) result
 (** [drain t] skips the rest of the body without copying, so the next request

@@ -1,7 +1,7 @@
 open Braid_http
 
 type source =
-  | Wire of Request_body.t
+  | Wire of { body : Request_body.t; in_memory : int; temp_dir : string }
   | Memory of { data : string; mutable pos : int }
 
 type t = {
@@ -13,10 +13,12 @@ type t = {
   mutable closed : bool;
 }
 
-let create input limits framing ~continue =
+let create input limits framing ~continue ~in_memory ~temp_dir =
   let continue = match framing with Request.No_body -> None | _ -> continue in
   {
-    source = Wire (Request_body.create input limits framing);
+    source =
+      Wire
+        { body = Request_body.create input limits framing; in_memory; temp_dir };
     home = Domain.self ();
     continue;
     failure = None;
@@ -85,9 +87,76 @@ let read t buf off len =
       Bytes.blit_string m.data m.pos buf off n;
       m.pos <- m.pos + n;
       Ok n
-  | Wire body ->
+  | Wire { body; _ } ->
       if not (Request_body.is_finished body) then before_read t;
       note t (Request_body.read body buf off len)
+
+(* {1 Whole bodies, spooled}
+
+   A whole-body read keeps [in_memory] bytes in memory; past that, what
+   arrived goes to a temporary file, unlinked at once (nothing is left
+   behind, whatever happens), and is read back once the body is complete.
+   So an upload in progress holds at most [in_memory] bytes. The file's
+   writes and the read back are system calls on the loop's domain: they
+   copy into and out of the page cache, they do not wait for the disk. *)
+
+let rec write_all fd buf off len =
+  if len > 0 then
+    let n = Unix.write fd buf off len in
+    write_all fd buf (off + n) (len - n)
+
+let open_spool temp_dir =
+  let path = Filename.temp_file ~temp_dir "braid-body-" "" in
+  match Unix.openfile path [ O_RDWR; O_CLOEXEC ] 0o600 with
+  | fd ->
+      Unix.unlink path;
+      fd
+  | exception e ->
+      (try Unix.unlink path with Unix.Unix_error _ -> ());
+      raise e
+
+let read_back fd total =
+  ignore (Unix.lseek fd 0 SEEK_SET);
+  let out = Bytes.create total in
+  let rec go off =
+    if off < total then
+      match Unix.read fd out off (total - off) with
+      | 0 -> failwith "Body.to_string: the spooled body came back short"
+      | n -> go (off + n)
+  in
+  go 0;
+  Bytes.unsafe_to_string out
+
+let whole body ~in_memory ~temp_dir =
+  let memory = Buffer.create (min in_memory 4096) in
+  let spool = ref None and total = ref 0 in
+  let take buf off len =
+    total := !total + len;
+    match !spool with
+    | Some fd -> write_all fd buf off len
+    | None when Buffer.length memory + len <= in_memory ->
+        Buffer.add_subbytes memory buf off len
+    | None ->
+        let fd = open_spool temp_dir in
+        spool := Some fd;
+        write_all fd (Buffer.to_bytes memory) 0 (Buffer.length memory);
+        Buffer.reset memory;
+        write_all fd buf off len
+  in
+  let close () = Option.iter Unix.close !spool in
+  match Request_body.iter body take with
+  | Error _ as e ->
+      close ();
+      e
+  | Ok () -> (
+      match !spool with
+      | None -> Ok (Buffer.contents memory)
+      | Some fd ->
+          Fun.protect ~finally:close (fun () -> Ok (read_back fd !total)))
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      close ();
+      Printexc.raise_with_backtrace e bt
 
 let to_string t =
   reading t "Body.to_string" @@ fun () ->
@@ -96,9 +165,9 @@ let to_string t =
       let s = String.sub m.data m.pos (String.length m.data - m.pos) in
       m.pos <- String.length m.data;
       Ok s
-  | Wire body ->
+  | Wire { body; in_memory; temp_dir } ->
       if not (Request_body.is_finished body) then before_read t;
-      note t (Request_body.to_string body)
+      note t (whole body ~in_memory ~temp_dir)
 
 let drain t =
   reading t "Body.drain" @@ fun () ->
@@ -106,14 +175,14 @@ let drain t =
   | Memory m ->
       m.pos <- String.length m.data;
       Ok ()
-  | Wire body ->
+  | Wire { body; _ } ->
       if not (Request_body.is_finished body) then before_read t;
       note t (Request_body.drain body)
 
 let is_finished t =
   match t.source with
   | Memory m -> m.pos = String.length m.data
-  | Wire body -> Request_body.is_finished body
+  | Wire { body; _ } -> Request_body.is_finished body
 
 let failure t = t.failure
 

@@ -22,11 +22,15 @@ val create :
   Braid_http.Limits.t ->
   Braid_http.Request.body ->
   continue:(unit -> unit) option ->
+  in_memory:int ->
+  temp_dir:string ->
   t
-(** [create input limits framing ~continue] reads the body framed by [framing]
-    from [input] under [limits]. [continue] (if any) is called once, before the
-    first read that needs bytes from the peer: the pipeline passes the function
-    that writes [100 Continue]. *)
+(** [create input limits framing ~continue ~in_memory ~temp_dir] reads the body
+    framed by [framing] from [input] under [limits]. [continue] (if any) is
+    called once, before the first read that needs bytes from the peer: the
+    pipeline passes the function that writes [100 Continue]. {!to_string} keeps
+    [in_memory] bytes in memory and spools the rest to [temp_dir]
+    ({!Config.t.body_buffer}). *)
 
 val empty : t
 (** The body of a request without one: finished, shareable. *)
@@ -43,7 +47,13 @@ val read : t -> bytes -> int -> int -> (int, Braid_http.Parse_error.t) result
     the module's comment says (domain, concurrent read, request over). *)
 
 val to_string : t -> (string, Braid_http.Parse_error.t) result
-(** [to_string t] reads the rest of the body (bounded by the body limit).
+(** [to_string t] reads the rest of the body (bounded by the body limit). While
+    the body arrives, at most {!Config.t.body_buffer} bytes of it are held in
+    memory: the rest waits in an unlinked temporary file, read back once the
+    body is complete. So only complete bodies take their size in memory, and a
+    declared length reserves nothing. A failure to write or read that file (a
+    full disk) raises [Unix.Unix_error] (a [500] if the handler lets it
+    through).
 
     Raises [Invalid_argument] as {!read} does. *)
 

@@ -12,6 +12,8 @@ type t = {
   limits : Braid_http.Limits.t;
   root : string option;
   index : string;
+  body_buffer : int;
+  body_temp_dir : string;
   input_buffer : int;
   output_buffer : int;
   linger : float;
@@ -28,6 +30,8 @@ let default =
     limits = Braid_http.Limits.default;
     root = None;
     index = "index.html";
+    body_buffer = 65536;
+    body_temp_dir = Filename.get_temp_dir_name ();
     input_buffer = 4096;
     output_buffer = 16384;
     linger = 2.;

@@ -55,6 +55,16 @@ type t = {
           symbolic links ({!Server} canonicalises it); [None] serves no files.
       *)
   index : string;  (** The file served for a directory: ["index.html"]. *)
+  body_buffer : int;
+      (** Bytes of a request body that a whole-body read ({!Body.to_string})
+          keeps in memory while the body arrives; beyond, what arrived is
+          spooled to an unlinked temporary file in [body_temp_dir] and read back
+          once complete. So a connection uploading holds at most this much,
+          however large its body: 900 slow uploads of 1 MB hold 900 x 64 KiB,
+          not 900 MB. [0] spools every body. *)
+  body_temp_dir : string;
+      (** Where spooled bodies go (an existing directory). The files are
+          unlinked as soon as they are created: nothing is left behind. *)
   input_buffer : int;
       (** Initial size of a connection's input buffer, in bytes. It grows only
           for longer request heads (bounded by [limits]). *)
@@ -88,8 +98,9 @@ type t = {
 }
 
 val default : t
-(** {!Braid_http.Limits.default}, no root, ["index.html"], 4 KiB input and 16
-    KiB output buffers, 2 s of lingering, timeouts of 20 s for a request head, 5
-    s between keep-alive requests, 60 s per body read and per response write, no
-    handler timeout, 1000 connections, listening on 127.0.0.1:8080 with one
-    event loop, no access log and messages to standard error. *)
+(** {!Braid_http.Limits.default}, no root, ["index.html"], 64 KiB of body in
+    memory and spooled bodies in [Filename.get_temp_dir_name ()], 4 KiB input
+    and 16 KiB output buffers, 2 s of lingering, timeouts of 20 s for a request
+    head, 5 s between keep-alive requests, 60 s per body read and per response
+    write, no handler timeout, 1000 connections, listening on 127.0.0.1:8080
+    with one event loop, no access log and messages to standard error. *)

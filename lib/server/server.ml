@@ -67,6 +67,22 @@ let check_config (c : Config.t) =
     if c.index <> "" && not (String.contains c.index '/') then Ok ()
     else Error "the index file must be a plain file name"
   in
+  let* () =
+    if c.body_buffer >= 0 then Ok ()
+    else Error "the body buffer size must not be negative"
+  in
+  let* () =
+    match (Unix.stat c.body_temp_dir).st_kind with
+    | S_DIR -> Ok ()
+    | _ ->
+        Error
+          (Printf.sprintf "body temporary directory %s is not a directory"
+             c.body_temp_dir)
+    | exception Unix.Unix_error (e, _, _) ->
+        Error
+          (Printf.sprintf "body temporary directory %s: %s" c.body_temp_dir
+             (Unix.error_message e))
+  in
   match c.root with
   | None -> Ok c
   | Some root -> (

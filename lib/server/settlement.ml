@@ -13,6 +13,7 @@ let body_for (c : Conn.t) (req : Request.t) limits =
           else None
         in
         Body.create c.input limits req.body ~continue
+          ~in_memory:c.config.body_buffer ~temp_dir:c.config.body_temp_dir
   in
   c.body <- body;
   body

@@ -53,6 +53,14 @@ let samples : (string * string * (Config.t -> unit)) list =
     ( "MaxBodySize",
       "0",
       fun c -> Alcotest.(check int) "MaxBodySize" 0 c.limits.max_body );
+    ( "BodyBufferSize",
+      "4096",
+      fun c -> Alcotest.(check int) "BodyBufferSize" 4096 c.body_buffer );
+    ( "BodyTempDirectory",
+      "spool",
+      fun c ->
+        Alcotest.(check string)
+          "BodyTempDirectory, relative" "/etc/spool" c.body_temp_dir );
     ( "Timeout",
       "30",
       fun c ->

@@ -25,6 +25,34 @@ let status () =
     [ true; true; true; false; false ]
     (List.map Status.has_no_body [ 100; 204; 304; 200; 404 ])
 
+(* {1 Bodies} *)
+
+(* A head declaring 2 GB, then 3 bytes and the end: the old reader reserved
+   the declared length up front. Now nothing is reserved ahead of 64 KiB. *)
+let body_length_reserves_nothing () =
+  let limits = { Limits.default with max_body = 4_000_000_000 } in
+  let message =
+    "POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000000\r\n\r\nabc"
+  in
+  let allocated () =
+    let s = Gc.quick_stat () in
+    s.minor_words +. s.major_words -. s.promoted_words
+  in
+  let before = allocated () in
+  let result =
+    Input.with_string message (fun input ->
+        match Request_parser.read_request input limits with
+        | Ok r ->
+            Request_body.to_string (Request_body.create input limits r.body)
+        | Error _ -> Alcotest.fail "head refused")
+  in
+  let words = allocated () -. before in
+  (match result with
+  | Error e -> Alcotest.(check int) "truncated" 400 e.status
+  | Ok _ -> Alcotest.fail "read 2 GB from 3 bytes");
+  if words > 100_000. then
+    Alcotest.failf "allocated %.0f words for a 3-byte body" words
+
 (* {1 Responses that cannot be built wrong} *)
 
 let refused name f =
@@ -693,6 +721,8 @@ let () =
           Alcotest.test_case "status" `Quick status;
           Alcotest.test_case "responses built right or not at all" `Quick
             response_construction;
+          Alcotest.test_case "a declared length reserves nothing" `Quick
+            body_length_reserves_nothing;
           Alcotest.test_case "dates" `Quick dates;
           Alcotest.test_case "date cache" `Quick date_cache;
           Alcotest.test_case "ranges" `Quick ranges;
