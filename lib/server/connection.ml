@@ -12,6 +12,8 @@ type context = {
       (* Buffers of finished connections: allocating 20 KiB per connection
          in the major heap would pace the major GC by the connection rate. *)
   mutable spares : int;
+  mutable peak : int;
+      (** Most connections in progress since [sweep] last compacted the heap. *)
 }
 
 (* What [drain] and [sweep] need of a connection in progress. *)
@@ -26,6 +28,9 @@ and live = {
 
 let max_spares = 64
 
+(* Connections at once that make a burst worth compacting after. *)
+let burst = 512
+
 let context ?(draining = Atomic.make false) ?fixed_services () =
   {
     fixed_services;
@@ -36,6 +41,7 @@ let context ?(draining = Atomic.make false) ?fixed_services () =
     tick = 1.;
     spare = [];
     spares = 0;
+    peak = 0;
   }
 
 let drain c =
@@ -71,7 +77,21 @@ let rec sweep c =
       c.live []
   in
   List.iter Fiber.Scope.cancel expired;
+  give_back_memory c;
   sweep c
+
+(* After a burst (many connections, now mostly gone) the heap keeps the
+   memory they used: OCaml returns it to the system only when it compacts.
+   Compact once per burst, when the connections have fallen to an eighth of
+   their peak: a pause of the loop's domain (and the others'), in a lull. *)
+and give_back_memory c =
+  let live = Hashtbl.length c.live in
+  if live > c.peak then c.peak <- live
+  else if c.peak >= burst && live <= c.peak / 8 then (
+    c.peak <- live;
+    c.spare <- [];
+    c.spares <- 0;
+    Heap.give_back ())
 
 (* The sweeper looks at least eight times per shortest timeout it enforces. *)
 let adjust_tick c (t : Config.timeouts) =

@@ -385,6 +385,49 @@ let request_waiting_after_pause () =
           List.length (responses c) = 2);
       check_statuses "both served" [ 200; 200 ] c)
 
+(* After a burst of connections, the sweeper gives the memory back
+   (compaction) once they have fallen to an eighth of their peak; a small
+   crowd does not trigger it. *)
+let memory_back_after_burst () =
+  let compactions () = (Gc.quick_stat ()).compactions in
+  let crowd n =
+    let mem = In_memory.create () in
+    Braid_fifo.run @@ fun () ->
+    In_memory.run mem @@ fun () ->
+    Switch.run @@ fun sw ->
+    let context = Connection.context () in
+    let sweeper = Fiber.fork ~sw (fun () -> Connection.sweep context) in
+    let closed = Promise.create () in
+    let read _ _ _ =
+      Promise.await closed;
+      0
+    in
+    let connections =
+      List.init n (fun _ ->
+          Fiber.fork ~sw (fun () ->
+              ignore
+                (Connection.serve_stream context Config.default ~peer:None ~read
+                   ~write:(fun _ _ _ -> ())
+                   ())))
+    in
+    quiesce ();
+    In_memory.advance mem 1.;
+    quiesce ();
+    let during = compactions () in
+    Promise.fill closed ();
+    List.iter Fiber.join connections;
+    In_memory.advance mem 1.;
+    quiesce ();
+    Fiber.cancel sweeper;
+    (during, compactions ())
+  in
+  let before = compactions () in
+  let during, after = crowd 600 in
+  Alcotest.(check int) "none while they are open" before during;
+  Alcotest.(check int) "one once they closed" (before + 1) after;
+  let during, after = crowd 100 in
+  Alcotest.(check int) "none for a small crowd" during after
+
 (* {1 On a socket, with the production services} *)
 
 let on_a_socket () =
@@ -552,5 +595,7 @@ let () =
           Alcotest.test_case "keep-alive timeout" `Quick keep_alive_timeout;
           Alcotest.test_case "a request waiting after a pause" `Quick
             request_waiting_after_pause;
+          Alcotest.test_case "memory back after a burst" `Quick
+            memory_back_after_burst;
         ] );
     ]
