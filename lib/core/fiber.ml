@@ -40,13 +40,13 @@ type _ Effect.t +=
 let next_id = Atomic.make 1
 let no_waker () = ()
 
-let create () =
+let create ?(cancelled_with = []) () =
   let root = { cancelled = Atomic.make false; shield = false; owner = None } in
   let fiber =
     {
       id = Atomic.fetch_and_add next_id 1;
       root;
-      scopes = [ root ];
+      scopes = root :: cancelled_with;
       waker = Atomic.make no_waker;
       failure = Atomic.make None;
       context = Context.empty;
@@ -301,8 +301,25 @@ let result_of_run ~main handle ~failed =
   | Some (Ok _), others -> raise (Multiple (List.map fst others))
   | None, _ -> invalid_arg "Fiber.result_of_run: the main fiber is not finished"
 
+(* What a fiber started on behalf of another inherits of its cancellation:
+   that fiber's scopes as they are now (shared: cancelling one later is
+   seen), up to its innermost shield. *)
+type cancellation = scope list
+
+let cancellation_of = function Some f -> f.scopes | None -> []
+
+let submitter () =
+  match current () with
+  | Some f -> (Some f, f.context)
+  | None -> (None, thread_context ())
+
 module Private = struct
+  type nonrec cancellation = cancellation
+
   let create = create
+  let current = current
+  let submitter = submitter
+  let cancellation_of = cancellation_of
   let prepare = prepare
   let start = start
   let outcome = outcome

@@ -152,8 +152,27 @@ end
     {!Braid.Private.Scheduler.run_fiber}. *)
 
 module Private : sig
-  val create : unit -> t
-  (** [create ()] makes a fiber that has not started. *)
+  type cancellation
+  (** A fiber's cancellation as another fiber can inherit it: its scopes as they
+      are now, up to its innermost {!Braid.Fiber.protect}. *)
+
+  val create : ?cancelled_with:cancellation -> unit -> t
+  (** [create ()] makes a fiber that has not started. With [cancelled_with], the
+      fiber also counts as cancelled whenever those scopes are (now or later):
+      its blocking calls raise {!Braid.Cancelled} once they are. It is not woken
+      by them while blocked; it sees them at its next blocking call (or
+      {!Braid.Fiber.check}). *)
+
+  val current : unit -> t option
+  (** The calling fiber, [None] outside one. *)
+
+  val submitter : unit -> t option * context
+  (** [submitter ()] is the calling fiber (if any) and the caller's context:
+      what a scheduler starting work on the caller's behalf inherits. One
+      effect. *)
+
+  val cancellation_of : t option -> cancellation
+  (** [cancellation_of (Some f)] is [f]'s cancellation now; of [None], none. *)
 
   val prepare :
     ?on_failure:(exn -> Printexc.raw_backtrace -> unit) ->

@@ -201,14 +201,24 @@ let admit t =
 let async t f =
   admit t;
   let promise = Promise.create () in
-  let fiber = Private.Fiber.create () in
-  (* The task runs in its submitter's context: its bindings, and its
-     inherited handlers re-installed on the worker. *)
-  let context = Fiber.context () in
+  (* The task runs in its submitter's context (its bindings, and its
+     inherited handlers re-installed on the worker), and is cancelled with
+     it: a timeout or a switch around the submitter stops the work it
+     started, at the task's blocking calls. *)
+  let submitter, context = Private.Fiber.submitter () in
+  let fiber =
+    Private.Fiber.create
+      ~cancelled_with:(Private.Fiber.cancellation_of submitter)
+      ()
+  in
   Private.Fiber.set_context fiber context;
   schedule t (fun () ->
       Private.Scheduler.run_fiber t.ops fiber (fun () ->
-          (match Private.Fiber.run_in_context context f with
+          (match
+             (* Not even started if cancelled while queued. *)
+             Fiber.check ();
+             Private.Fiber.run_in_context context f
+           with
           | v -> Promise.fill promise v
           | exception e -> Promise.fill_error promise e);
           release t));

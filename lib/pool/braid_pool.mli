@@ -61,9 +61,19 @@ val async : t -> (unit -> 'a) -> 'a Braid_sync.Promise.t
     raises [e], the promise is filled with [e]: awaiters raise [e] (with a new
     backtrace). A failure nobody awaits is not reported.
 
-    The task is not tied to whoever awaits it: cancelling a fiber waiting for
-    the promise raises {!Braid.Cancelled} in that fiber only, and the task runs
-    to completion and fills the promise anyway.
+    {b Cancellation follows the submitter, not the awaiter.} The task belongs to
+    the fiber that submitted it: when that fiber's current scopes are cancelled
+    (a timeout around it, its switch, the fiber itself), the task is cancelled
+    too, and so are the tasks it submitted, and theirs. A task sees it where any
+    fiber does, at its blocking calls (awaiting a subtask, yielding, taking a
+    lock; {!Braid.Fiber.check} in a long computation), which raise
+    {!Braid.Cancelled}; a task cancelled before it started never runs; the
+    promise is then filled with [Cancelled]. Computation between blocking calls
+    is never interrupted, and a task blocked when the cancellation comes sees it
+    at its next blocking call. Work that must outlive its submitter is submitted
+    inside {!Braid.Fiber.protect}; work submitted from outside any fiber belongs
+    to no one. Awaiting does not tie: cancelling a fiber that only waits for the
+    promise raises {!Braid.Cancelled} in that fiber alone.
 
     Callable from any domain or systhread.
 
@@ -79,8 +89,8 @@ val run : t -> (unit -> 'a) -> 'a
 
     Raises [Invalid_argument] as {!async} does.
     @raise Braid.Cancelled
-      if the calling fiber is cancelled while waiting (the task carries on, see
-      {!async}). *)
+      if the calling fiber is cancelled while waiting: the task is cancelled
+      with it, at its blocking calls (see {!async}). *)
 
 val parallel_for :
   t -> ?chunk_size:int -> start:int -> finish:int -> (int -> unit) -> unit

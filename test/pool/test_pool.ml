@@ -224,6 +224,57 @@ let cancelling_awaiter_keeps_task () =
   check_int "task completed anyway" 42 (Promise.await p);
   check_bool "task ran" true (Atomic.get task_ran)
 
+(* A task is cancelled with its submitter, at its blocking calls, and so
+   are the tasks it submitted; one submitted inside [protect] is not. *)
+let cancelled_with_submitter () =
+  Pool.with_pool ~domains:2 @@ fun pool ->
+  let spins = Atomic.make 0 and protected_spins = Atomic.make 0 in
+  let stop = Atomic.make false in
+  let spin counter () =
+    while not (Atomic.get stop) do
+      Atomic.incr counter;
+      Fiber.yield ()
+    done
+  in
+  let rec outcome p =
+    match Promise.peek p with
+    | Some r -> r
+    | None ->
+        Thread.delay 0.001;
+        outcome p
+  in
+  let tied = ref None and child = ref None and kept = ref None in
+  Braid_fifo.run (fun () ->
+      Braid.Fiber.Scope.run (fun scope ->
+          tied :=
+            Some
+              (Pool.async pool (fun () ->
+                   child := Some (Pool.async pool (spin spins));
+                   spin spins ()));
+          kept :=
+            Some
+              (Fiber.protect (fun () -> Pool.async pool (spin protected_spins)));
+          while Atomic.get spins < 100 do
+            Fiber.yield ()
+          done;
+          Braid.Fiber.Scope.cancel scope));
+  let cancelled name p =
+    match outcome (Option.get p) with
+    | Error Braid.Cancelled -> ()
+    | Error e -> Alcotest.failf "%s: raised %s" name (Printexc.to_string e)
+    | Ok () -> Alcotest.failf "%s: finished" name
+  in
+  cancelled "the task, at its next yield" !tied;
+  cancelled "the task it submitted" !child;
+  let before = Atomic.get protected_spins in
+  while Atomic.get protected_spins < before + 100 do
+    Thread.delay 0.001
+  done;
+  check_bool "the protected one goes on" true
+    (Promise.peek (Option.get !kept) = None);
+  Atomic.set stop true;
+  check_bool "and finishes when told" true (outcome (Option.get !kept) = Ok ())
+
 (* Parallel loops *)
 
 let parallel_for_each_index_once () =
@@ -598,6 +649,7 @@ let () =
           test "exceptions reach awaiters" exceptions_reach_awaiters;
           test "cancelling an awaiter keeps the task"
             cancelling_awaiter_keeps_task;
+          test "cancelled with its submitter" cancelled_with_submitter;
         ] );
       ( "loops",
         [

@@ -34,6 +34,9 @@ let leave_running f =
          Atomic.set stray
            (Some (match f () with s -> s | exception Invalid_argument m -> m))))
 
+(* The pool task /pool-spin started. *)
+let pool_work : unit Promise.t option Atomic.t = Atomic.make None
+
 let routes pool =
   Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello")
@@ -91,6 +94,16 @@ let routes pool =
                  Response.Writer.write w "late";
                  "wrote");
              Response.Writer.write w "in time"))
+  |> Router.add GET "/pool-spin" (fun _ ->
+         let work =
+           Braid_pool.async pool (fun () ->
+               while true do
+                 Fiber.yield ()
+               done)
+         in
+         Atomic.set pool_work (Some work);
+         Promise.await work;
+         Response.string "never")
   |> Router.add GET "/sleep" (fun _ ->
          Services.sleep 100.;
          Response.string "slept")
@@ -347,6 +360,23 @@ let handler_timeout () =
         "logged" true
         (List.exists (fun m -> contains m "handler timed out") (messages c.mem)))
 
+(* A handler timeout cancels the pool work the handler started, at the
+   task's next blocking call (issue 14.5). *)
+let handler_timeout_stops_pool_work () =
+  let config =
+    { Config.default with timeouts = { timeouts with handler = Some 1. } }
+  in
+  Atomic.set pool_work None;
+  with_connection ~config (fun c ->
+      expires c (get "/pool-spin") ~deadline:1. [ 503 ];
+      wait_until "the pool task ended" (fun () ->
+          match Atomic.get pool_work with
+          | Some p -> Promise.peek p <> None
+          | None -> false);
+      match Promise.peek (Option.get (Atomic.get pool_work)) with
+      | Some (Error Braid.Cancelled) -> ()
+      | _ -> Alcotest.fail "the pool task did not end cancelled")
+
 (* The sweeper closes an idle keep-alive connection within one of its ticks
    (an eighth of the shortest timeout) after the deadline, silently. *)
 let keep_alive_timeout () =
@@ -592,6 +622,8 @@ let () =
           Alcotest.test_case "header timeout" `Quick header_timeout;
           Alcotest.test_case "body timeout" `Quick body_timeout;
           Alcotest.test_case "handler timeout" `Quick handler_timeout;
+          Alcotest.test_case "handler timeout stops its pool work" `Quick
+            handler_timeout_stops_pool_work;
           Alcotest.test_case "keep-alive timeout" `Quick keep_alive_timeout;
           Alcotest.test_case "a request waiting after a pause" `Quick
             request_waiting_after_pause;
