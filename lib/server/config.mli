@@ -42,8 +42,8 @@ type timeouts = {
           and [Connection: close] and the handler is cancelled (its blocking
           calls raise {!Braid.Cancelled}; code that never blocks cannot be
           interrupted), with the {!Braid_pool} tasks it submitted (at their
-          blocking calls, such as awaiting their subtasks). It bounds computing the response, not streaming its
-          body. [None]: no limit. *)
+          blocking calls, such as awaiting their subtasks). It bounds computing
+          the response, not streaming its body. [None]: no limit. *)
 }
 (** Timeouts, all in seconds and positive. *)
 
