@@ -1,25 +1,46 @@
+type storage = { take : unit -> bytes; give : bytes -> unit }
+
 type t = {
   mutable buf : bytes;
   mutable pos : int;
   mutable lim : int;
   mutable capacity : int;
   refill : int Effect.t;
+  storage : storage option;
 }
 
 type _ Effect.t += Refill : t -> int Effect.t
 
 (* The effect value is built once per input: performing it allocates
    nothing but the continuation. *)
-let make buf lim =
+let make ?storage buf lim =
   let rec t =
-    { buf; pos = 0; lim; capacity = Bytes.length buf; refill = Refill t }
+    {
+      buf;
+      pos = 0;
+      lim;
+      capacity = Bytes.length buf;
+      refill = Refill t;
+      storage;
+    }
   in
   t
 
-let create ?(size = 4096) ?buffer () =
-  match buffer with
-  | Some b when Bytes.length b >= 16 -> make b 0
-  | Some _ | None -> make (Bytes.create (max size 16)) 0
+let create ?(size = 4096) ?buffer ?storage () =
+  match (buffer, storage) with
+  | Some b, _ when Bytes.length b >= 16 -> make ?storage b 0
+  | _, Some _ -> make ?storage Bytes.empty 0
+  | _, None -> make (Bytes.create (max size 16)) 0
+
+let release t =
+  match t.storage with
+  | Some s when t.pos = t.lim && t.capacity > 0 ->
+      s.give t.buf;
+      t.buf <- Bytes.empty;
+      t.capacity <- 0;
+      t.pos <- 0;
+      t.lim <- 0
+  | _ -> ()
 
 let of_string s = make (Bytes.of_string s) (String.length s)
 let length t = t.lim - t.pos
@@ -34,21 +55,31 @@ let refill t = Effect.perform t.refill
    is never asked for a handful of bytes. The window moves to the front when
    it fills at most half of the buffer, else the buffer doubles: the parsers
    bound the window by their limits, so growth is bounded too. *)
-let make_room t =
+let rec make_room t =
   let capacity = t.capacity in
-  if t.pos = t.lim then (
-    t.pos <- 0;
-    t.lim <- 0)
-  else if capacity - t.lim < capacity / 4 then (
-    let n = t.lim - t.pos in
-    (if n <= capacity / 2 then Bytes.blit t.buf t.pos t.buf 0 n
-     else
-       let bigger = Bytes.create (2 * capacity) in
-       Bytes.blit t.buf t.pos bigger 0 n;
-       t.buf <- bigger;
-       t.capacity <- 2 * capacity);
-    t.pos <- 0;
-    t.lim <- n)
+  match t.storage with
+  | Some s when capacity = 0 ->
+      (* Released: the window is empty, take a buffer again. *)
+      let b = s.take () in
+      if Bytes.length b < 16 then
+        invalid_arg "Input: a storage buffer under 16 bytes";
+      t.buf <- b;
+      t.capacity <- Bytes.length b;
+      make_room t
+  | _ ->
+      if t.pos = t.lim then (
+        t.pos <- 0;
+        t.lim <- 0)
+      else if capacity - t.lim < capacity / 4 then (
+        let n = t.lim - t.pos in
+        (if n <= capacity / 2 then Bytes.blit t.buf t.pos t.buf 0 n
+         else
+           let bigger = Bytes.create (2 * capacity) in
+           Bytes.blit t.buf t.pos bigger 0 n;
+           t.buf <- bigger;
+           t.capacity <- 2 * capacity);
+        t.pos <- 0;
+        t.lim <- n)
 
 let fill t read =
   make_room t;

@@ -22,12 +22,20 @@
           | Error _ -> ...)
     ]} *)
 
+type storage = {
+  take : unit -> bytes;  (** A buffer to use (at least 16 bytes). *)
+  give : bytes -> unit;  (** A buffer no longer used. *)
+}
+(** Where an input may take its buffer from and give it back to, so that an
+    input with nothing unread holds no buffer (a server's idle connection). *)
+
 type t = private {
   mutable buf : bytes;  (** The storage; replaced when it grows. *)
   mutable pos : int;  (** First unread byte. *)
   mutable lim : int;  (** One past the last valid byte. *)
   mutable capacity : int;  (** [Bytes.length buf]. *)
   refill : int Effect.t;  (** [Refill t], built once. *)
+  storage : storage option;
 }
 (** Fields are readable for the parsers of this library; only this module's
     functions change them. A refill may move the window ([pos] and [lim] change
@@ -40,12 +48,18 @@ type _ Effect.t +=
             answer is how many were appended, [0] at end of input. The handler
             must keep the bytes of the window (as {!fill} does). *)
 
-val create : ?size:int -> ?buffer:bytes -> unit -> t
+val release : t -> unit
+(** [release t] gives [t]'s buffer back to its storage when the window is empty
+    ([length t = 0]); the next {!fill} takes one again. Does nothing for an
+    input without storage, or with bytes unread. *)
+
+val create : ?size:int -> ?buffer:bytes -> ?storage:storage -> unit -> t
 (** [create ~size ()] is an empty input whose buffer starts at [size] bytes
     (default 4096) and grows when a line does not fit. With [buffer] (at least
     16 bytes), that storage is used instead of a new one: its contents are
     overwritten, and it must not be used elsewhere until the input is done (a
-    server reuses the buffers of finished connections). *)
+    server reuses the buffers of finished connections). With [storage], the
+    buffer comes from there when first needed, and {!release} gives it back. *)
 
 val of_string : string -> t
 (** [of_string s] is an input whose window holds a copy of [s]. *)

@@ -48,6 +48,11 @@ let pipe ~sw () =
 let await_readable fd = wait fd ~write:false ~op:"await_readable"
 let await_writable fd = wait fd ~write:true ~op:"await_writable"
 
+let await_input fd =
+  Handle.usable fd ~op:"await_input";
+  if not (Loop.may_be_readable fd) then
+    Handle.wait_checked fd ~write:false ~op:"await_input"
+
 let check_range name buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
     invalid_arg ("Braid_io." ^ name ^ ": invalid range")

@@ -49,6 +49,15 @@ val await_readable : t -> unit
 val await_writable : t -> unit
 (** Like {!await_readable}, for writing. *)
 
+val await_input : t -> unit
+(** [await_input fd] returns at once if a read of [fd] may find bytes now (none
+    was read since the last readiness event, or the peer hung up), else waits as
+    {!await_readable}. A caller can thus hold no buffer while it waits for
+    input, and take one only to read. Blocks only the calling fiber.
+    @raise Error
+      [{op = "await_input"; error = EBADF}] if [fd] is or gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled (woken at once). *)
+
 val read_into : t -> bytes -> int -> int -> int
 (** [read_into fd buf off len] reads at most [len] bytes into [buf] at [off] and
     returns how many, [0] at end of file (or if [len = 0]). Blocks only the

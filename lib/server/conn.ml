@@ -6,6 +6,7 @@ type t = {
   out : Output.t;
   control : Control.t;
   services : Services.t;
+  await_input : (Control.t -> unit) option;
   mutable body : Body.t;
   mutable head_written : bool;
   mutable abandon_body : bool;

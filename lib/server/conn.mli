@@ -14,6 +14,9 @@ type t = {
           starts: the handlers above a connection's stack cannot change while it
           runs, so every request would get the same record. (Or the production
           record itself, in the benchmarks' direct-calls baseline.) *)
+  await_input : (Control.t -> unit) option;
+      (** Waits until the connection has bytes to read, without reading: the
+          pipeline then waits for the next request holding no buffer. *)
   mutable body : Body.t;
       (** The body of the request in progress ({!Body.empty} between requests).
           Closed when the exchange ends, however it ends: a fiber the handler

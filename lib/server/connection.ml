@@ -8,10 +8,13 @@ type context = {
       (* The connections in progress, for [drain] and [sweep]. *)
   mutable next_id : int;
   mutable tick : float;  (** How often [sweep] looks. *)
-  mutable spare : (bytes * bytes) list;
-      (* Buffers of finished connections: allocating 20 KiB per connection
+  mutable pools : Buffer_pool.t list;
+  (* Buffers by size (those of the configurations seen): a connection
+         holds one only while it reads or writes a request. Allocating them
+         per connection in the major heap would pace the major GC by the
+         connection rate. *)
+  (* Buffers of finished connections: allocating 20 KiB per connection
          in the major heap would pace the major GC by the connection rate. *)
-  mutable spares : int;
   mutable peak : int;
       (** Most connections in progress since [sweep] last compacted the heap. *)
 }
@@ -31,6 +34,10 @@ let max_spares = 64
 (* Connections at once that make a burst worth compacting after. *)
 let burst = 512
 
+(* Connections holding buffers while idle beyond which they give them back
+   at once. *)
+let crowd = 256
+
 let context ?(draining = Atomic.make false) ?fixed_services () =
   {
     fixed_services;
@@ -39,8 +46,7 @@ let context ?(draining = Atomic.make false) ?fixed_services () =
     live = Hashtbl.create 64;
     next_id = 0;
     tick = 1.;
-    spare = [];
-    spares = 0;
+    pools = [];
     peak = 0;
   }
 
@@ -67,6 +73,7 @@ let rec sweep c =
   let expired =
     Hashtbl.fold
       (fun _ l acc ->
+        release_if_waiting l.control;
         if
           Control.is_idle l.control
           && now >= Control.idle_deadline l.control
@@ -89,9 +96,18 @@ and give_back_memory c =
   if live > c.peak then c.peak <- live
   else if c.peak >= burst && live <= c.peak / 8 then (
     c.peak <- live;
-    c.spare <- [];
-    c.spares <- 0;
+    List.iter Buffer_pool.trim c.pools;
     Heap.give_back ())
+
+(* A connection seen waiting for its next request at two looks in a row
+   (idle a tick at least) gives its buffers back to the pool: an idle
+   connection holds none, and one between requests under load keeps them
+   (taking and giving at every request would cost write barriers). *)
+and release_if_waiting (control : Control.t) =
+  if control.awaiting then (
+    control.idle_rounds <- control.idle_rounds + 1;
+    if control.idle_rounds = 2 then control.release ())
+  else control.idle_rounds <- 0
 
 (* The sweeper looks at least eight times per shortest timeout it enforces. *)
 let adjust_tick c (t : Config.timeouts) =
@@ -99,29 +115,26 @@ let adjust_tick c (t : Config.timeouts) =
   let tick = Float.max 0.01 (Float.min 1. tick) in
   if tick < c.tick then c.tick <- tick
 
-let take_buffers c (config : Config.t) =
-  match c.spare with
-  | ((i, o) as pair) :: rest
-    when Bytes.length i = config.input_buffer
-         && Bytes.length o = config.output_buffer ->
-      c.spare <- rest;
-      c.spares <- c.spares - 1;
-      pair
-  | _ :: _ | [] ->
-      (* Spares of another size belong to a configuration since replaced. *)
-      c.spare <- [];
-      c.spares <- 0;
-      (Bytes.create config.input_buffer, Bytes.create config.output_buffer)
+(* The pool of buffers of [size]. A reload that changes the sizes leaves
+   the old pools behind: beyond four sizes, they are dropped. *)
+let pool c size =
+  match List.find_opt (fun p -> Buffer_pool.size p = size) c.pools with
+  | Some p -> p
+  | None ->
+      let p = Buffer_pool.create ~size ~keep:max_spares in
+      c.pools <- p :: (if List.length c.pools >= 4 then [] else c.pools);
+      p
 
-let give_back c pair =
-  if c.spares < max_spares then (
-    c.spare <- pair :: c.spare;
-    c.spares <- c.spares + 1)
+let storage c (config : Config.t) =
+  `Storage
+    ( Buffer_pool.storage (pool c config.input_buffer),
+      Buffer_pool.storage (pool c config.output_buffer) )
 
 (* Serves a connection registered for [drain] and [sweep]; they cancel its
    scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
    write: nothing can be delivered). *)
-let tracked c (config : Config.t) buffers ~peer ~pending ~read ~write =
+let tracked ?await_input c (config : Config.t) buffers ~peer ~pending ~read
+    ~write =
   adjust_tick c config.timeouts;
   let control = Control.create c.draining in
   let id = c.next_id in
@@ -129,8 +142,8 @@ let tracked c (config : Config.t) buffers ~peer ~pending ~read ~write =
   Fiber.Scope.run (fun scope ->
       Hashtbl.replace c.live id { control; scope; pending };
       match
-        Pipeline.serve ~control ~buffers ?fixed_services:c.fixed_services config
-          c.dates ~peer ~read ~write
+        Pipeline.serve ~control ~buffers ?await_input
+          ?fixed_services:c.fixed_services config c.dates ~peer ~read ~write
       with
       | outcome ->
           Hashtbl.remove c.live id;
@@ -143,16 +156,19 @@ let tracked c (config : Config.t) buffers ~peer ~pending ~read ~write =
           Hashtbl.remove c.live id;
           Printexc.raise_with_backtrace e bt)
 
-let serve_stream c config ?(pending = fun () -> false) ~peer ~read ~write () =
-  let buffers = take_buffers c config in
-  match tracked c config buffers ~peer ~pending ~read ~write with
-  | outcome ->
-      give_back c buffers;
-      outcome
-  | exception e ->
-      let bt = Printexc.get_raw_backtrace () in
-      give_back c buffers;
-      Printexc.raise_with_backtrace e bt
+let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
+    ~peer ~read ~write () =
+  let await_input =
+    Option.map
+      (fun await (control : Control.t) ->
+        if Buffer_pool.out (pool c config.output_buffer) > crowd then
+          control.release ();
+        await ())
+      await_input
+  in
+  tracked ?await_input c config (storage c config) ~peer ~pending ~read ~write
+
+let buffers_held c = List.fold_left (fun n p -> n + Buffer_pool.out p) 0 c.pools
 
 (* Stop sending, then discard input until the peer closes (or the budget
    runs out), so the kernel does not answer unread data with a reset. *)
@@ -181,16 +197,25 @@ let input_waiting socket () =
 let serve c (config : Config.t) socket peer =
   (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
    with Unix.Unix_error _ -> ());
-  let buffers = take_buffers c config in
+  let output = pool c config.output_buffer in
   match
-    tracked c config buffers ~peer:(Some peer) ~pending:(input_waiting socket)
+    tracked c config (storage c config)
+      ~await_input:(fun (control : Control.t) ->
+        (* Many connections holding buffers while they wait: give them back
+           now rather than a tick later, so that a crowd of idle connections
+           never holds a buffer each. Few: keep them, which saves taking them
+           again at the next request. *)
+        if Buffer_pool.out output > crowd then control.release ();
+        Fd.await_input socket)
+      ~peer:(Some peer) ~pending:(input_waiting socket)
       ~read:(Net.read_into socket) ~write:(Net.write_all socket)
   with
-  | Peer_closed -> give_back c buffers
+  | Peer_closed -> ()
   | Server_closed ->
-      linger socket ~seconds:config.linger ~buffer:(fst buffers);
-      give_back c buffers
+      let input = pool c config.input_buffer in
+      let buffer = Buffer_pool.take input in
+      linger socket ~seconds:config.linger ~buffer;
+      Buffer_pool.give input buffer
   | exception Net.Error { op; error } ->
-      give_back c buffers;
       Log.debug
         (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error))

@@ -42,6 +42,7 @@ val serve_stream :
   context ->
   Config.t ->
   ?pending:(unit -> bool) ->
+  ?await_input:(unit -> unit) ->
   peer:Unix.sockaddr option ->
   read:(bytes -> int -> int -> int) ->
   write:(bytes -> int -> int -> unit) ->
@@ -51,6 +52,11 @@ val serve_stream :
     and [write] (see {!Pipeline.serve}), registered in [c]: the sweeper and
     {!drain} may end it ([Peer_closed]).
     @raise Braid.Cancelled if the fiber is cancelled from elsewhere. *)
+
+val buffers_held : context -> int
+(** Input and output buffers taken from the loop's pools and not given back:
+    held by connections reading or writing a request (or dropped with their
+    connection). *)
 
 val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
 (** [serve context config socket peer] serves [socket] until the peer or the

@@ -8,6 +8,9 @@ type t = {
   mutable idle_deadline : int;
   mutable writes : int;
   mutable send_timeout : int;
+  mutable awaiting : bool;
+  mutable idle_rounds : int;
+  mutable release : unit -> unit;
   mutable seen_writes : int;
   mutable seen_at : int;
 }
@@ -21,6 +24,9 @@ let create draining =
     idle_deadline = max_int;
     writes = 0;
     send_timeout = max_int;
+    awaiting = false;
+    idle_rounds = 0;
+    release = ignore;
     seen_writes = 0;
     seen_at = 0;
   }

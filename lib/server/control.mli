@@ -23,6 +23,14 @@ type t = {
       (** Twice the pieces written, plus one while a piece is being written: two
           increments per piece, no clock read. *)
   mutable send_timeout : int;  (** Nanoseconds. *)
+  mutable awaiting : bool;
+      (** The connection is idle and waits for bytes without reading: its
+          buffers are not in use, {!release} may take them. *)
+  mutable idle_rounds : int;
+      (** The sweeper's count of its looks at this idle wait. *)
+  mutable release : unit -> unit;
+      (** Gives the connection's buffers back to their pool; call only while
+          [awaiting]. *)
   mutable seen_writes : int;
   mutable seen_at : int;
       (** [send_stalled]'s memory: [writes] when it last looked, and when it

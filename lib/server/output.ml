@@ -2,18 +2,37 @@ type t = {
   mutable buf : bytes;
   mutable len : int;
   write : bytes -> int -> int -> unit;
+  storage : Braid_http.Input.storage option;
 }
 
-let create ?buffer ~size write =
+let create ?buffer ?storage ~size write =
   let buf =
-    match buffer with
-    | Some b when Bytes.length b >= 64 -> b
-    | Some _ | None -> Bytes.create (max size 64)
+    match (buffer, storage) with
+    | Some b, _ when Bytes.length b >= 64 -> b
+    | _, Some _ -> Bytes.empty
+    | _, None -> Bytes.create (max size 64)
   in
-  { buf; len = 0; write }
+  { buf; len = 0; write; storage }
 
 let length t = t.len
 let room t = Bytes.length t.buf - t.len
+
+let release t =
+  match t.storage with
+  | Some s when t.len = 0 && Bytes.length t.buf > 0 ->
+      s.give t.buf;
+      t.buf <- Bytes.empty
+  | _ -> ()
+
+(* Released: take a buffer again before writing. *)
+let attach t =
+  match t.storage with
+  | Some s ->
+      let b = s.take () in
+      if Bytes.length b < 64 then
+        invalid_arg "Output: a storage buffer under 64 bytes";
+      t.buf <- b
+  | None -> invalid_arg "Output: no buffer"
 
 let flush t =
   if t.len > 0 then (
@@ -21,14 +40,18 @@ let flush t =
     t.len <- 0;
     t.write t.buf 0 n)
 
-let grow t need =
-  let cap = ref (Bytes.length t.buf) in
-  while !cap - t.len < need do
-    cap := 2 * !cap
-  done;
-  let bigger = Bytes.create !cap in
-  Bytes.blit t.buf 0 bigger 0 t.len;
-  t.buf <- bigger
+let rec grow t need =
+  if Bytes.length t.buf = 0 then (
+    attach t;
+    if Bytes.length t.buf - t.len < need then grow t need)
+  else
+    let cap = ref (Bytes.length t.buf) in
+    while !cap - t.len < need do
+      cap := 2 * !cap
+    done;
+    let bigger = Bytes.create !cap in
+    Bytes.blit t.buf 0 bigger 0 t.len;
+    t.buf <- bigger
 
 let ensure t need = if Bytes.length t.buf - t.len < need then grow t need
 
@@ -101,6 +124,7 @@ let send t buf off len =
     t.write buf off len)
 
 let fill_from t read =
+  if Bytes.length t.buf = 0 then attach t;
   if room t = 0 then flush t;
   (* A buffer grown for a long head stays large: fine, it is reused. *)
   let n = read t.buf t.len (room t) in

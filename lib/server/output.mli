@@ -7,11 +7,22 @@
 
 type t
 
-val create : ?buffer:bytes -> size:int -> (bytes -> int -> int -> unit) -> t
+val create :
+  ?buffer:bytes ->
+  ?storage:Braid_http.Input.storage ->
+  size:int ->
+  (bytes -> int -> int -> unit) ->
+  t
 (** [create ~size write] buffers up to [size] bytes (more for a long head) and
     sends with [write buf off len], which must send everything. With [buffer]
     (at least 64 bytes), that storage is used instead of a new one of [size]
-    bytes; it must not be used elsewhere until the connection is done. *)
+    bytes; it must not be used elsewhere until the connection is done. With
+    [storage], the buffer is taken from there when first needed, and {!release}
+    gives it back. *)
+
+val release : t -> unit
+(** [release t] gives the buffer back to its storage if nothing is buffered; the
+    next write takes one again. Does nothing without storage. *)
 
 val length : t -> int
 (** Bytes buffered and not yet sent. *)

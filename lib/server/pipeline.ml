@@ -122,7 +122,19 @@ let rec loop (c : Conn.t) =
     control.phase <- Idle)
   else control.phase <- Head;
   if control.phase = Idle && Atomic.get control.draining then Peer_closed
-  else
+  else (
+    (* Where the connection can tell when bytes arrive without reading
+       them, it waits for them holding its buffers but not using them: the
+       sweeper may take them back if the wait lasts (Control.release). *)
+    (match c.await_input with
+    | Some await when control.phase = Idle -> (
+        control.awaiting <- true;
+        match await control with
+        | () -> control.awaiting <- false
+        | exception e ->
+            control.awaiting <- false;
+            raise e)
+    | _ -> ());
     match Request_parser.read_request c.input c.config.limits with
     | exception Unwind.Timed_out ->
         if control.phase = Idle then Peer_closed
@@ -172,7 +184,7 @@ let rec loop (c : Conn.t) =
                    backtrace;
                  });
             if not c.head_written then ignore (reject c internal_error);
-            Server_closed)
+            Server_closed))
 
 (* The read of each phase under its timeout. Only a head that needs more
    than one read pays for the clock and a timer. *)
@@ -204,8 +216,8 @@ let timed_read (c : Conn.t) read buf off len =
    through handlers as [Io_failed]. *)
 let failed e = Unwind.Io_failed (e, Printexc.get_raw_backtrace ())
 
-let serve ?control ?buffers ?fixed_services (config : Config.t) dates ~peer
-    ~read ~write:write_socket =
+let serve ?control ?buffers ?await_input ?fixed_services (config : Config.t)
+    dates ~peer ~read ~write:write_socket =
   let control =
     match control with
     | Some c -> c
@@ -236,13 +248,22 @@ let serve ?control ?buffers ?fixed_services (config : Config.t) dates ~peer
     control.writes <- control.writes + 1;
     if piece < len then write buf (off + piece) (len - piece)
   in
-  let input_buffer, output_buffer =
-    match buffers with Some (i, o) -> (Some i, Some o) | None -> (None, None)
+  let out, input =
+    match buffers with
+    | Some (`Storage (i, o)) ->
+        ( Output.create ~storage:o ~size:config.output_buffer write,
+          Input.create ~storage:i () )
+    | Some (`Bytes (i, o)) ->
+        ( Output.create ~buffer:o ~size:config.output_buffer write,
+          Input.create ~buffer:i () )
+    | None ->
+        ( Output.create ~size:config.output_buffer write,
+          Input.create ~size:config.input_buffer () )
   in
-  let out =
-    Output.create ?buffer:output_buffer ~size:config.output_buffer write
-  in
-  let input = Input.create ~size:config.input_buffer ?buffer:input_buffer () in
+  control.release <-
+    (fun () ->
+      Output.release out;
+      Input.release input);
   let c : Conn.t =
     {
       config;
@@ -252,6 +273,7 @@ let serve ?control ?buffers ?fixed_services (config : Config.t) dates ~peer
       out;
       control;
       services;
+      await_input;
       body = Body.empty;
       head_written = false;
       abandon_body = false;
@@ -272,6 +294,9 @@ let serve ?control ?buffers ?fixed_services (config : Config.t) dates ~peer
     Braid.Fiber.with_handler refills (fun () ->
         let outcome = try loop c with Unwind.Abort -> Server_closed in
         Output.flush out;
+        (* Back to their pool, if they came from one. *)
+        Output.release out;
+        Input.release input;
         outcome)
   with
   | outcome -> outcome

@@ -43,7 +43,10 @@ type outcome =
 
 val serve :
   ?control:Control.t ->
-  ?buffers:bytes * bytes ->
+  ?buffers:
+    [ `Bytes of bytes * bytes
+    | `Storage of Braid_http.Input.storage * Braid_http.Input.storage ] ->
+  ?await_input:(Control.t -> unit) ->
   ?fixed_services:Services.t ->
   Config.t ->
   Date_cache.t ->
@@ -71,9 +74,13 @@ val serve :
     64 KiB at a time, so a client that keeps reading a large response is never
     taken for stalled.
 
-    With [buffers = (input, output)], those are the storage of the input and
-    output buffers instead of new ones of the sizes [config] gives (they are
-    free again when [serve] returns or raises).
+    With [buffers = `Bytes (input, output)], those are the storage of the input
+    and output buffers instead of new ones of the sizes [config] gives (they are
+    free again when [serve] returns or raises); with [`Storage (input, output)]
+    buffers are taken from there when needed and given back when the connection
+    waits. With [await_input] (a function that returns once the connection has
+    bytes to read, without reading them), the connection waits for each request
+    after the first holding no buffer.
 
     With [control], once its flag is set the connection finishes the request in
     progress, answers it with [Connection: close], and ends instead of waiting

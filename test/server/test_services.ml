@@ -130,6 +130,7 @@ type connection = {
   output : Buffer.t;
   outcome : Pipeline.outcome option ref;
   mem : In_memory.t;
+  context : Connection.context;
 }
 
 let outcome_name = function
@@ -160,7 +161,7 @@ let wait_until what condition =
   in
   go 1
 
-let with_connection ?(config = Config.default) f =
+let with_connection ?(config = Config.default) ?(await = false) f =
   Braid_pool.with_pool ~domains:1 @@ fun pool ->
   let mem = In_memory.create ~router:(routes pool) () in
   Braid_fifo.run @@ fun () ->
@@ -181,6 +182,12 @@ let with_connection ?(config = Config.default) f =
       n
   in
   let arrive s = arrived := !arrived ^ s in
+  (* Like a socket's readiness: waits for bytes without taking them. *)
+  let rec await_input () =
+    if !arrived = "" then (
+      Mvar.take wake;
+      await_input ())
+  in
   let send s =
     arrive s;
     ignore (Mvar.try_put wake ())
@@ -193,9 +200,10 @@ let with_connection ?(config = Config.default) f =
           Some
             (Connection.serve_stream context config
                ~pending:(fun () -> !arrived <> "")
+               ?await_input:(if await then Some await_input else None)
                ~peer:None ~read ~write ()))
   in
-  let result = f { send; arrive; output; outcome; mem } in
+  let result = f { send; arrive; output; outcome; mem; context } in
   Fiber.cancel served;
   Fiber.cancel sweeper;
   result
@@ -415,6 +423,27 @@ let request_waiting_after_pause () =
           List.length (responses c) = 2);
       check_statuses "both served" [ 200; 200 ] c)
 
+(* An idle keep-alive connection gives its buffers back to the loop's pool
+   once the sweeper has seen it waiting a tick (issue 13.1). *)
+let idle_holds_no_buffer () =
+  let tick = timeouts.keep_alive /. 8. in
+  with_connection ~await:true (fun c ->
+      exchange c (get "/hello") 1;
+      quiesce ();
+      Alcotest.(check int)
+        "input and output, right after the request" 2
+        (Connection.buffers_held c.context);
+      (* The sweeper's looks: at most a second apart. *)
+      for _ = 1 to 3 do
+        In_memory.advance c.mem (Float.max tick 1.05);
+        quiesce ()
+      done;
+      Alcotest.(check int)
+        "none once idle a tick" 0
+        (Connection.buffers_held c.context);
+      exchange c (get "/hello") 2;
+      check_statuses "and the next request is served" [ 200; 200 ] c)
+
 (* After a burst of connections, the sweeper gives the memory back
    (compaction) once they have fallen to an eighth of their peak; a small
    crowd does not trigger it. *)
@@ -627,6 +656,8 @@ let () =
           Alcotest.test_case "keep-alive timeout" `Quick keep_alive_timeout;
           Alcotest.test_case "a request waiting after a pause" `Quick
             request_waiting_after_pause;
+          Alcotest.test_case "an idle connection holds no buffer" `Quick
+            idle_holds_no_buffer;
           Alcotest.test_case "memory back after a burst" `Quick
             memory_back_after_burst;
         ] );
