@@ -81,11 +81,21 @@ let flags =
                  Config.default.limits.max_body);
           setting "max-connections" Arg.int ~docv:"N" Layer.max_connections
             ~doc:
-              (Printf.sprintf
-                 "Serve at most $(docv) connections at once over all loops \
-                  (default: the configuration file's $(b,MaxConnections), else \
-                  %d); further ones wait in the kernel's backlog."
-                 Config.default.max_connections);
+              "Serve at most $(docv) connections at once over all loops \
+               (default: the configuration file's $(b,MaxConnections), else \
+               derived from the descriptor limit, which $(tname) raises to its \
+               hard limit at start: 90% of it, less 64). At the limit the \
+               connections that have waited longest for a request (idle \
+               keep-alive ones, and those that have sent nothing) are closed \
+               to admit new ones; if none is, new ones wait in the kernel's \
+               backlog.";
+          setting "max-connections-per-client" Arg.int ~docv:"N"
+            (fun n -> Layer.max_connections_per_client (Some n))
+            ~doc:
+              "Serve at most $(docv) connections at once from one client \
+               address; a further one is answered 503 and closed (default: the \
+               configuration file's $(b,MaxConnectionsPerClient), else no \
+               cap).";
           seconds "header-timeout" Layer.request_header_timeout
             ~doc:
               (Printf.sprintf
@@ -135,9 +145,9 @@ let flags =
                the configuration file's $(b,ErrorLog), else standard error.";
         ])
 
-let config ~file flags =
+let config ?(defaults = Config.default) ~file flags =
   let file_layer = Option.fold ~none:[] ~some:Config_file.layer file in
-  Layer.resolve ~defaults:Config.default [ file_layer; flags ]
+  Layer.resolve ~defaults [ file_layer; flags ]
 
 (* {1 The other options} *)
 

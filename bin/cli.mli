@@ -14,13 +14,17 @@ val flags : Layer.t Cmdliner.Term.t
     of values (an IP literal, a port from 0 to 65535, an existing directory for
     [--root]); {!config} checks the rest. *)
 
-val config : file:Config_file.t option -> Layer.t -> (Config.t, string) result
+val config :
+  ?defaults:Config.t ->
+  file:Config_file.t option ->
+  Layer.t ->
+  (Config.t, string) result
 (** [config ~file flags] is the configuration [braid serve] runs with:
-    {!Config.default}, under the settings of [file], under [flags] (the command
-    line beats the file, which beats the defaults), checked, by
-    {!Layer.resolve}. An error is reported at the [FILE:LINE] of the directive
-    that causes it, or names the option. Used at start and at every reload.
-    Blocks while it resolves the document root. *)
+    [defaults] (default {!Config.default}), under the settings of [file], under
+    [flags] (the command line beats the file, which beats the defaults),
+    checked, by {!Layer.resolve}. An error is reported at the [FILE:LINE] of the
+    directive that causes it, or names the option. Used at start and at every
+    reload. Blocks while it resolves the document root. *)
 
 (** {1 The other options} *)
 

@@ -152,6 +152,9 @@ let specs =
     spec "Domains" (whole_number ~min:1) Layer.domains;
     spec "DocumentRoot" path Layer.root;
     spec "MaxConnections" (whole_number ~min:1) Layer.max_connections;
+    spec "MaxConnectionsPerClient"
+      (or_keyword "off" (whole_number ~min:1))
+      Layer.max_connections_per_client;
     spec "MaxBodySize" (whole_number ~min:0) Layer.max_body;
     spec "BodyBufferSize" (whole_number ~min:0) Layer.body_buffer;
     spec "BodyTempDirectory" path Layer.body_temp_dir;

@@ -20,7 +20,8 @@
     - [DocumentRoot DIR]: the static files' root
       ({!Braid_server.Config.t.root}); a relative [DIR] is relative to the
       configuration file's directory.
-    - [MaxConnections N] ([N >= 1]), [MaxBodySize BYTES] ([>= 0]).
+    - [MaxConnections N] ([N >= 1]), [MaxConnectionsPerClient N|off],
+      [MaxBodySize BYTES] ([>= 0]).
     - [BodyBufferSize BYTES] ([>= 0]): the part of a whole-body read kept in
       memory; [BodyTempDirectory DIR]: where the rest is spooled.
     - [Timeout SECONDS]: Apache's I/O timeout: the request-head, body-read and

@@ -55,6 +55,9 @@ let domains n (c : Config.t) = { c with domains = n }
 let root dir (c : Config.t) = { c with root = Some dir }
 let max_connections n (c : Config.t) = { c with max_connections = n }
 
+let max_connections_per_client n (c : Config.t) =
+  { c with max_connections_per_client = n }
+
 let max_body n (c : Config.t) =
   { c with limits = { c.limits with max_body = n } }
 

@@ -60,6 +60,10 @@ val root : string -> change
 (** The document root. *)
 
 val max_connections : int -> change
+
+val max_connections_per_client : int option -> change
+(** [None]: no cap. *)
+
 val max_body : int -> change
 
 val io_timeout : float -> change

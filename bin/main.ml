@@ -43,7 +43,7 @@ let address_to_string = function
    connections in progress keep theirs, and a file that does not load or
    check leaves the current one in force. What cannot change live (the
    address, the number of loops) is reported. Outcomes are always logged. *)
-let on_reload server writer ~file ~flags ~ready () =
+let on_reload server writer ~defaults ~file ~flags ~ready () =
   Braid_io.Switch.run @@ fun sw ->
   let signals = Braid_io.Signal.subscribe ~sw [ Sys.sighup ] in
   Braid_sync.Promise.fill ready ();
@@ -51,7 +51,7 @@ let on_reload server writer ~file ~flags ~ready () =
   let reload path =
     let ( let* ) = Result.bind in
     let* f = Config_file.load path in
-    let* config = Cli.config ~file:(Some f) flags in
+    let* config = Cli.config ~defaults ~file:(Some f) flags in
     (* Before [set_config]: the address and loops the server runs with. *)
     let running = Server.config server in
     let* () = Server.set_config server config in
@@ -88,13 +88,24 @@ let on_reload server writer ~file ~flags ~ready () =
 
 let serve flags config_file demo log_level shutdown_timeout =
   let ( let* ) = Result.bind in
+  (* As many descriptors as the hard limit allows, and a connection limit
+     that fits in them, unless the file or the command line sets one. *)
+  let defaults =
+    match Server.raise_descriptor_limit () with
+    | descriptors ->
+        {
+          Config.default with
+          max_connections = Server.connections_for_descriptors descriptors;
+        }
+    | exception Unix.Unix_error _ -> Config.default
+  in
   let configured =
     let* file =
       match config_file with
       | None -> Ok None
       | Some path -> Result.map Option.some (Config_file.load path)
     in
-    Cli.config ~file flags
+    Cli.config ~defaults ~file flags
   in
   match configured with
   | Error msg -> `Error (false, msg)
@@ -130,14 +141,17 @@ let serve flags config_file demo log_level shutdown_timeout =
               [
                 on_termination server ~deadline:shutdown_timeout ~ready;
                 (fun () -> Log_writer.run writer);
-                on_reload server writer ~file:config_file ~flags
+                on_reload server writer ~defaults ~file:config_file ~flags
                   ~ready:reload_ready;
               ]
             in
             let on_listen address =
               Braid_sync.Promise.await ready;
               Braid_sync.Promise.await reload_ready;
-              Printf.printf "braid: serving http://%s/%s%s with %d loop%s\n%!"
+              Printf.printf
+                "braid: serving http://%s/%s%s with %d loop%s, up to %d \
+                 connections\n\
+                 %!"
                 (address_to_string address)
                 (match (Server.config server).root with
                 | Some r -> " from " ^ r
@@ -145,6 +159,7 @@ let serve flags config_file demo log_level shutdown_timeout =
                 (if demo then " (demo routes)" else "")
                 config.domains
                 (if config.domains = 1 then "" else "s")
+                config.max_connections
             in
             match
               Server.run ~on_listen ~background:(background fibers) server

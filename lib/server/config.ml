@@ -19,6 +19,7 @@ type t = {
   linger : float;
   timeouts : timeouts;
   max_connections : int;
+  max_connections_per_client : int option;
   listen : Unix.sockaddr;
   domains : int;
   access_log : string option;
@@ -44,6 +45,7 @@ let default =
         handler = None;
       };
     max_connections = 1000;
+    max_connections_per_client = None;
     listen = Unix.ADDR_INET (Unix.inet_addr_loopback, 8080);
     domains = 1;
     access_log = None;

@@ -82,6 +82,10 @@ type t = {
           limit the server stops accepting, leaving new connections in the
           kernel's backlog, and resumes as connections close. Read at each
           accept, so a reload changes it for later accepts. *)
+  max_connections_per_client : int option;
+      (** At most this many connections at once from one client address; a
+          further one is answered [503] and closed at once. [None] (the
+          default): no cap. *)
   listen : Unix.sockaddr;
       (** The address the server listens on; port 0 lets the kernel choose. Read
           by {!Server.create}: {!Server.set_config} ignores it (a new address

@@ -59,6 +59,28 @@ let drain c =
   in
   List.iter Fiber.Scope.cancel idle
 
+(* At the connection limit, nginx's rule: the connection that has waited
+   longest for a request (an idle keep-alive one, or one that has sent
+   nothing yet) is closed to admit a new one; nothing is owed to it. *)
+let evict_idle c =
+  let oldest =
+    Hashtbl.fold
+      (fun _ l oldest ->
+        if Control.is_idle l.control && not (Fiber.Scope.is_cancelled l.scope)
+        then
+          match oldest with
+          | Some (o : live) when o.control.idle_since <= l.control.idle_since ->
+              oldest
+          | _ -> Some l
+        else oldest)
+      c.live None
+  in
+  match oldest with
+  | Some l ->
+      Fiber.Scope.cancel l.scope;
+      true
+  | None -> false
+
 (* Marlow's timeout manager: one fiber per loop cancels the connections
    idle past their deadline or stuck in a write past theirs (a client that
    stopped reading), so a connection costs no timer and no fiber of its own.
@@ -97,7 +119,7 @@ and give_back_memory c =
   else if c.peak >= burst && live <= c.peak / 8 then (
     c.peak <- live;
     List.iter Buffer_pool.trim c.pools;
-    Heap.give_back ())
+    System.give_back_memory ())
 
 (* A connection seen waiting for its next request at two looks in a row
    (idle a tick at least) gives its buffers back to the pool: an idle

@@ -26,6 +26,12 @@ val drain : context -> unit
     cancelled and return normally); the others close after their current
     request. *)
 
+val evict_idle : context -> bool
+(** [evict_idle c] closes the connection of [c] that has waited longest for a
+    request, if one waits (an idle keep-alive connection, or one that has sent
+    nothing yet: "reusable", in nginx's words), and says whether it did. Its
+    fiber returns normally, soon after. *)
+
 val sweep : context -> unit
 (** [sweep c] never returns: it cancels the connections of [c] idle past their
     deadline or stuck in a write past their send timeout (their fibers return

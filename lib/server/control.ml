@@ -6,6 +6,7 @@ type t = {
   mutable first : bool;
   mutable head_deadline : int;
   mutable idle_deadline : int;
+  mutable idle_since : int;
   mutable writes : int;
   mutable send_timeout : int;
   mutable awaiting : bool;
@@ -22,6 +23,7 @@ let create draining =
     first = true;
     head_deadline = 0;
     idle_deadline = max_int;
+    idle_since = 0;
     writes = 0;
     send_timeout = max_int;
     awaiting = false;

@@ -19,6 +19,9 @@ type t = {
           one go never reads the clock). *)
   mutable idle_deadline : int;
       (** Monotonic nanoseconds: the end of the current idle wait. *)
+  mutable idle_since : int;
+      (** Monotonic nanoseconds: when the current idle wait began (the
+          connection's start, for the first request). *)
   mutable writes : int;
       (** Twice the pieces written, plus one while a piece is being written: two
           increments per piece, no clock read. *)

@@ -115,10 +115,11 @@ let rec loop (c : Conn.t) =
   if Input.length c.input = 0 then (
     Output.flush c.out;
     (* The first wait is bounded by the first request's deadline. *)
-    if not control.first then
+    if not control.first then (
+      let now = c.services.monotonic_ns () in
+      control.idle_since <- now;
       control.idle_deadline <-
-        c.services.monotonic_ns ()
-        + Control.ns_of_seconds c.config.timeouts.keep_alive;
+        now + Control.ns_of_seconds c.config.timeouts.keep_alive);
     control.phase <- Idle)
   else control.phase <- Head;
   if control.phase = Idle && Atomic.get control.draining then Peer_closed
@@ -231,9 +232,10 @@ let serve ?control ?buffers ?await_input ?fixed_services (config : Config.t)
   in
   (* The first request's head is due [request_header] seconds after the
      connection starts. *)
+  let start = services.monotonic_ns () in
+  control.idle_since <- start;
   control.head_deadline <-
-    services.monotonic_ns ()
-    + Control.ns_of_seconds config.timeouts.request_header;
+    start + Control.ns_of_seconds config.timeouts.request_header;
   control.idle_deadline <- control.head_deadline;
   control.send_timeout <- Control.ns_of_seconds config.timeouts.send;
   (* Counted for [send_stalled]. A piece that raises ends the connection,

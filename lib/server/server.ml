@@ -8,6 +8,10 @@ module Condition = Braid_sync.Condition
    connection's fiber ends. *)
 type slots = { mutex : Mutex.t; freed : Condition.t; active : int Atomic.t }
 
+(* Connections per client address, over all loops. Taken and given once per
+   connection, never held across a suspension: a Stdlib mutex. *)
+type clients = { lock : Stdlib.Mutex.t; counts : (string, int) Hashtbl.t }
+
 type t = {
   domains : int;
   direct_calls : bool;
@@ -21,6 +25,7 @@ type t = {
   drain : float Promise.t;
       (** Filled by [shutdown] with the seconds left to the connections. *)
   slots : slots;
+  clients : clients;
 }
 
 let check_config (c : Config.t) =
@@ -38,6 +43,11 @@ let check_config (c : Config.t) =
     else Error "maximum body size must not be negative"
   in
   let* () = positive "maximum connections" c.max_connections in
+  let* () =
+    match c.max_connections_per_client with
+    | Some n -> positive "maximum connections per client" n
+    | None -> Ok ()
+  in
   let* () =
     if c.domains >= 1 then Ok ()
     else Error "the number of domains must be at least 1"
@@ -114,10 +124,19 @@ let create_server ~direct_calls ~settings config =
             freed = Condition.create ();
             active = Atomic.make 0;
           };
+        clients = { lock = Stdlib.Mutex.create (); counts = Hashtbl.create 64 };
       })
     (check_config config)
 
 let create ~settings config = create_server ~direct_calls:false ~settings config
+
+let raise_descriptor_limit () =
+  let soft, hard = System.descriptor_limits () in
+  let wanted = min hard 1_048_576 in
+  if wanted > soft then System.set_descriptor_limit wanted;
+  fst (System.descriptor_limits ())
+
+let connections_for_descriptors n = max 1 ((n * 9 / 10) - 64)
 let config t = Atomic.get t.config
 
 (* The loops run and the sockets are bound: keeping the running address and
@@ -136,20 +155,31 @@ let shutdown t ~deadline =
     invalid_arg
       (Printf.sprintf
          "Braid_server.Server.shutdown: the deadline must be 0 to %.0f \
-          seconds,           not %g"
+          seconds, not %g"
          Config.max_seconds deadline);
   Atomic.set t.draining true;
   ignore (Promise.try_fill t.drain (Ok deadline))
 
 let connections t = Atomic.get t.slots.active
 
-(* Waits (this fiber only) for a slot under the current limit. *)
-let acquire_slot t =
+(* How long the acceptor at the limit waits for a slot before looking again
+   for a connection to close: connections just accepted, or busy, become
+   idle without freeing a slot. *)
+let look_again = 0.05
+
+(* Waits (this fiber only) for a slot under the current limit, closing the
+   connections of this loop that wait longest for a request, one per freed
+   slot: a flood of idle connections denies no one. *)
+let acquire_slot t context =
   let s = t.slots in
   Mutex.lock s.mutex;
   match
     while Atomic.get s.active >= (Atomic.get t.config).max_connections do
-      Condition.wait s.freed s.mutex
+      if Connection.evict_idle context then Condition.wait s.freed s.mutex
+      else
+        ignore
+          (Services.timeout look_again (fun () ->
+               Condition.wait s.freed s.mutex))
     done
   with
   | () ->
@@ -178,11 +208,50 @@ let await_no_connections t =
         Condition.wait s.freed s.mutex
       done)
 
+let client_of = function
+  | Unix.ADDR_INET (ip, _) -> Some (Unix.string_of_inet_addr ip)
+  | Unix.ADDR_UNIX _ -> None
+
+(* Counts the connection in for its address, unless the cap is reached. *)
+let admit_client t peer =
+  match ((Atomic.get t.config).max_connections_per_client, client_of peer) with
+  | None, _ | _, None -> true
+  | Some cap, Some client ->
+      Stdlib.Mutex.protect t.clients.lock (fun () ->
+          let n =
+            Option.value ~default:0 (Hashtbl.find_opt t.clients.counts client)
+          in
+          if n >= cap then false
+          else (
+            Hashtbl.replace t.clients.counts client (n + 1);
+            true))
+
+let leave_client t peer =
+  match client_of peer with
+  | None -> ()
+  | Some client ->
+      Stdlib.Mutex.protect t.clients.lock (fun () ->
+          match Hashtbl.find_opt t.clients.counts client with
+          | Some n when n > 1 -> Hashtbl.replace t.clients.counts client (n - 1)
+          | Some _ -> Hashtbl.remove t.clients.counts client
+          | None -> ())
+
+let too_many_from_client =
+  let text = "503 Service Unavailable: too many connections from you\n" in
+  Printf.sprintf
+    "HTTP/1.1 503 Service Unavailable\r\n\
+     Content-Type: text/plain\r\n\
+     Content-Length: %d\r\n\
+     Connection: close\r\n\
+     \r\n\
+     %s"
+    (String.length text) text
+
 (* At the limit, waits for a slot: new connections stay in the kernel's
    backlog. Running out of descriptors leaves the connection in the backlog
    too: pause (logging once per episode) instead of spinning on it. *)
 let rec accept_loop t ~sw listener context ~paused =
-  acquire_slot t;
+  acquire_slot t context;
   match
     Net.accept_fork ~sw listener
       ~on_error:(fun e ->
@@ -190,7 +259,16 @@ let rec accept_loop t ~sw listener context ~paused =
       (fun socket peer ->
         Fun.protect
           ~finally:(fun () -> release_slot t)
-          (fun () -> Connection.serve context (Atomic.get t.config) socket peer))
+          (fun () ->
+            if admit_client t peer then
+              Fun.protect
+                ~finally:(fun () -> leave_client t peer)
+                (fun () ->
+                  Connection.serve context (Atomic.get t.config) socket peer)
+            else
+              (* Counted, answered, closed: it never holds a slot for long. *)
+              try Net.write_string socket too_many_from_client
+              with Net.Error _ -> ()))
   with
   | () -> accept_loop t ~sw listener context ~paused:false
   | exception

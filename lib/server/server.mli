@@ -20,11 +20,16 @@
     when it is accepted, and {!set_config} changes what later connections see.
 
     At most [max_connections] (of the current configuration, read at each
-    accept) connections are served at once over all loops: at the limit the
-    accept fibers wait for a connection to end and new connections wait in the
-    kernel's backlog; none is accepted and then failed. When the process runs
-    out of descriptors ([EMFILE]) the accept loop pauses 50 ms between attempts
-    (logging once) instead of spinning. *)
+    accept) connections are served at once over all loops. At the limit, as
+    nginx does, the accept fiber of a loop closes that loop's connection that
+    has waited longest for a request (an idle keep-alive one, or one that has
+    sent nothing yet) to admit the next; if none waits, it waits for a
+    connection to end (looking again every 50 ms) and new connections wait in
+    the kernel's backlog. So a flood of idle connections denies no one. With
+    [max_connections_per_client], a further connection from an address at its
+    cap is answered [503] and closed. When the process runs out of descriptors
+    ([EMFILE]) the accept loop pauses 50 ms between attempts (logging once)
+    instead of spinning. *)
 
 type t
 
@@ -41,6 +46,19 @@ val create : settings:Production.settings -> Config.t -> (t, string) result
     {!Services} of its connections, their fibers and their pool tasks with
     {!Production.services} of [settings]. [config] goes through {!check_config}.
 *)
+
+val raise_descriptor_limit : unit -> int
+(** [raise_descriptor_limit ()] raises this process's soft limit of open
+    descriptors ([RLIMIT_NOFILE]) to its hard limit (at most 1,048,576) and
+    returns the soft limit now in force, as nginx and h2o do at start: each
+    connection takes a descriptor. Process-wide, so a program calls it, not the
+    library: [braid serve] does, before deriving its connection limit. Raises
+    [Unix.Unix_error] if the system refuses. *)
+
+val connections_for_descriptors : int -> int
+(** [connections_for_descriptors n] is a connection limit that leaves room,
+    among [n] descriptors, for what else a server holds open (listeners, the
+    files being sent, logs, the event loops' own): [max 1 (n * 9 / 10 - 64)]. *)
 
 val config : t -> Config.t
 (** The configuration new connections get. *)

@@ -53,6 +53,11 @@ let samples : (string * string * (Config.t -> unit)) list =
     ( "MaxBodySize",
       "0",
       fun c -> Alcotest.(check int) "MaxBodySize" 0 c.limits.max_body );
+    ( "MaxConnectionsPerClient",
+      "8",
+      fun c ->
+        Alcotest.(check (option int))
+          "MaxConnectionsPerClient" (Some 8) c.max_connections_per_client );
     ( "BodyBufferSize",
       "4096",
       fun c -> Alcotest.(check int) "BodyBufferSize" 4096 c.body_buffer );

@@ -290,7 +290,15 @@ let connection_limit ~domains () =
           Unix.sleepf 0.0005
         done)
   in
-  let socks = List.init (limit + extra) (fun _ -> connect port) in
+  (* Each connection starts its request at once: one that has sent nothing
+     would count as idle, and be closed to admit the others (see
+     [idle_flood]). *)
+  let socks =
+    List.init (limit + extra) (fun _ ->
+        let s = connect port in
+        send s "GET /hello HTTP/1.1\r\n";
+        s)
+  in
   (* Wait for the server to fill its slots. *)
   while Server.connections server < limit do
     Unix.sleepf 0.01
@@ -299,10 +307,7 @@ let connection_limit ~domains () =
   Alcotest.(check int) "at the limit" limit (Server.connections server);
   (* Every connection, accepted or still in the backlog, asks once and
      closes: all are answered, as slots free up. *)
-  List.iter
-    (fun s ->
-      send s "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    socks;
+  List.iter (fun s -> send s "Host: x\r\nConnection: close\r\n\r\n") socks;
   let statuses =
     List.map
       (fun s ->
@@ -441,6 +446,76 @@ let emfile () =
   in
   retry 50
 
+(* A flood of idle connections denies no one (issue 13.3): with the
+   descriptor limit at 256, braid serve's default connection limit is
+   derived from it; twice that many connections that send nothing hold every
+   slot, and a client from another address is still served: at the limit the
+   connections that waited longest for a request are closed to admit new
+   ones. Without that, it would wait in the backlog for the 20 s header
+   timeout; the 10 s bound on its read only turns that into a failure. *)
+let idle_flood () =
+  let root = Filename.temp_dir "braid-flood" "" in
+  write_file (root ^ "/x.txt") "fresh\n";
+  let p = start ~prefix:[ "prlimit"; "--nofile=256:256" ] [ "--root"; root ] in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let banner = read_file p.out in
+  let limit =
+    match
+      Scanf.sscanf_opt
+        (List.nth (String.split_on_char ',' banner) 1)
+        " up to %d connections" Fun.id
+    with
+    | Some n -> n
+    | None -> Alcotest.failf "banner: %S" banner
+  in
+  Alcotest.(check int)
+    "the default limit, derived from 256 descriptors" 166 limit;
+  let flood = List.init (2 * limit) (fun _ -> connect port) in
+  Fun.protect ~finally:(fun () -> List.iter Unix.close flood) @@ fun () ->
+  let fresh = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect ~finally:(fun () -> Unix.close fresh) @@ fun () ->
+  Unix.bind fresh (ADDR_INET (Unix.inet_addr_of_string "127.0.0.2", 0));
+  Unix.setsockopt_float fresh SO_RCVTIMEO 10.;
+  Unix.connect fresh (ADDR_INET (Unix.inet_addr_loopback, port));
+  send fresh "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  let answer = read_to_end fresh in
+  Alcotest.(check int) "the fresh client is served" 200 (status_of answer);
+  Alcotest.(check bool) "its file" true (contains answer "fresh")
+
+(* The optional cap per client address: a fourth connection from one
+   address is answered 503 at once; another address is served. *)
+let per_client_cap () =
+  let root = Filename.temp_dir "braid-cap" "" in
+  write_file (root ^ "/x.txt") "x\n";
+  let p = start [ "--root"; root; "--max-connections-per-client"; "3" ] in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let held = List.init 3 (fun _ -> connect port) in
+  (match
+     let fourth = connect port in
+     let answer = read_to_end fourth in
+     Unix.close fourth;
+     Alcotest.(check int) "the fourth from one address" 503 (status_of answer);
+     let other = Unix.socket PF_INET SOCK_STREAM 0 in
+     Fun.protect ~finally:(fun () -> Unix.close other) @@ fun () ->
+     Unix.bind other (ADDR_INET (Unix.inet_addr_of_string "127.0.0.2", 0));
+     Unix.setsockopt_float other SO_RCVTIMEO 20.;
+     Unix.connect other (ADDR_INET (Unix.inet_addr_loopback, port));
+     send other "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+     Alcotest.(check int) "another address" 200 (status_of (read_to_end other))
+   with
+  | () -> List.iter Unix.close held
+  | exception e ->
+      List.iter Unix.close held;
+      raise e);
+  (* Once they have left, the address may connect again. *)
+  let again = connect port in
+  send again "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  let answer = read_to_end again in
+  Unix.close again;
+  Alcotest.(check int) "after they left" 200 (status_of answer)
+
 (* SIGTERM during a slow request: it completes (with Connection: close), an
    idle connection is closed at once, new connections are refused, and the
    process exits 0. *)
@@ -545,6 +620,8 @@ let () =
           Alcotest.test_case "max connections, 2 loops" `Quick
             (connection_limit ~domains:2);
           Alcotest.test_case "EMFILE" `Quick emfile;
+          Alcotest.test_case "a flood of idle connections" `Quick idle_flood;
+          Alcotest.test_case "per-client cap" `Quick per_client_cap;
         ] );
       ( "shutdown",
         [
