@@ -20,6 +20,7 @@ type t = {
   timeouts : timeouts;
   max_connections : int;
   max_connections_per_client : int option;
+  minor_heap_words : int;
   listen : Unix.sockaddr;
   domains : int;
   access_log : string option;
@@ -46,6 +47,7 @@ let default =
       };
     max_connections = 1000;
     max_connections_per_client = None;
+    minor_heap_words = 1 lsl 20;
     listen = Unix.ADDR_INET (Unix.inet_addr_loopback, 8080);
     domains = 1;
     access_log = None;

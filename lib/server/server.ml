@@ -43,6 +43,7 @@ let check_config (c : Config.t) =
     else Error "maximum body size must not be negative"
   in
   let* () = positive "maximum connections" c.max_connections in
+  let* () = positive "minor heap words" c.minor_heap_words in
   let* () =
     match c.max_connections_per_client with
     | Some n -> positive "maximum connections per client" n
@@ -325,7 +326,14 @@ let serve_connections t ~sw listener context =
   | exception Braid.Cancelled when Promise.peek t.stopped <> None -> ());
   List.iter Fiber.cancel !watchers
 
+(* Each domain has its own minor heap, of the runtime's size whatever the
+   spawning domain set. *)
+let size_minor_heap words =
+  let gc = Gc.get () in
+  if gc.minor_heap_size < words then Gc.set { gc with minor_heap_size = words }
+
 let serve_domain t ~domain ~port ~on_listen ~background =
+  size_minor_heap (Atomic.get t.config).minor_heap_words;
   let services = Production.services (Production.create t.settings) in
   let context =
     Connection.context ~draining:t.draining
