@@ -16,6 +16,7 @@ type stats = Loop.stats = {
   signal_waiters : int;
 }
 
+let polls = Loop.polls_here
 let stats () = Loop.stats (Loop.current ~op:"Braid_io.stats")
 
 (* Each domain's body runs in a switch published here, so that the first

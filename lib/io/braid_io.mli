@@ -99,6 +99,14 @@ type stats = Loop.stats = {
   signal_waiters : int;  (** Fibers waiting for a signal. *)
 }
 
+val polls : unit -> int option
+(** [polls ()] counts the times the calling thread's event loop has polled for
+    events (epoll, timers), or is [None] on a thread that runs no loop. The
+    fibers woken by one poll run before the next: something read from the
+    outside world while the count stays the same (a file's metadata, say) can
+    serve all of them, as if they had asked at the same instant. Never blocks;
+    any thread. *)
+
 val stats : unit -> stats
 (** [stats ()] describes the calling fiber's loop: tests use it to check that
     cancellation leaves no registration behind.

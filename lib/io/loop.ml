@@ -52,6 +52,7 @@ and t = {
   fibers : Private.Scheduler.tally;
   mutable last_foreign : int;
       (** When a resumption last came from another thread ({!now_ns}). *)
+  mutable polls : int;  (** Completed calls of [poll]. *)
 }
 
 let wake_token = 0
@@ -72,6 +73,11 @@ let current ~op =
       invalid_arg (op ^ ": must be called from a fiber of Braid_io.run")
 
 let running_here () = Option.is_some (Domain.DLS.get running)
+
+let polls_here () =
+  match Domain.DLS.get running with
+  | Some t when on_loop_thread t -> Some t.polls
+  | Some _ | None -> None
 
 let check_owner t ~op =
   if not (on_loop_thread t) then
@@ -344,6 +350,7 @@ let create () =
             signal_waiters = [];
             fibers = Private.Scheduler.tally ();
             last_foreign = min_int;
+            polls = 0;
           })
 
 let make_ops t =
@@ -477,6 +484,7 @@ let poll t =
       | 0 -> Epoll.wait t.epoll t.events ~timeout_ms:0
       | timeout -> wait_idle t ~deadline ~timeout
   in
+  t.polls <- t.polls + 1;
   dispatch t n;
   if Timer_heap.length t.timers > 0 then (
     let now = now_ns () in

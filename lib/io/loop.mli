@@ -22,6 +22,10 @@ val enqueue : t -> (unit -> unit) -> unit
 (** [enqueue t task] runs [task] on the loop soon; from any thread, waking the
     loop if it sleeps. *)
 
+val polls_here : unit -> int option
+(** [polls_here ()] is how many times the loop of the calling thread has polled
+    for events, or [None] on a thread that runs no loop. *)
+
 val now_ns : unit -> int
 (** Monotonic clock in nanoseconds (the one timers use). *)
 

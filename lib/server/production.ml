@@ -16,14 +16,29 @@ let settings ?(log_level = Log_event.Warning) ?access_log ?logger
 
 type cached = { version : File.info; content : string }
 
+(* A path's metadata as read during one poll of the loop. *)
+type looked_up = { poll : int; found : (File.info, File.error) result }
+
 type t = {
   settings : settings;
-  home : Domain.id;  (** The only domain that touches [cache]. *)
+  home : Domain.id;
+      (** The only domain that touches [cache], [stats] and [lstats]. *)
   cache : (string, cached) Hashtbl.t;
+  stats : (string, looked_up) Hashtbl.t;  (** Links followed. *)
+  lstats : (string, looked_up) Hashtbl.t;
 }
 
 let create settings =
-  { settings; home = Domain.self (); cache = Hashtbl.create 64 }
+  {
+    settings;
+    home = Domain.self ();
+    cache = Hashtbl.create 64;
+    stats = Hashtbl.create 64;
+    lstats = Hashtbl.create 64;
+  }
+
+(* Entries of the metadata tables: as many as the file cache's. *)
+let max_looked_up = 1024
 
 let rank = function
   | Log_event.Error -> 0
@@ -72,10 +87,31 @@ let info_of (st : Unix.stats) : File.info =
     inode = st.st_ino;
   }
 
-let stat ~follow path =
+let system_stat ~follow path =
   match if follow then Unix.stat path else Unix.lstat path with
   | st -> Ok (info_of st)
   | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
+
+(* The requests one poll of the loop woke share one look at each path, as
+   h2o's file cache does: a keep-alive crowd asking for the same file costs
+   one system call per poll, not one per request, and a change made before
+   a request arrived is seen by it. Elsewhere (a pool task, a systhread)
+   each call looks. *)
+let stat t ~follow path =
+  match
+    if (Domain.self () :> int) = (t.home :> int) then Braid_io.polls ()
+    else None
+  with
+  | None -> system_stat ~follow path
+  | Some poll -> (
+      let table = if follow then t.stats else t.lstats in
+      match Hashtbl.find_opt table path with
+      | Some seen when seen.poll = poll -> seen.found
+      | _ ->
+          let found = system_stat ~follow path in
+          if Hashtbl.length table >= max_looked_up then Hashtbl.reset table;
+          Hashtbl.replace table path { poll; found };
+          found)
 
 let realpath path =
   match Unix.realpath path with
@@ -164,7 +200,7 @@ let services t : Services.t =
     monotonic_ns;
     sleep = Braid_io.Time.sleep;
     timeout = Braid_io.Time.timeout;
-    stat;
+    stat = stat t;
     realpath;
     open_file = open_file t;
     find_handler = Router.lookup t.settings.router;

@@ -11,7 +11,13 @@
     domains read the file). Every function blocks only as its system call does:
     [stat], [realpath] and file reads block the domain for the duration of a
     disk access (regular files cannot wait in epoll), like nginx without thread
-    pools. *)
+    pools.
+
+    On the loop's thread, [stat] looks at a path once per poll of the loop
+    ({!Braid_io.polls}): the requests one poll woke share its answer, as they do
+    in h2o's file cache, so a crowd of keep-alive clients asking for one file
+    costs one [stat] per poll rather than one per request. A change on disk is
+    seen by every request that arrives after it. *)
 
 type file_cache = {
   max_file_size : int;  (** Files up to this size (bytes) are cached. *)
@@ -24,8 +30,8 @@ type file_cache = {
     ctime). A file changed on disk is therefore never served stale, except for a
     write that keeps size, mtime and ctime unchanged, which requires changing
     the clock. It saves the [open], [read] and [close] of each request; the
-    [stat] remains. nginx's [open_file_cache] (off by default) caches
-    descriptors, not content. *)
+    [stat] remains (once per poll of the loop). nginx's [open_file_cache] (off
+    by default) caches descriptors, not content. *)
 
 type settings = {
   router : Router.t;

@@ -647,6 +647,31 @@ let real_files () =
   write_file (Filename.concat root "a.txt") "new file";
   Alcotest.(check string) "replaced (same size)" "new file" (contents ())
 
+(* On a loop, the requests one poll woke share one look at a path; the next
+   poll looks again. Outside a loop every call looks. *)
+let metadata_per_poll () =
+  with_temp_dir @@ fun dir ->
+  let path = Filename.concat dir "a.txt" in
+  let caps =
+    Production.services (Production.create (Production.settings Router.empty))
+  in
+  let found () =
+    match caps.stat ~follow:false path with Ok _ -> true | Error _ -> false
+  in
+  Braid_io.run (fun () ->
+      write_file path "x";
+      Alcotest.(check bool) "there" true (found ());
+      Unix.unlink path;
+      Alcotest.(check bool) "same poll: the answer it saw" true (found ());
+      Braid_io.Time.sleep 0.001;
+      Alcotest.(check bool) "next poll: gone" false (found ());
+      write_file path "y";
+      Alcotest.(check bool) "same poll: still gone" false (found ());
+      Braid_io.Time.sleep 0.001;
+      Alcotest.(check bool) "next poll: back" true (found ()));
+  Unix.unlink path;
+  Alcotest.(check bool) "outside a loop: looks each time" false (found ())
+
 (* {1 Logs and output} *)
 
 let combined_log () =
@@ -743,6 +768,8 @@ let () =
           Alcotest.test_case "conditional" `Quick conditional;
           Alcotest.test_case "ranges" `Quick ranged;
           Alcotest.test_case "real file system" `Quick real_files;
+          Alcotest.test_case "metadata read once per poll" `Quick
+            metadata_per_poll;
         ] );
       ( "output",
         [
