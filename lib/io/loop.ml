@@ -59,7 +59,9 @@ let wake_token = 0
 let signal_token = 1
 let first_fd_token = 2
 let events_per_wait = 512
-let now_ns () = Int64.to_int (Mtime_clock.now_ns ())
+
+external now_ns : unit -> int = "braid_monotonic_ns" [@@noalloc]
+
 let on_loop_thread t = Thread.self () == t.owner
 
 (* The loop running on each domain. Systhreads share their domain's entry;

@@ -1,6 +1,7 @@
 open Braid
 
 let now = Mtime_clock.now
+let now_ns = Loop.now_ns
 
 let deadline_after ~op seconds =
   if Float.is_nan seconds then invalid_arg (op ^ ": NaN duration");

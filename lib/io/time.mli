@@ -9,6 +9,11 @@ val now : unit -> Mtime.t
 (** [now ()] reads the monotonic clock (the one timers use). Never blocks;
     callable from anywhere. *)
 
+val now_ns : unit -> int
+(** [now_ns ()] reads the same clock in nanoseconds, without allocating (an
+    [Mtime.t] is a boxed integer): for code that reads it on every request.
+    Never blocks; callable from anywhere. *)
+
 val sleep : float -> unit
 (** [sleep seconds] suspends the calling fiber for [seconds] (at least; the loop
     wakes with millisecond granularity). [sleep 0.] (or less) yields to the

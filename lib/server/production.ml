@@ -19,22 +19,26 @@ type cached = { version : File.info; content : string }
 (* A path's metadata as read during one poll of the loop. *)
 type looked_up = { poll : int; found : (File.info, File.error) result }
 
+(* Keyed by path with [String.equal]: the generic table's polymorphic
+   comparison costs more than the lookup on every request. *)
+module Paths = Hashtbl.Make (String)
+
 type t = {
   settings : settings;
   home : Domain.id;
       (** The only domain that touches [cache], [stats] and [lstats]. *)
-  cache : (string, cached) Hashtbl.t;
-  stats : (string, looked_up) Hashtbl.t;  (** Links followed. *)
-  lstats : (string, looked_up) Hashtbl.t;
+  cache : cached Paths.t;
+  stats : looked_up Paths.t;  (** Links followed. *)
+  lstats : looked_up Paths.t;
 }
 
 let create settings =
   {
     settings;
     home = Domain.self ();
-    cache = Hashtbl.create 64;
-    stats = Hashtbl.create 64;
-    lstats = Hashtbl.create 64;
+    cache = Paths.create 64;
+    stats = Paths.create 64;
+    lstats = Paths.create 64;
   }
 
 (* Entries of the metadata tables: as many as the file cache's. *)
@@ -64,7 +68,7 @@ let log t (event : Log_event.event) =
               (Log_event.to_string event)
         | None -> prerr_endline (Log_event.to_string event))
 
-let monotonic_ns () = Int64.to_int (Mtime_clock.now_ns ())
+let monotonic_ns = Braid_io.Time.now_ns
 
 let error_of (e : Unix.error) : File.error =
   match e with
@@ -105,12 +109,12 @@ let stat t ~follow path =
   | None -> system_stat ~follow path
   | Some poll -> (
       let table = if follow then t.stats else t.lstats in
-      match Hashtbl.find_opt table path with
+      match Paths.find_opt table path with
       | Some seen when seen.poll = poll -> seen.found
       | _ ->
           let found = system_stat ~follow path in
-          if Hashtbl.length table >= max_looked_up then Hashtbl.reset table;
-          Hashtbl.replace table path { poll; found };
+          if Paths.length table >= max_looked_up then Paths.reset table;
+          Paths.replace table path { poll; found };
           found)
 
 let realpath path =
@@ -169,7 +173,7 @@ let open_file t path (info : File.info) =
         && (Domain.self () :> int) = (t.home :> int)
     | None -> false
   in
-  match if cacheable then Hashtbl.find_opt t.cache path else None with
+  match if cacheable then Paths.find_opt t.cache path else None with
   | Some c when File.same_version c.version info ->
       Ok (File.In_memory c.content)
   | _ -> (
@@ -183,9 +187,9 @@ let open_file t path (info : File.info) =
               (if File.same_version now info then
                  match t.settings.file_cache with
                  | Some c ->
-                     if Hashtbl.length t.cache >= c.max_entries then
-                       Hashtbl.reset t.cache;
-                     Hashtbl.replace t.cache path { version = now; content }
+                     if Paths.length t.cache >= c.max_entries then
+                       Paths.reset t.cache;
+                     Paths.replace t.cache path { version = now; content }
                  | None -> ());
               Ok (File.In_memory content)
           | exception Unix.Unix_error (e, _, _) ->

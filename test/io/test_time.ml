@@ -181,6 +181,17 @@ let now_is_monotonic () =
     (Mtime.Span.to_float_ns (Mtime.span t0 t1) >= 0.01 *. 1e9
     && Mtime.is_later t1 ~than:t0)
 
+(* The unboxed reading is mtime's clock: a reading taken between two of
+   mtime's lies between them. *)
+let now_ns_is_mtimes_clock () =
+  for _ = 1 to 1000 do
+    let before = Mtime.to_uint64_ns (Time.now ()) in
+    let ns = Time.now_ns () in
+    let after = Mtime.to_uint64_ns (Time.now ()) in
+    if not (Int64.to_int before <= ns && ns <= Int64.to_int after) then
+      Alcotest.failf "%Ld <= %d <= %Ld does not hold" before ns after
+  done
+
 let () =
   let case name f = Alcotest.test_case name `Quick f in
   Alcotest.run "time"
@@ -203,5 +214,6 @@ let () =
         [
           case "wakes in deadline order" sleep_order;
           case "now" now_is_monotonic;
+          case "now_ns reads the same clock" now_ns_is_mtimes_clock;
         ] );
     ]
