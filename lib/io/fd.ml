@@ -48,6 +48,10 @@ let pipe ~sw () =
 let await_readable fd = wait fd ~write:false ~op:"await_readable"
 let await_writable fd = wait fd ~write:true ~op:"await_writable"
 
+let interrupt fd e =
+  try Loop.interrupt_readers fd e
+  with Loop.Closed -> fail "interrupt" Unix.EBADF
+
 let await_input fd =
   Handle.usable fd ~op:"await_input";
   if not (Loop.may_be_readable fd) then

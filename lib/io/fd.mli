@@ -46,6 +46,16 @@ val await_readable : t -> unit
       [{op = "await_readable"; error = EBADF}] if [fd] is or gets closed.
     @raise Braid.Cancelled if the fiber is cancelled (woken at once). *)
 
+val interrupt : t -> exn -> unit
+(** [interrupt fd e] wakes the fibers waiting for [fd] to become readable
+    ({!await_readable}, {!await_input}, a read) with [e], raised from their
+    wait; [fd] stays open and registered, and later waits are not affected. A
+    server uses it to move an idle connection's wait elsewhere. Never blocks;
+    only on [fd]'s loop thread.
+
+    Raises [Invalid_argument] on another thread.
+    @raise Error [{op = "interrupt"; error = EBADF}] if [fd] is closed. *)
+
 val await_writable : t -> unit
 (** Like {!await_readable}, for writing. *)
 

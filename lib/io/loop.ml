@@ -237,6 +237,12 @@ let wake_all t waiters result =
       t.fd_waiters <- t.fd_waiters - List.length many;
       List.iter (fun w -> ignore (w result)) many
 
+let interrupt_readers fd e =
+  check_usable fd ~op:"Fd.interrupt";
+  let readers = fd.readers in
+  fd.readers <- [];
+  wake_all fd.loop readers (Error e)
+
 let close_now fd =
   if fd.is_open then (
     fd.is_open <- false;

@@ -97,6 +97,11 @@ val await_checked : fd -> write:bool -> unit
     @raise Closed if [fd] gets closed.
     @raise Braid.Cancelled if the fiber is cancelled. *)
 
+val interrupt_readers : fd -> exn -> unit
+(** [interrupt_readers fd e] wakes the fibers waiting for [fd] to become
+    readable with [e]; [fd] stays open and registered. Only on [fd]'s loop
+    thread. *)
+
 val close : fd -> unit
 (** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and
     closes it. Idempotent. From another thread, the loop does it soon.

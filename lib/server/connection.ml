@@ -122,13 +122,17 @@ and give_back_memory c =
     System.give_back_memory ())
 
 (* A connection seen waiting for its next request at two looks in a row
-   (idle a tick at least) gives its buffers back to the pool: an idle
-   connection holds none, and one between requests under load keeps them
-   (taking and giving at every request would cost write barriers). *)
+   (idle a tick at least) gives its buffers back to the pool and is parked
+   (it waits outside its handlers, whose stacks are freed): an idle
+   connection holds neither, and one between requests under load keeps
+   them (taking and giving at every request would cost write barriers, and
+   entering the handlers again would grow their stacks again). *)
 and release_if_waiting (control : Control.t) =
   if control.awaiting then (
     control.idle_rounds <- control.idle_rounds + 1;
-    if control.idle_rounds = 2 then control.release ())
+    if control.idle_rounds = 2 then (
+      control.release ();
+      control.park ()))
   else control.idle_rounds <- 0
 
 (* The sweeper looks at least eight times per shortest timeout it enforces. *)
@@ -155,10 +159,15 @@ let storage c (config : Config.t) =
 (* Serves a connection registered for [drain] and [sweep]; they cancel its
    scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
    write: nothing can be delivered). *)
-let tracked ?await_input c (config : Config.t) buffers ~peer ~pending ~read
-    ~write =
+let tracked ?await_input ?interrupt c (config : Config.t) buffers ~peer ~pending
+    ~read ~write =
   adjust_tick c config.timeouts;
   let control = Control.create c.draining in
+  Option.iter
+    (fun interrupt ->
+      control.park <-
+        (fun () -> if not control.parked then interrupt Unwind.Park))
+    interrupt;
   let id = c.next_id in
   c.next_id <- id + 1;
   Fiber.Scope.run (fun scope ->
@@ -179,7 +188,7 @@ let tracked ?await_input c (config : Config.t) buffers ~peer ~pending ~read
           Printexc.raise_with_backtrace e bt)
 
 let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
-    ~peer ~read ~write () =
+    ?interrupt ~peer ~read ~write () =
   let await_input =
     Option.map
       (fun await (control : Control.t) ->
@@ -188,7 +197,11 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
         await ())
       await_input
   in
-  tracked ?await_input c config (storage c config) ~peer ~pending ~read ~write
+  tracked ?await_input ?interrupt c config (storage c config) ~peer ~pending
+    ~read ~write
+
+let parked c =
+  Hashtbl.fold (fun _ l n -> if l.control.parked then n + 1 else n) c.live 0
 
 let buffers_held c = List.fold_left (fun n p -> n + Buffer_pool.out p) 0 c.pools
 
@@ -227,10 +240,12 @@ let serve c (config : Config.t) socket peer =
            now rather than a tick later, so that a crowd of idle connections
            never holds a buffer each. Few: keep them, which saves taking them
            again at the next request. *)
-        if Buffer_pool.out output > crowd then control.release ();
+        if Buffer_pool.out output > crowd && not control.parked then
+          control.release ();
         Fd.await_input socket)
-      ~peer:(Some peer) ~pending:(input_waiting socket)
-      ~read:(Net.read_into socket) ~write:(Net.write_all socket)
+      ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
+      ~pending:(input_waiting socket) ~read:(Net.read_into socket)
+      ~write:(Net.write_all socket)
   with
   | Peer_closed -> ()
   | Server_closed ->

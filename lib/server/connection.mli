@@ -49,6 +49,7 @@ val serve_stream :
   Config.t ->
   ?pending:(unit -> bool) ->
   ?await_input:(unit -> unit) ->
+  ?interrupt:(exn -> unit) ->
   peer:Unix.sockaddr option ->
   read:(bytes -> int -> int -> int) ->
   write:(bytes -> int -> int -> unit) ->
@@ -56,8 +57,14 @@ val serve_stream :
   Pipeline.outcome
 (** [serve_stream c config ~peer ~read ~write] serves one connection over [read]
     and [write] (see {!Pipeline.serve}), registered in [c]: the sweeper and
-    {!drain} may end it ([Peer_closed]).
+    {!drain} may end it ([Peer_closed]). With [interrupt] (which wakes a fiber
+    blocked in [await_input] with the exception given), the sweeper parks a
+    connection idle for a tick: it waits outside its handlers (see
+    {!Pipeline.serve}).
     @raise Braid.Cancelled if the fiber is cancelled from elsewhere. *)
+
+val parked : context -> int
+(** Connections waiting for a request outside their handlers. *)
 
 val buffers_held : context -> int
 (** Input and output buffers taken from the loop's pools and not given back:

@@ -34,6 +34,14 @@ type t = {
   mutable release : unit -> unit;
       (** Gives the connection's buffers back to their pool; call only while
           [awaiting]. *)
+  mutable park : unit -> unit;
+      (** Wakes the connection's wait with {!Unwind.Park}, so that it waits
+          again outside its handlers; call only while [awaiting]. [ignore] where
+          the wait cannot be interrupted. *)
+  mutable parked : bool;
+      (** The connection waits (or has just waited) for its next request outside
+          its handlers: the pipeline, back inside, reads at once and keeps the
+          idle deadline it had. *)
   mutable seen_writes : int;
   mutable seen_at : int;
       (** [send_stalled]'s memory: [writes] when it last looked, and when it

@@ -114,8 +114,9 @@ let rec loop (c : Conn.t) =
   let control = c.control in
   if Input.length c.input = 0 then (
     Output.flush c.out;
-    (* The first wait is bounded by the first request's deadline. *)
-    if not control.first then (
+    (* The first wait is bounded by the first request's deadline; a wait
+       resumed after parking keeps the deadline it had. *)
+    if not (control.first || control.parked) then (
       let now = c.services.monotonic_ns () in
       control.idle_since <- now;
       control.idle_deadline <-
@@ -128,6 +129,9 @@ let rec loop (c : Conn.t) =
        them, it waits for them holding its buffers but not using them: the
        sweeper may take them back if the wait lasts (Control.release). *)
     (match c.await_input with
+    | Some _ when control.parked ->
+        (* It waited outside: bytes are there. *)
+        control.parked <- false
     | Some await when control.phase = Idle -> (
         control.awaiting <- true;
         match await control with
@@ -292,14 +296,27 @@ let serve ?control ?buffers ?await_input ?fixed_services (config : Config.t)
   in
   (* Inherited, so that a fiber the handler forks can read the body. *)
   let refills = { Braid.Fiber.run = (fun f -> Input.handle input read f) } in
-  match
-    Braid.Fiber.with_handler refills (fun () ->
-        let outcome = try loop c with Unwind.Abort -> Server_closed in
-        Output.flush out;
-        (* Back to their pool, if they came from one. *)
-        Output.release out;
-        Input.release input;
-        outcome)
-  with
-  | outcome -> outcome
-  | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
+  let requests () =
+    let outcome = try loop c with Unwind.Abort -> Server_closed in
+    Output.flush out;
+    (* Back to their pool, if they came from one. *)
+    Output.release out;
+    Input.release input;
+    outcome
+  in
+  let rec serve_requests () =
+    match Braid.Fiber.with_handler refills requests with
+    | outcome -> outcome
+    | exception Unwind.Park -> (
+        (* Asked while idle, its buffers already given back: the handlers'
+           fibers end, and the stacks they grew serving requests go back to
+           the runtime while the connection waits on its own small one. *)
+        control.parked <- true;
+        match c.await_input with
+        | Some await ->
+            await control;
+            serve_requests ()
+        | None -> serve_requests ())
+    | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
+  in
+  serve_requests ()

@@ -12,6 +12,11 @@ exception Timed_out
 (** A read waited longer than its phase allows ({!Control.t.phase} tells which).
 *)
 
+exception Park
+(** An idle connection is asked to wait for its next request outside its
+    handlers (see {!Pipeline.serve}), so that their fiber stacks are freed while
+    it waits. *)
+
 val is_connections_own : exn -> bool
 (** [is_connections_own e] is true for the exceptions above and
     {!Braid.Cancelled}: what a handler or a stream must let through, never turn

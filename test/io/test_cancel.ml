@@ -88,6 +88,33 @@ let await_readable () =
   Fiber.join waiter;
   check_no_waiters "after a real wake-up"
 
+(* An interrupted wait raises what it was given and leaves no registration;
+   the descriptor stays usable. *)
+exception Moved
+
+let interrupted () =
+  run @@ fun () ->
+  Switch.run @@ fun sw ->
+  let r, w = Fd.pipe ~sw () in
+  let outcome = ref "still waiting" in
+  let waiter =
+    Fiber.fork ~sw (fun () ->
+        match Fd.await_readable r with
+        | () -> outcome := "returned"
+        | exception Moved -> outcome := "interrupted")
+  in
+  settle ();
+  Fd.interrupt r Moved;
+  Fiber.join waiter;
+  Alcotest.(check string) "the waiter" "interrupted" !outcome;
+  check_no_waiters "after an interrupt";
+  Fd.interrupt r Moved;
+  let reader = Fiber.fork ~sw (fun () -> Fd.await_readable r) in
+  settle ();
+  Fd.write_string w "x";
+  Fiber.join reader;
+  check_no_waiters "after a real wake-up"
+
 (* Cancelled before it ever blocks: the operation raises at once. *)
 let already_cancelled () =
   run @@ fun () ->
@@ -165,6 +192,7 @@ let () =
           case "in write" write;
           case "in sleep" sleep;
           case "in await_readable" await_readable;
+          case "interrupted" interrupted;
           case "before blocking" already_cancelled;
           case "from another domain" cancel_from_another_domain;
         ] );

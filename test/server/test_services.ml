@@ -182,11 +182,21 @@ let with_connection ?(config = Config.default) ?(await = false) f =
       n
   in
   let arrive s = arrived := !arrived ^ s in
-  (* Like a socket's readiness: waits for bytes without taking them. *)
+  (* Like a socket's readiness: waits for bytes without taking them, unless
+     interrupted (Fd.interrupt). *)
+  let interrupted = ref None in
   let rec await_input () =
     if !arrived = "" then (
       Mvar.take wake;
-      await_input ())
+      match !interrupted with
+      | Some e ->
+          interrupted := None;
+          raise e
+      | None -> await_input ())
+  in
+  let interrupt e =
+    interrupted := Some e;
+    ignore (Mvar.try_put wake ())
   in
   let send s =
     arrive s;
@@ -201,6 +211,7 @@ let with_connection ?(config = Config.default) ?(await = false) f =
             (Connection.serve_stream context config
                ~pending:(fun () -> !arrived <> "")
                ?await_input:(if await then Some await_input else None)
+               ?interrupt:(if await then Some interrupt else None)
                ~peer:None ~read ~write ()))
   in
   let result = f { send; arrive; output; outcome; mem; context } in
@@ -403,6 +414,29 @@ let keep_alive_timeout () =
         (outcome_name !(c.outcome));
       check_statuses "nothing more sent" [ 200 ] c)
 
+(* Parked (waiting outside its handlers), a connection keeps the deadline
+   of the wait it left. *)
+let keep_alive_while_parked () =
+  let tick = timeouts.keep_alive /. 8. in
+  let step = Float.max tick 1.05 in
+  with_connection ~await:true (fun c ->
+      exchange c (get "/hello") 1;
+      for _ = 1 to 3 do
+        In_memory.advance c.mem step;
+        quiesce ()
+      done;
+      Alcotest.(check int) "parked" 1 (Connection.parked c.context);
+      In_memory.advance c.mem (timeouts.keep_alive -. (3. *. step) -. 0.1);
+      quiesce ();
+      Alcotest.(check string)
+        "open before the deadline" "running"
+        (outcome_name !(c.outcome));
+      In_memory.advance c.mem (0.1 +. tick +. 0.01);
+      wait_until "closed" (fun () -> !(c.outcome) <> None);
+      Alcotest.(check string)
+        "closed silently" "Peer_closed"
+        (outcome_name !(c.outcome)))
+
 (* A request that arrived before the keep-alive deadline but was not read
    yet when the sweeper ran (the whole process was stopped meanwhile) is
    served, not lost. *)
@@ -441,8 +475,20 @@ let idle_holds_no_buffer () =
       Alcotest.(check int)
         "none once idle a tick" 0
         (Connection.buffers_held c.context);
+      Alcotest.(check int)
+        "and it waits outside its handlers" 1
+        (Connection.parked c.context);
       exchange c (get "/hello") 2;
-      check_statuses "and the next request is served" [ 200; 200 ] c)
+      check_statuses "and the next request is served" [ 200; 200 ] c;
+      Alcotest.(check int) "back inside for it" 0 (Connection.parked c.context);
+      (* Parked twice, and the keep-alive deadline still holds. *)
+      for _ = 1 to 3 do
+        In_memory.advance c.mem (Float.max tick 1.05);
+        quiesce ()
+      done;
+      Alcotest.(check int) "parked again" 1 (Connection.parked c.context);
+      exchange c (get "/hello") 3;
+      check_statuses "served again" [ 200; 200; 200 ] c)
 
 (* After a burst of connections, the sweeper gives the memory back
    (compaction) once they have fallen to an eighth of their peak; a small
@@ -654,6 +700,8 @@ let () =
           Alcotest.test_case "handler timeout stops its pool work" `Quick
             handler_timeout_stops_pool_work;
           Alcotest.test_case "keep-alive timeout" `Quick keep_alive_timeout;
+          Alcotest.test_case "keep-alive timeout while parked" `Quick
+            keep_alive_while_parked;
           Alcotest.test_case "a request waiting after a pause" `Quick
             request_waiting_after_pause;
           Alcotest.test_case "an idle connection holds no buffer" `Quick
