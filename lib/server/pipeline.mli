@@ -82,7 +82,7 @@ val serve :
     bytes to read, without reading them), the connection waits for each request
     after the first holding no buffer.
 
-    An idle wait in [await_input] may raise {!Unwind.Park} (at once, or when
+    An idle wait in [await_input] may raise [Unwind.Park] (at once, or when
     woken by [control.park]), once the connection's buffers are given back: the
     connection then leaves the handlers it runs in (the parser's, the fiber's),
     whose fiber stacks grew while serving requests, calls [await_input] again
