@@ -446,6 +446,17 @@ let emfile () =
   in
   retry 50
 
+(* A GET of /x.txt from 127.0.0.2, the answer read to the end (at most
+   [timeout] seconds per read). *)
+let get_from_another_address port ~timeout =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect ~finally:(fun () -> Unix.close s) @@ fun () ->
+  Unix.bind s (ADDR_INET (Unix.inet_addr_of_string "127.0.0.2", 0));
+  Unix.setsockopt_float s SO_RCVTIMEO timeout;
+  Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+  send s "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  read_to_end s
+
 (* A flood of idle connections denies no one (issue 13.3): with the
    descriptor limit at 256, braid serve's default connection limit is
    derived from it; twice that many connections that send nothing hold every
@@ -473,13 +484,7 @@ let idle_flood () =
     "the default limit, derived from 256 descriptors" 166 limit;
   let flood = List.init (2 * limit) (fun _ -> connect port) in
   Fun.protect ~finally:(fun () -> List.iter Unix.close flood) @@ fun () ->
-  let fresh = Unix.socket PF_INET SOCK_STREAM 0 in
-  Fun.protect ~finally:(fun () -> Unix.close fresh) @@ fun () ->
-  Unix.bind fresh (ADDR_INET (Unix.inet_addr_of_string "127.0.0.2", 0));
-  Unix.setsockopt_float fresh SO_RCVTIMEO 10.;
-  Unix.connect fresh (ADDR_INET (Unix.inet_addr_loopback, port));
-  send fresh "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  let answer = read_to_end fresh in
+  let answer = get_from_another_address port ~timeout:10. in
   Alcotest.(check int) "the fresh client is served" 200 (status_of answer);
   Alcotest.(check bool) "its file" true (contains answer "fresh")
 
@@ -497,13 +502,9 @@ let per_client_cap () =
      let answer = read_to_end fourth in
      Unix.close fourth;
      Alcotest.(check int) "the fourth from one address" 503 (status_of answer);
-     let other = Unix.socket PF_INET SOCK_STREAM 0 in
-     Fun.protect ~finally:(fun () -> Unix.close other) @@ fun () ->
-     Unix.bind other (ADDR_INET (Unix.inet_addr_of_string "127.0.0.2", 0));
-     Unix.setsockopt_float other SO_RCVTIMEO 20.;
-     Unix.connect other (ADDR_INET (Unix.inet_addr_loopback, port));
-     send other "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-     Alcotest.(check int) "another address" 200 (status_of (read_to_end other))
+     Alcotest.(check int)
+       "another address" 200
+       (status_of (get_from_another_address port ~timeout:20.))
    with
   | () -> List.iter Unix.close held
   | exception e ->

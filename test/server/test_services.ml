@@ -398,20 +398,25 @@ let handler_timeout_stops_pool_work () =
 
 (* The sweeper closes an idle keep-alive connection within one of its ticks
    (an eighth of the shortest timeout) after the deadline, silently. *)
-let keep_alive_timeout () =
+(* [elapsed] seconds after the response, the connection is open until its
+   keep-alive deadline and closed silently a sweeper's tick after it. *)
+let closes_at_keep_alive c ~elapsed =
   let tick = timeouts.keep_alive /. 8. in
+  In_memory.advance c.mem (timeouts.keep_alive -. elapsed -. 0.1);
+  quiesce ();
+  Alcotest.(check string)
+    "open before the deadline" "running"
+    (outcome_name !(c.outcome));
+  In_memory.advance c.mem (0.1 +. tick +. 0.01);
+  wait_until "closed" (fun () -> !(c.outcome) <> None);
+  Alcotest.(check string)
+    "closed silently" "Peer_closed"
+    (outcome_name !(c.outcome))
+
+let keep_alive_timeout () =
   with_connection (fun c ->
       exchange c (get "/hello") 1;
-      In_memory.advance c.mem (timeouts.keep_alive -. 0.1);
-      quiesce ();
-      Alcotest.(check string)
-        "open before the deadline" "running"
-        (outcome_name !(c.outcome));
-      In_memory.advance c.mem (0.1 +. tick +. 0.01);
-      wait_until "closed" (fun () -> !(c.outcome) <> None);
-      Alcotest.(check string)
-        "closed silently" "Peer_closed"
-        (outcome_name !(c.outcome));
+      closes_at_keep_alive c ~elapsed:0.;
       check_statuses "nothing more sent" [ 200 ] c)
 
 (* Parked (waiting outside its handlers), a connection keeps the deadline
@@ -426,16 +431,7 @@ let keep_alive_while_parked () =
         quiesce ()
       done;
       Alcotest.(check int) "parked" 1 (Connection.parked c.context);
-      In_memory.advance c.mem (timeouts.keep_alive -. (3. *. step) -. 0.1);
-      quiesce ();
-      Alcotest.(check string)
-        "open before the deadline" "running"
-        (outcome_name !(c.outcome));
-      In_memory.advance c.mem (0.1 +. tick +. 0.01);
-      wait_until "closed" (fun () -> !(c.outcome) <> None);
-      Alcotest.(check string)
-        "closed silently" "Peer_closed"
-        (outcome_name !(c.outcome)))
+      closes_at_keep_alive c ~elapsed:(3. *. step))
 
 (* A request that arrived before the keep-alive deadline but was not read
    yet when the sweeper ran (the whole process was stopped meanwhile) is
