@@ -352,9 +352,13 @@ let port_of p =
     let o = read_file p.out in
     match String.index_opt o '\n' with
     | Some i -> String.sub o 0 i
-    | None ->
-        Unix.sleepf 0.01;
-        banner ()
+    | None -> (
+        (* A server that died never prints it: say why instead of waiting. *)
+        match Unix.waitpid [ WNOHANG ] p.pid with
+        | 0, _ ->
+            Unix.sleepf 0.01;
+            banner ()
+        | _ -> Alcotest.failf "the server exited: %s" (read_file p.err))
   in
   let line = banner () in
   match String.split_on_char ' ' line with
