@@ -346,8 +346,15 @@ let bad_input () =
      Content-Length: 4\r\n\
      \r\n\
      abcd";
-  closes "gzip transfer coding" 501
+  closes "chunked not the final transfer coding" 400
     "POST /reverse HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n";
+  closes "unsupported transfer coding before chunked" 501
+    "POST /reverse HTTP/1.1\r\n\
+     Host: t\r\n\
+     Transfer-Encoding: gzip, chunked\r\n\
+     \r\n\
+     0\r\n\
+     \r\n";
   closes "HTTP/2.0" 505 "GET / HTTP/2.0\r\nHost: t\r\n\r\n";
   closes "HTTP/3.1" 505 "GET / HTTP/3.1\r\nHost: t\r\n\r\n";
   closes "request line over 8 KiB" 414
