@@ -27,26 +27,6 @@ let is_absolute target =
   in
   n > 0 && is_alpha (String.unsafe_get target 0) && scheme 1
 
-(* authority-form is uri-host ":" port, without userinfo (RFC 9112 §3.2.3). *)
-let is_authority target =
-  match String.rindex_opt target ':' with
-  | None -> false
-  | Some colon ->
-      let n = String.length target in
-      colon > 0
-      && colon < n - 1
-      && (let rec digits i = i = n || (is_digit target.[i] && digits (i + 1)) in
-          digits (colon + 1))
-      &&
-      let rec host i =
-        i = colon
-        ||
-        match target.[i] with
-        | '/' | '?' | '#' | '@' -> false
-        | _ -> host (i + 1)
-      in
-      host 0
-
 let target_form (meth : Method.t option) target : Request.target_form =
   if String.equal target "*" then
     match meth with
@@ -55,7 +35,9 @@ let target_form (meth : Method.t option) target : Request.target_form =
   else
     match meth with
     | Some CONNECT ->
-        if is_authority target then Authority_form
+        (* authority-form is uri-host ":" port, without userinfo (RFC 9112
+           §3.2.3). *)
+        if Uri_host.is_authority_form target then Authority_form
         else reject 400 "CONNECT needs an authority-form target"
     | _ ->
         if String.unsafe_get target 0 = '/' then Origin_form
@@ -284,6 +266,7 @@ let head (input : Input.t) (limits : Limits.t) =
     with Truncated -> reject 400 "request head truncated"
   in
   let hosts = ref 0
+  and host_invalid = ref false
   and length = ref cl_none
   and codings = ref 0
   and connection = ref 0
@@ -291,7 +274,10 @@ let head (input : Input.t) (limits : Limits.t) =
   for i = 0 to Headers.length headers - 1 do
     let name = Headers.name headers i in
     match String.length name with
-    | 4 when Headers.equal_name name "host" -> incr hosts
+    | 4 when Headers.equal_name name "host" ->
+        incr hosts;
+        if not (Uri_host.is_host_field (Headers.value headers i)) then
+          host_invalid := true
     | 14 when Headers.equal_name name "content-length" ->
         length := content_length (Headers.value headers i) !length
     | 17 when Headers.equal_name name "transfer-encoding" ->
@@ -336,7 +322,8 @@ let head (input : Input.t) (limits : Limits.t) =
   in
   if !hosts > 1 then refuse ~keep_alive body 400 "several Host fields"
   else if !hosts = 0 && version = Http_1_1 then
-    refuse ~keep_alive body 400 "missing Host";
+    refuse ~keep_alive body 400 "missing Host"
+  else if !host_invalid then refuse ~keep_alive body 400 "invalid Host";
   match meth with
   | None -> refuse ~keep_alive body 501 "unknown method"
   | Some meth ->

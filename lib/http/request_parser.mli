@@ -53,7 +53,8 @@ val read_request : Input.t -> Limits.t -> (Request.t, error) result
     - 400: invalid or conflicting Content-Length (one value repeated, in a list
       or in several fields, is accepted, RFC 9112 §6.3);
     - 413: Content-Length above [limits.max_body];
-    - 400: HTTP/1.1 without a Host field, or several Host fields;
+    - 400: HTTP/1.1 without a Host field, several Host fields, or a Host value
+      that is not [uri-host [":" port]] (RFC 9112 §3.2);
     - 501: a valid but unknown method.
 
     The last two leave the input at the next request when the request has no

@@ -186,6 +186,10 @@ let test_target_forms () =
   rejects 400 "CONNECT / HTTP/1.1\r\nHost: h\r\n\r\n";
   rejects 400 "CONNECT user@h:80 HTTP/1.1\r\nHost: h\r\n\r\n";
   rejects 400 "CONNECT h: HTTP/1.1\r\nHost: h\r\n\r\n";
+  rejects 400 "CONNECT :443 HTTP/1.1\r\nHost: h\r\n\r\n";
+  rejects 400 "CONNECT h%zz:443 HTTP/1.1\r\nHost: h\r\n\r\n";
+  rejects 400 "CONNECT [::1:443 HTTP/1.1\r\nHost: h\r\n\r\n";
+  rejects 400 "CONNECT ::1:443 HTTP/1.1\r\nHost: h\r\n\r\n";
   rejects 400 "GET ?x HTTP/1.1\r\nHost: h\r\n\r\n";
   rejects 400 "GET 1http://x/ HTTP/1.1\r\nHost: h\r\n\r\n"
 
@@ -253,6 +257,75 @@ let test_host () =
     "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
   rejects ~reason:"missing Host" ~close:true 400
     "GET / HTTP/1.1\r\nConnection: close\r\n\r\n"
+
+(* RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code
+   to any ... request message that contains ... a Host header field with an
+   invalid field value": Host = uri-host [ ":" port ] (RFC 9110 §7.2), the
+   host of RFC 3986 §3.2.2. *)
+let test_host_value_is_uri_host_and_port () =
+  let get host = Printf.sprintf "GET / HTTP/1.1\r\nHost: %s\r\n\r\n" host in
+  List.iter
+    (fun host ->
+      Alcotest.(check (option string))
+        ("valid: " ^ host) (Some host)
+        (Request.header (request (get host)) "host"))
+    [
+      "example.com";
+      "EXAMPLE.com:8080";
+      "127.0.0.1";
+      "localhost:";
+      "[::1]:";
+      "xn--caf-dma.example";
+      "a%2Db.example";
+      "under_score~tilde.example";
+      "!$&'()*+,;=";
+      "[::1]";
+      "[::1]:8443";
+      "[2001:db8::1]";
+      "[2001:DB8:0:0:8:800:200C:417A]";
+      "[::ffff:192.0.2.1]";
+      "[1::]";
+      "[v1.fe:80]";
+      "";
+    ];
+  List.iter
+    (fun host ->
+      rejects ~close:false ~reason:"invalid Host" 400 (get host);
+      rejects ~close:true ~reason:"invalid Host" 400
+        (Printf.sprintf
+           "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 1\r\n\r\nx" host))
+    [
+      "a b";
+      "a\tb";
+      "user@example.com";
+      "example.com/path";
+      "example.com?q";
+      "example.com#f";
+      "example.com:80a";
+      "example.com:80:80";
+      "a%zz";
+      "a%2";
+      "caf\xc3\xa9.example";
+      "\"example.com\"";
+      "::1";
+      "[::1";
+      "[::1]x";
+      "[1:2:3:4:5:6:7:8:9]";
+      "[1:2:3:4:5:6:7]";
+      "[1::2::3]";
+      "[12345::]";
+      "[:1::]";
+      "[1:::2]";
+      "[::1.2.3.256]";
+      "[::1.2.3]";
+      "[::01.2.3.4]";
+      "[g::]";
+      "[v1.]";
+      "[vx.a]";
+      "[]";
+    ];
+  rejects ~reason:"invalid Host" 400
+    "GET / HTTP/1.0\r\nHost: user@example.com\r\n\r\n"
 
 let test_content_length () =
   let length s =
@@ -892,6 +965,8 @@ let () =
           Alcotest.test_case "bare CR" `Quick test_bare_cr;
           Alcotest.test_case "NUL" `Quick test_nul;
           Alcotest.test_case "Host" `Quick test_host;
+          Alcotest.test_case "Host value is uri-host [:port]" `Quick
+            test_host_value_is_uri_host_and_port;
           Alcotest.test_case "Content-Length" `Quick test_content_length;
           Alcotest.test_case "Transfer-Encoding" `Quick test_transfer_encoding;
           Alcotest.test_case "chunked not final is 400" `Quick

@@ -331,6 +331,11 @@ let bad_input () =
   closes "bare CR" 400 "GET / HTTP/1.1\r\nHost: t\rX: y\r\n\r\n";
   closes "NUL" 400 "GET / HTTP/1.1\r\nHost: t\r\nX: a\000b\r\n\r\n";
   rejected "missing Host" 400 "GET /hello HTTP/1.1\r\n\r\n";
+  rejected "several Host fields" 400
+    "GET /hello HTTP/1.1\r\nHost: t\r\nHost: t\r\n\r\n";
+  rejected "invalid Host" 400 "GET /hello HTTP/1.1\r\nHost: user@t\r\n\r\n";
+  closes "invalid Host with a body" 400
+    "POST /reverse HTTP/1.1\r\nHost: t/x\r\nContent-Length: 3\r\n\r\nabc";
   closes "Content-Length and Transfer-Encoding" 400
     "POST /reverse HTTP/1.1\r\n\
      Host: t\r\n\
