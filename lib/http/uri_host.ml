@@ -12,6 +12,12 @@ let is_unreserved_or_sub_delim c =
       true
   | _ -> false
 
+(* Every request has a Host: one load per byte rather than a dozen
+   comparisons. *)
+let unreserved_or_sub_delims =
+  String.init 256 (fun i ->
+      if is_unreserved_or_sub_delim (Char.chr i) then '\001' else '\000')
+
 (* reg-name = *( unreserved / pct-encoded / sub-delims ): the index of the
    first byte from [i] that does not continue it, or -1 for a "%" not
    followed by two hexadecimal digits. *)
@@ -19,7 +25,8 @@ let rec reg_name_end s i n =
   if i >= n then i
   else
     let c = String.unsafe_get s i in
-    if is_unreserved_or_sub_delim c then reg_name_end s (i + 1) n
+    if String.unsafe_get unreserved_or_sub_delims (Char.code c) <> '\000' then
+      reg_name_end s (i + 1) n
     else if c = '%' then
       if i + 2 < n && is_hex s.[i + 1] && is_hex s.[i + 2] then
         reg_name_end s (i + 3) n
