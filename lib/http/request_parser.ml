@@ -286,7 +286,8 @@ let head (input : Input.t) (limits : Limits.t) =
     | 10 when Headers.equal_name name "connection" ->
         connection := connection_options (Headers.value headers i) !connection
     | 6 when Headers.equal_name name "expect" ->
-        if Headers.equal_name (Headers.value headers i) "100-continue" then
+        (* Expect = #expectation (RFC 9110 §10.1.1). *)
+        if Headers.list_has_token (Headers.value headers i) "100-continue" then
           expect := true
     | _ -> ()
   done;

@@ -798,6 +798,35 @@ let test_head_before_body () =
   in
   Alcotest.(check bool) "ignored in HTTP/1.0" false r.expect_continue
 
+(* RFC 9110 §10.1.1: Expect = #expectation, and on a 100-continue
+   expectation an origin server "MUST send either an immediate response with a
+   final status code ... or an immediate 100 (Continue) response". So the
+   expectation is found in a list too (with the empty elements a recipient
+   MUST ignore, RFC 9110 §5.6.1.2), or in a second Expect field; missed, the
+   server would wait for a body the client holds back. *)
+let test_expect_100_continue_in_a_list () =
+  let put expect =
+    Printf.sprintf "PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n%s\r\nx"
+      expect
+  in
+  List.iter
+    (fun expect ->
+      Alcotest.(check bool) expect true (request (put expect)).expect_continue)
+    [
+      "Expect: 100-continue\r\n";
+      "Expect: 100-continue,\r\n";
+      "Expect: , 100-Continue ,\r\n";
+      "Expect: x-unknown\r\nExpect: 100-continue\r\n";
+    ];
+  Alcotest.(check bool)
+    "not another expectation" false
+    (request (put "Expect: 100-continued\r\n")).expect_continue;
+  Alcotest.(check bool)
+    "Request.expect_continue_of agrees" true
+    (Request.expect_continue_of Http_1_1
+       (Headers.of_list
+          [ ("Expect", "x-unknown"); ("expect", "100-continue,") ]))
+
 let test_body_refills () =
   (* A head and a 3000-byte body in one chunk: one refill for both. *)
   let body = String.make 3000 'x' in
@@ -994,6 +1023,8 @@ let () =
         [
           Alcotest.test_case "count" `Quick test_refill_count;
           Alcotest.test_case "head before body" `Quick test_head_before_body;
+          Alcotest.test_case "Expect: 100-continue in a list" `Quick
+            test_expect_100_continue_in_a_list;
           Alcotest.test_case "reader exception" `Quick test_reader_exception;
           Alcotest.test_case "body in the same refill" `Quick test_body_refills;
           Alcotest.test_case "nested inputs" `Quick test_nested_inputs;

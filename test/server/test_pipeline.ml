@@ -253,6 +253,26 @@ let expect_continue () =
   check_statuses "100 then the answers" [ 100; 200; 200 ] rs;
   Alcotest.(check string) "reversed" "fedcba" (List.nth rs 1).body
 
+(* RFC 9110 §10.1.1: the origin server MUST NOT wait for the content before
+   sending 100 (Continue), however the expectation is listed. *)
+let expect_continue_in_a_list () =
+  let r =
+    drive
+      [
+        Send
+          "POST /reverse HTTP/1.1\r\n\
+           Host: t\r\n\
+           Expect: , 100-continue,\r\n\
+           Content-Length: 3\r\n\
+           \r\n";
+        Expect_sent "HTTP/1.1 100 Continue\r\n\r\n";
+        Send "abc";
+      ]
+  in
+  let rs, _ = Wire.parse r.output in
+  check_statuses "100 then the answer" [ 100; 200 ] rs;
+  Alcotest.(check string) "reversed" "cba" (List.nth rs 1).body
+
 let expect_continue_refused () =
   let r =
     drive
@@ -672,6 +692,8 @@ let () =
           Alcotest.test_case "Connection: close" `Quick connection_close;
           Alcotest.test_case "HEAD" `Quick head;
           Alcotest.test_case "100-continue" `Quick expect_continue;
+          Alcotest.test_case "100-continue in a list" `Quick
+            expect_continue_in_a_list;
           Alcotest.test_case "100-continue refused" `Quick
             expect_continue_refused;
           Alcotest.test_case "chunked upload" `Quick chunked_upload;
