@@ -105,7 +105,12 @@ let file ~dates (req : Request.t) path (info : File.info) =
       Response.Private.trusted ~headers 200
         (File { path; info; offset = 0; length = size })
     in
-    match Request.header req "range" with
+    (* RFC 9110 §14.2: GET is the only method that defines range handling,
+       and a server MUST ignore Range with any other, HEAD included. *)
+    let range =
+      match req.meth with GET -> Request.header req "range" | _ -> None
+    in
+    match range with
     | None -> whole ()
     | Some _ when not (range_applies req ~mtime:info.mtime) -> whole ()
     | Some field -> (

@@ -587,6 +587,24 @@ let ranged () =
   check_status "If-Range with an entity tag" 200
     (get [ ("Range", "bytes=0-1"); ("If-Range", "\"abc\"") ])
 
+(* RFC 9110 §14.2: "A server MUST ignore a Range header field received with
+   a request method that is unrecognized or for which range handling is not
+   defined", and GET is the only method that defines it: HEAD gets the 200
+   that GET without Range would. *)
+let range_only_for_get () =
+  let caps = In_memory.services (mem_site ()) in
+  let head headers = serve ~meth:HEAD ~headers caps "/a.txt" in
+  let r = head [ ("Range", "bytes=2-4") ] in
+  check_status "HEAD with Range" 200 r;
+  Alcotest.(check string) "the whole file" "file /www/a.txt 0+10" (body r);
+  Alcotest.(check (option string))
+    "no Content-Range" None
+    (Response.header r "content-range");
+  check_status "HEAD with an unsatisfiable Range" 200
+    (head [ ("Range", "bytes=20-") ]);
+  check_status "GET with Range" 206
+    (serve ~headers:[ ("Range", "bytes=2-4") ] caps "/a.txt")
+
 (* The same rules on the real file system, where links, special files and
    the content cache are real. *)
 let with_temp_dir f =
@@ -742,6 +760,7 @@ let () =
           Alcotest.test_case "escapes" `Quick escapes;
           Alcotest.test_case "conditional" `Quick conditional;
           Alcotest.test_case "ranges" `Quick ranged;
+          Alcotest.test_case "Range only for GET" `Quick range_only_for_get;
           Alcotest.test_case "real file system" `Quick real_files;
         ] );
       ( "output",
