@@ -18,22 +18,27 @@ let not_modified (req : Request.t) ~mtime =
   match Request.header req "if-none-match" with
   | Some v -> String.trim v = "*"
   | None -> (
-      match Request.header req "if-modified-since" with
-      | None -> false
-      | Some v -> (
+      (* RFC 9110 §13.1.3: ignored unless it is one valid date; two field
+         lines are a list of two members. *)
+      match Headers.find_all req.headers "if-modified-since" with
+      | [ v ] -> (
           match Http_date.parse v with
           | Some since -> Float.floor mtime <= since
-          | None -> false))
+          | None -> false)
+      | _ -> false)
 
 (* If-Range holding the exact Last-Modified date lets the range apply;
    an entity tag never matches (none are generated). *)
 let range_applies (req : Request.t) ~mtime =
-  match Request.header req "if-range" with
-  | None -> true
-  | Some v -> (
+  match Headers.find_all req.headers "if-range" with
+  | [] -> true
+  | [ v ] -> (
       match Http_date.parse v with
       | Some date -> Float.equal date (Float.floor mtime)
       | None -> false)
+  | _ :: _ :: _ ->
+      (* Two validators: not one that matches (RFC 9110 §13.1.5). *)
+      false
 
 let within ~root path =
   root = "/" || path = root

@@ -560,6 +560,26 @@ let conditional () =
          ("If-Modified-Since", "Mon, 10 Sep 2001 00:00:00 GMT");
        ])
 
+(* RFC 9110 §13.1.3: "A recipient MUST ignore If-Modified-Since if the
+   request contains an If-None-Match header field" and "if the received field
+   value is not a valid HTTP-date, the field value has more than one member, or
+   if the request method is neither GET nor HEAD". *)
+let if_modified_since_ignored () =
+  let caps = In_memory.services (mem_site ()) in
+  let get headers = serve ~headers caps "/a.txt" in
+  let later = "Mon, 10 Sep 2001 00:00:00 GMT" in
+  check_status "one valid date" 304 (get [ ("If-Modified-Since", later) ]);
+  check_status "two field lines: two members" 200
+    (get [ ("If-Modified-Since", later); ("If-Modified-Since", later) ]);
+  check_status "a list of two dates" 200
+    (get [ ("If-Modified-Since", later ^ ", " ^ later) ]);
+  check_status "not an HTTP-date" 200
+    (get [ ("If-Modified-Since", "2001-09-10T00:00:00Z") ]);
+  check_status "with If-None-Match" 200
+    (get [ ("If-None-Match", "\"x\""); ("If-Modified-Since", later) ]);
+  check_status "neither GET nor HEAD" 405
+    (serve ~meth:POST ~headers:[ ("If-Modified-Since", later) ] caps "/a.txt")
+
 let ranged () =
   let caps = In_memory.services (mem_site ()) in
   let get headers = serve ~headers caps "/a.txt" in
@@ -585,7 +605,14 @@ let ranged () =
     (get
        [ ("Range", "bytes=0-1"); ("If-Range", "Sun, 09 Sep 2001 01:46:39 GMT") ]);
   check_status "If-Range with an entity tag" 200
-    (get [ ("Range", "bytes=0-1"); ("If-Range", "\"abc\"") ])
+    (get [ ("Range", "bytes=0-1"); ("If-Range", "\"abc\"") ]);
+  check_status "If-Range twice" 200
+    (get
+       [
+         ("Range", "bytes=0-1");
+         ("If-Range", "Sun, 09 Sep 2001 01:46:40 GMT");
+         ("If-Range", "Sun, 09 Sep 2001 01:46:40 GMT");
+       ])
 
 (* RFC 9110 §14.2: "A server MUST ignore a Range header field received with
    a request method that is unrecognized or for which range handling is not
@@ -759,6 +786,8 @@ let () =
           Alcotest.test_case "files" `Quick static_files;
           Alcotest.test_case "escapes" `Quick escapes;
           Alcotest.test_case "conditional" `Quick conditional;
+          Alcotest.test_case "If-Modified-Since ignored" `Quick
+            if_modified_since_ignored;
           Alcotest.test_case "ranges" `Quick ranged;
           Alcotest.test_case "Range only for GET" `Quick range_only_for_get;
           Alcotest.test_case "real file system" `Quick real_files;
