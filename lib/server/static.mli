@@ -48,6 +48,7 @@ val content_type : string -> string
 (** [content_type file_name] is the MIME type of a file name's extension
     (magic-mime), [application/octet-stream] if unknown. *)
 
-val not_modified : Braid_http.Request.t -> mtime:float -> bool
-(** [not_modified request ~mtime] is [true] when the conditional fields of
-    [request] make a [304] the answer for a file last modified at [mtime]. *)
+val not_modified : ?now:float -> Braid_http.Request.t -> mtime:float -> bool
+(** [not_modified ~now request ~mtime] is [true] when the conditional fields of
+    [request] make a [304] the answer for a file last modified at [mtime]; [now]
+    is the time, for RFC 850 dates ({!Braid_http.Http_date.parse}). *)

@@ -315,6 +315,30 @@ let encode () =
     "of_segments" "/a%20b/c%2Fd"
     (Url_path.of_segments [ "a b"; "c/d" ])
 
+(* RFC 9110 §5.6.7: "Recipients of a timestamp value in rfc850-date format,
+   which uses a two-digit year, MUST interpret a timestamp that appears to be
+   more than 50 years in the future as representing the most recent year in
+   the past that had the same last two digits." *)
+let rfc850_year_within_50_years () =
+  let parses = Alcotest.(check (option (float 0.))) in
+  let year_2026 =
+    1767225600.
+    (* Thu, 01 Jan 2026 00:00:00 GMT *)
+  in
+  parses "70 is 2070 in 2026" (Some 3155760000.)
+    (Http_date.parse ~now:year_2026 "Wednesday, 01-Jan-70 00:00:00 GMT");
+  parses "94 is 1994 in 2026" (Some rfc_example)
+    (Http_date.parse ~now:year_2026 "Sunday, 06-Nov-94 08:49:37 GMT");
+  parses "26 is 2026 in 2026" (Some year_2026)
+    (Http_date.parse ~now:year_2026 "Thursday, 01-Jan-26 00:00:00 GMT");
+  (* In 1994, 2044 is 50 years ahead and 2045 more than that. *)
+  parses "44 is 2044 in 1994" (Some 2335219200.)
+    (Http_date.parse ~now:rfc_example "Friday, 01-Jan-44 00:00:00 GMT");
+  parses "45 is 1945 in 1994" (Some (-788918400.))
+    (Http_date.parse ~now:rfc_example "Monday, 01-Jan-45 00:00:00 GMT");
+  parses "four-digit years are not moved" (Some 3155760000.)
+    (Http_date.parse ~now:rfc_example "Wed, 01 Jan 2070 00:00:00 GMT")
+
 (* {1 Ranges} *)
 
 let range_t =
@@ -771,6 +795,8 @@ let () =
           Alcotest.test_case "dates" `Quick dates;
           Alcotest.test_case "date cache" `Quick date_cache;
           Alcotest.test_case "ranges" `Quick ranges;
+          Alcotest.test_case "rfc850 year within 50 years" `Quick
+            rfc850_year_within_50_years;
         ] );
       ( "paths",
         [
