@@ -229,7 +229,17 @@ let test_obs_fold () =
   rejects ~close:true ~reason:"obs-fold (line folding) is not allowed" 400
     "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n  folded\r\n\r\n";
   rejects ~reason:"obs-fold (line folding) is not allowed" 400
-    "GET / HTTP/1.1\r\n\tHost: h\r\n\r\n"
+    "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n\tfolded\r\n\r\n"
+
+(* RFC 9112 §2.2: "A recipient that receives whitespace between the
+   start-line and the first header field MUST either reject the message as
+   invalid or consume each whitespace-preceded line without further
+   processing of it." Braid rejects it. *)
+let test_whitespace_before_first_field () =
+  rejects ~close:true ~reason:"obs-fold (line folding) is not allowed" 400
+    "GET / HTTP/1.1\r\n\tHost: h\r\n\r\n";
+  rejects ~close:true ~reason:"obs-fold (line folding) is not allowed" 400
+    "GET / HTTP/1.1\r\n Host: h\r\n\r\n"
 
 let test_bare_cr () =
   rejects ~reason:"bare CR" 400 "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n";
@@ -418,6 +428,37 @@ let test_transfer_coding_is_a_token () =
     (post "Transfer-Encoding: gzip;level=9, chunked\r\n");
   rejects ~close:true ~reason:"unsupported transfer coding" 501
     (post "Transfer-Encoding: x-custom ; a=\"1\" , chunked\r\n")
+
+(* RFC 9110 §5.6.1.2: "A recipient MUST parse and ignore a reasonable number
+   of empty list elements", in every list field Braid reads: Connection,
+   Transfer-Encoding and Expect. *)
+let test_empty_list_elements_ignored () =
+  let r =
+    request "GET / HTTP/1.1\r\nHost: h\r\nConnection: , ,close,\r\n\r\n"
+  in
+  Alcotest.(check bool) "Connection: , ,close," false r.keep_alive;
+  let r = request "GET / HTTP/1.0\r\nConnection: keep-alive , ,\r\n\r\n" in
+  Alcotest.(check bool) "Connection: keep-alive , ," true r.keep_alive;
+  let r =
+    request
+      "POST / HTTP/1.1\r\n\
+       Host: h\r\n\
+       Transfer-Encoding: , chunked, ,\r\n\
+       \r\n\
+       0\r\n\
+       \r\n"
+  in
+  Alcotest.(check bool) "Transfer-Encoding: , chunked, ," true (r.body = Chunked);
+  let r =
+    request
+      "PUT / HTTP/1.1\r\n\
+       Host: h\r\n\
+       Expect: ,,100-continue\r\n\
+       Content-Length: 1\r\n\
+       \r\n\
+       x"
+  in
+  Alcotest.(check bool) "Expect: ,,100-continue" true r.expect_continue
 
 let test_version_not_supported () =
   rejects ~close:true 505 "GET / HTTP/2.0\r\nHost: h\r\n\r\n";
@@ -982,6 +1023,8 @@ let () =
           Alcotest.test_case "methods" `Quick test_methods;
           Alcotest.test_case "target forms" `Quick test_target_forms;
           Alcotest.test_case "helpers" `Quick test_helpers;
+          Alcotest.test_case "empty list elements ignored" `Quick
+            test_empty_list_elements_ignored;
         ] );
       ( "rejected",
         [
@@ -991,6 +1034,8 @@ let () =
           Alcotest.test_case "whitespace before colon" `Quick
             test_whitespace_before_colon;
           Alcotest.test_case "obs-fold" `Quick test_obs_fold;
+          Alcotest.test_case "whitespace before the first field" `Quick
+            test_whitespace_before_first_field;
           Alcotest.test_case "bare CR" `Quick test_bare_cr;
           Alcotest.test_case "NUL" `Quick test_nul;
           Alcotest.test_case "Host" `Quick test_host;

@@ -380,6 +380,13 @@ let bad_input () =
      \r\n\
      0\r\n\
      \r\n";
+  closes "Transfer-Encoding in HTTP/1.0" 400
+    "POST /reverse HTTP/1.0\r\n\
+     Transfer-Encoding: chunked\r\n\
+     Content-Length: 5\r\n\
+     \r\n\
+     0\r\n\
+     \r\n";
   closes "HTTP/2.0" 505 "GET / HTTP/2.0\r\nHost: t\r\n\r\n";
   closes "HTTP/3.1" 505 "GET / HTTP/3.1\r\nHost: t\r\n\r\n";
   closes "request line over 8 KiB" 414
@@ -397,6 +404,32 @@ let bad_input () =
   closes "Content-Length over the limit" 413
     "POST /reverse HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n";
   rejected "unknown method" 501 "BREW /pot HTTP/1.1\r\nHost: t\r\n\r\n"
+
+(* RFC 9112 §3.2.2: "a server MUST accept the absolute-form in requests";
+   the target URI is then the request-target (§3.3), whatever Host says. *)
+let absolute_form_accepted () =
+  let _, rs =
+    run
+      ("GET http://elsewhere.example/hello HTTP/1.1\r\nHost: t\r\n\r\n"
+     ^ "GET http://t/echo/x?q HTTP/1.1\r\nHost: t\r\n\r\n"
+     ^ "GET http://t HTTP/1.1\r\nHost: t\r\n\r\n")
+  in
+  check_statuses "served" [ 200; 200; 200 ] rs;
+  Alcotest.(check (list string))
+    "routed by the target's path"
+    [ "hello"; "x"; "<p>home</p>" ]
+    (List.map (fun (r : Wire.response) -> r.body) rs)
+
+(* RFC 9112 §6.3: "If this is a request message and none of the above are
+   true, then the message body length is zero": what follows the head is the
+   next request, whatever the method. *)
+let no_length_means_no_body () =
+  let _, rs =
+    run
+      ("POST /ignore HTTP/1.1\r\nHost: t\r\n\r\n" ^ get "/hello"
+     ^ "PUT /hello HTTP/1.1\r\nHost: t\r\n\r\n" ^ get "/hello")
+  in
+  check_statuses "four answers" [ 200; 200; 405; 200 ] rs
 
 let limits_configurable () =
   let config =
@@ -706,6 +739,10 @@ let () =
       ( "bad input",
         [
           Alcotest.test_case "every status" `Quick bad_input;
+          Alcotest.test_case "absolute-form accepted" `Quick
+            absolute_form_accepted;
+          Alcotest.test_case "no length means no body" `Quick
+            no_length_means_no_body;
           Alcotest.test_case "limits are configurable" `Quick
             limits_configurable;
           Alcotest.test_case "bad chunk" `Quick bad_chunk;

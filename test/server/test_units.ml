@@ -604,6 +604,25 @@ let if_modified_since_ignored () =
   check_status "neither GET nor HEAD" 405
     (serve ~meth:POST ~headers:[ ("If-Modified-Since", later) ] caps "/a.txt")
 
+(* RFC 9110 §13.2.1: "A server MUST ignore all received preconditions if its
+   response to the same request without those conditions ... would have been
+   a status code other than a 2xx (Successful) or 412". *)
+let preconditions_only_for_2xx () =
+  let caps = In_memory.services (mem_site ()) in
+  let conditional target =
+    serve
+      ~headers:
+        [
+          ("If-None-Match", "*");
+          ("If-Modified-Since", "Mon, 10 Sep 2001 00:00:00 GMT");
+        ]
+      caps target
+  in
+  check_status "a redirect stays a redirect" 301 (conditional "/sub");
+  check_status "missing stays missing" 404 (conditional "/nope.txt");
+  check_status "forbidden stays forbidden" 403 (conditional "/empty/");
+  check_status "a file is a 2xx: 304" 304 (conditional "/a.txt")
+
 let ranged () =
   let caps = In_memory.services (mem_site ()) in
   let get headers = serve ~headers caps "/a.txt" in
@@ -814,6 +833,8 @@ let () =
           Alcotest.test_case "conditional" `Quick conditional;
           Alcotest.test_case "If-Modified-Since ignored" `Quick
             if_modified_since_ignored;
+          Alcotest.test_case "preconditions only for 2xx" `Quick
+            preconditions_only_for_2xx;
           Alcotest.test_case "ranges" `Quick ranged;
           Alcotest.test_case "Range only for GET" `Quick range_only_for_get;
           Alcotest.test_case "real file system" `Quick real_files;
