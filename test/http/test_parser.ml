@@ -288,6 +288,10 @@ let test_host_value_is_uri_host_and_port () =
       "xn--caf-dma.example";
       "a%2Db.example";
       "under_score~tilde.example";
+      "a-very-long-host-name-0123456789.example.org";
+      "abcdefgh";
+      "abcdefghi";
+      "abcdefgh.EXAMPLE.org";
       "!$&'()*+,;=";
       "[::1]";
       "[::1]:8443";
@@ -316,6 +320,9 @@ let test_host_value_is_uri_host_and_port () =
       "a%zz";
       "a%2";
       "caf\xc3\xa9.example";
+      "abcdefgh.example\xc3\xa9";
+      "abcdefghijklmnop/";
+      "abcdefghijklmno@p";
       "\"example.com\"";
       "::1";
       "[::1";
