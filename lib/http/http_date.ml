@@ -113,8 +113,10 @@ let imf_fixdate s =
   let day = digits s 5 2 and month = month_of (String.sub s 8 3) in
   make ~year:(digits s 12 4) ~month ~day ~seconds:(time_of_day s 17)
 
+let fifty_years = 50. *. 365.2425 *. 86400.
+
 (* "Sunday, 06-Nov-94 08:49:37 GMT" *)
-let rfc850 s =
+let rfc850 ?now s =
   let comma = try String.index s ',' with Not_found -> raise Bad in
   if not (List.mem (String.sub s 0 comma) long_day_names) then raise Bad;
   let o = comma + 1 in
@@ -126,9 +128,24 @@ let rfc850 s =
   expect s (o + 19) ' ';
   if String.sub s (o + 20) 3 <> "GMT" then raise Bad;
   let day = digits s (o + 1) 2 and month = month_of (String.sub s (o + 4) 3) in
-  let yy = digits s (o + 8) 2 in
-  let year = if yy < 70 then 2000 + yy else 1900 + yy in
-  make ~year ~month ~day ~seconds:(time_of_day s (o + 11))
+  let yy = digits s (o + 8) 2 and seconds = time_of_day s (o + 11) in
+  match now with
+  | None ->
+      let year = if yy < 70 then 2000 + yy else 1900 + yy in
+      make ~year ~month ~day ~seconds
+  | Some now ->
+      (* The first year ending in [yy] from [now]'s on, or the one a
+         century before if that is more than 50 years ahead of [now] (RFC
+         9110 §5.6.7). *)
+      let now_year, _, _ =
+        civil_of_days (int_of_float (Float.max now 0. /. 86400.))
+      in
+      let year = (now_year / 100 * 100) + yy in
+      let year = if year < now_year then year + 100 else year in
+      let t = make ~year ~month ~day ~seconds in
+      if t > now +. fifty_years then
+        make ~year:(year - 100) ~month ~day ~seconds
+      else t
 
 (* "Sun Nov  6 08:49:37 1994" *)
 let asctime s =
@@ -142,10 +159,12 @@ let asctime s =
   let day = if s.[8] = ' ' then digits s 9 1 else digits s 8 2 in
   make ~year:(digits s 20 4) ~month ~day ~seconds:(time_of_day s 11)
 
-let parse s =
+let parse ?now s =
   let s = String.trim s in
   let attempt f = match f s with t -> Some t | exception Bad -> None in
   match attempt imf_fixdate with
   | Some _ as t -> t
   | None -> (
-      match attempt rfc850 with Some _ as t -> t | None -> attempt asctime)
+      match attempt (rfc850 ?now) with
+      | Some _ as t -> t
+      | None -> attempt asctime)

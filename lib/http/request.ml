@@ -31,10 +31,7 @@ let keep_alive_of version headers =
 let expect_continue_of version headers =
   match version with
   | Http_1_0 -> false
-  | Http_1_1 -> (
-      match Headers.find headers "expect" with
-      | Some v -> Headers.equal_name v "100-continue"
-      | None -> false)
+  | Http_1_1 -> Headers.has_token headers "expect" "100-continue"
 
 let version_to_string = function
   | Http_1_0 -> "HTTP/1.0"

@@ -47,8 +47,8 @@ val keep_alive_of : version -> Headers.t -> bool
     [close] (RFC 9112 §9.3). *)
 
 val expect_continue_of : version -> Headers.t -> bool
-(** [expect_continue_of version headers] is [true] for HTTP/1.1 with an [Expect]
-    field equal to [100-continue] (case-insensitively). *)
+(** [expect_continue_of version headers] is [true] for HTTP/1.1 with
+    [100-continue] (case-insensitively) in the list of an [Expect] field. *)
 
 val version_to_string : version -> string
 (** ["HTTP/1.0"] or ["HTTP/1.1"]. *)

@@ -27,26 +27,6 @@ let is_absolute target =
   in
   n > 0 && is_alpha (String.unsafe_get target 0) && scheme 1
 
-(* authority-form is uri-host ":" port, without userinfo (RFC 9112 §3.2.3). *)
-let is_authority target =
-  match String.rindex_opt target ':' with
-  | None -> false
-  | Some colon ->
-      let n = String.length target in
-      colon > 0
-      && colon < n - 1
-      && (let rec digits i = i = n || (is_digit target.[i] && digits (i + 1)) in
-          digits (colon + 1))
-      &&
-      let rec host i =
-        i = colon
-        ||
-        match target.[i] with
-        | '/' | '?' | '#' | '@' -> false
-        | _ -> host (i + 1)
-      in
-      host 0
-
 let target_form (meth : Method.t option) target : Request.target_form =
   if String.equal target "*" then
     match meth with
@@ -55,7 +35,9 @@ let target_form (meth : Method.t option) target : Request.target_form =
   else
     match meth with
     | Some CONNECT ->
-        if is_authority target then Authority_form
+        (* authority-form is uri-host ":" port, without userinfo (RFC 9112
+           §3.2.3). *)
+        if Uri_host.is_authority_form target then Authority_form
         else reject 400 "CONNECT needs an authority-form target"
     | _ ->
         if String.unsafe_get target 0 = '/' then Origin_form
@@ -163,49 +145,96 @@ let te_chunked = 2
 let te_after_chunked = 4
 let te_before_chunked = 8
 let te_chunked_twice = 16
+let te_invalid = 32
 let chunked_token = "chunked"
 
+(* Transfer-Encoding = #transfer-coding (RFC 9112 §6.1), where
+   transfer-coding = token *( OWS ";" OWS transfer-parameter ) and
+   transfer-parameter = token BWS "=" BWS ( token / quoted-string ) (§7), folded
+   into [state] across fields. Parsed whole rather than split on commas, so
+   that a comma inside a quoted parameter value does not end an element. *)
 let transfer_codings value state =
   let n = String.length value in
-  let rec element i state =
-    if i > n then state
+  let rec skip_ows i =
+    if
+      i < n
+      && (String.unsafe_get value i = ' ' || String.unsafe_get value i = '\t')
+    then skip_ows (i + 1)
+    else i
+  in
+  let rec token_end i =
+    if i < n && is_tchar (String.unsafe_get value i) then token_end (i + 1)
+    else i
+  in
+  (* From after the opening quote to after the closing one; -1 if there is
+     none or a byte a quoted-string may not hold (RFC 9110 §5.6.4). *)
+  let rec quoted_end i =
+    if i >= n then -1
     else
-      let j = ref i in
-      while !j < n && String.unsafe_get value !j <> ',' do
-        incr j
-      done;
-      let stop = !j in
-      let start = ref i and stop' = ref stop in
-      while !start < stop && (value.[!start] = ' ' || value.[!start] = '\t') do
-        incr start
-      done;
-      while
-        !stop' > !start
-        && (value.[!stop' - 1] = ' ' || value.[!stop' - 1] = '\t')
-      do
-        decr stop'
-      done;
-      let state =
-        if !stop' = !start then state (* empty list element *)
-        else
-          let is_chunked =
-            !stop' - !start = 7
-            &&
-            let rec same k =
-              k = 7
-              || Char.lowercase_ascii value.[!start + k] = chunked_token.[k]
-                 && same (k + 1)
-            in
-            same 0
-          in
-          let state = state lor te_seen in
-          if is_chunked then
-            if state land te_chunked <> 0 then state lor te_chunked_twice
+      match String.unsafe_get value i with
+      | '"' -> i + 1
+      | '\\' ->
+          if i + 1 < n && is_field_char (String.unsafe_get value (i + 1)) then
+            quoted_end (i + 2)
+          else -1
+      | c -> if is_field_char c then quoted_end (i + 1) else -1
+  in
+  (* The index after the parameters that start at [i] (at [i] if none), or
+     -1 if they are malformed. *)
+  let rec parameters i =
+    let semicolon = skip_ows i in
+    if semicolon < n && String.unsafe_get value semicolon = ';' then
+      let name = skip_ows (semicolon + 1) in
+      let name_end = token_end name in
+      let equals = skip_ows name_end in
+      if name_end = name || equals >= n || String.unsafe_get value equals <> '='
+      then -1
+      else
+        let v = skip_ows (equals + 1) in
+        let v_end =
+          if v < n && String.unsafe_get value v = '"' then quoted_end (v + 1)
+          else
+            let e = token_end v in
+            if e = v then -1 else e
+        in
+        if v_end < 0 then -1 else parameters v_end
+    else i
+  in
+  let is_chunked start stop =
+    stop - start = 7
+    &&
+    let rec same k =
+      k = 7
+      || Char.lowercase_ascii (String.unsafe_get value (start + k))
+         = String.unsafe_get chunked_token k
+         && same (k + 1)
+    in
+    same 0
+  in
+  let rec element i state =
+    let i = skip_ows i in
+    if i = n then state
+    else if String.unsafe_get value i = ',' then
+      (* An empty list element, which a recipient ignores (RFC 9110
+         §5.6.1.2). *)
+      element (i + 1) state
+    else
+      let name_end = token_end i in
+      let after = if name_end = i then -1 else parameters name_end in
+      let next = if after < 0 then n else skip_ows after in
+      if after < 0 || (next < n && String.unsafe_get value next <> ',') then
+        state lor te_invalid
+      else
+        let state =
+          if is_chunked i name_end then
+            (* chunked defines no parameters (RFC 9112 §7). *)
+            if after > name_end then state lor te_invalid
+            else if state land te_chunked <> 0 then state lor te_chunked_twice
             else state lor te_chunked
           else if state land te_chunked <> 0 then state lor te_after_chunked
           else state lor te_before_chunked
-      in
-      element (stop + 1) state
+        in
+        if next = n then state else element (next + 1) state
   in
   element 0 state
 
@@ -237,6 +266,7 @@ let head (input : Input.t) (limits : Limits.t) =
     with Truncated -> reject 400 "request head truncated"
   in
   let hosts = ref 0
+  and host_invalid = ref false
   and length = ref cl_none
   and codings = ref 0
   and connection = ref 0
@@ -244,7 +274,10 @@ let head (input : Input.t) (limits : Limits.t) =
   for i = 0 to Headers.length headers - 1 do
     let name = Headers.name headers i in
     match String.length name with
-    | 4 when Headers.equal_name name "host" -> incr hosts
+    | 4 when Headers.equal_name name "host" ->
+        incr hosts;
+        if not (Uri_host.is_host_field (Headers.value headers i)) then
+          host_invalid := true
     | 14 when Headers.equal_name name "content-length" ->
         length := content_length (Headers.value headers i) !length
     | 17 when Headers.equal_name name "transfer-encoding" ->
@@ -253,7 +286,8 @@ let head (input : Input.t) (limits : Limits.t) =
     | 10 when Headers.equal_name name "connection" ->
         connection := connection_options (Headers.value headers i) !connection
     | 6 when Headers.equal_name name "expect" ->
-        if Headers.equal_name (Headers.value headers i) "100-continue" then
+        (* Expect = #expectation (RFC 9110 §10.1.1). *)
+        if Headers.list_has_token (Headers.value headers i) "100-continue" then
           expect := true
     | _ -> ()
   done;
@@ -264,11 +298,14 @@ let head (input : Input.t) (limits : Limits.t) =
         reject 400 "Transfer-Encoding in an HTTP/1.0 request";
       if !length <> cl_none then
         reject 400 "both Content-Length and Transfer-Encoding";
+      if te land te_invalid <> 0 then reject 400 "invalid Transfer-Encoding";
       if te land te_chunked_twice <> 0 then reject 400 "chunked applied twice";
       if te land (te_chunked lor te_after_chunked lor te_before_chunked) = 0
       then reject 400 "empty Transfer-Encoding";
+      (* RFC 9112 §6.3: without chunked last the body's end is unknown, so
+         400 and close, not the 501 of a coding merely not supported. *)
       if te land te_chunked = 0 || te land te_after_chunked <> 0 then
-        reject 501 "final transfer coding is not chunked";
+        reject 400 "final transfer coding is not chunked";
       if te land te_before_chunked <> 0 then
         reject 501 "unsupported transfer coding";
       Chunked)
@@ -286,7 +323,8 @@ let head (input : Input.t) (limits : Limits.t) =
   in
   if !hosts > 1 then refuse ~keep_alive body 400 "several Host fields"
   else if !hosts = 0 && version = Http_1_1 then
-    refuse ~keep_alive body 400 "missing Host";
+    refuse ~keep_alive body 400 "missing Host"
+  else if !host_invalid then refuse ~keep_alive body 400 "invalid Host";
   match meth with
   | None -> refuse ~keep_alive body 501 "unknown method"
   | Some meth ->

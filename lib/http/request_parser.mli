@@ -45,13 +45,16 @@ val read_request : Input.t -> Limits.t -> (Request.t, error) result
 
     Then, on the complete head, in this order:
     - 400: Transfer-Encoding in HTTP/1.0; Transfer-Encoding with Content-Length;
-      chunked applied twice; empty Transfer-Encoding;
-    - 501: a final transfer coding other than chunked, or another coding before
-      chunked;
+      a Transfer-Encoding value that is not a list of transfer codings (tokens
+      with parameters; chunked with none); chunked applied twice; empty
+      Transfer-Encoding; a final transfer coding other than chunked (RFC 9112
+      §6.3);
+    - 501: another coding before chunked;
     - 400: invalid or conflicting Content-Length (one value repeated, in a list
       or in several fields, is accepted, RFC 9112 §6.3);
     - 413: Content-Length above [limits.max_body];
-    - 400: HTTP/1.1 without a Host field, or several Host fields;
+    - 400: HTTP/1.1 without a Host field, several Host fields, or a Host value
+      that is not [uri-host [":" port]] (RFC 9112 §3.2);
     - 501: a valid but unknown method.
 
     The last two leave the input at the next request when the request has no

@@ -14,26 +14,31 @@ let join dir name =
     Bytes.unsafe_blit_string name 0 b (d + 1) n;
     Bytes.unsafe_to_string b
 
-let not_modified (req : Request.t) ~mtime =
+let not_modified ?now (req : Request.t) ~mtime =
   match Request.header req "if-none-match" with
   | Some v -> String.trim v = "*"
   | None -> (
-      match Request.header req "if-modified-since" with
-      | None -> false
-      | Some v -> (
-          match Http_date.parse v with
+      (* RFC 9110 §13.1.3: ignored unless it is one valid date; two field
+         lines are a list of two members. *)
+      match Headers.find_all req.headers "if-modified-since" with
+      | [ v ] -> (
+          match Http_date.parse ?now v with
           | Some since -> Float.floor mtime <= since
-          | None -> false))
+          | None -> false)
+      | _ -> false)
 
 (* If-Range holding the exact Last-Modified date lets the range apply;
    an entity tag never matches (none are generated). *)
-let range_applies (req : Request.t) ~mtime =
-  match Request.header req "if-range" with
-  | None -> true
-  | Some v -> (
-      match Http_date.parse v with
+let range_applies (req : Request.t) ~mtime ~now =
+  match Headers.find_all req.headers "if-range" with
+  | [] -> true
+  | [ v ] -> (
+      match Http_date.parse ~now v with
       | Some date -> Float.equal date (Float.floor mtime)
       | None -> false)
+  | _ :: _ :: _ ->
+      (* Two validators: not one that matches (RFC 9110 §13.1.5). *)
+      false
 
 let within ~root path =
   root = "/" || path = root
@@ -86,9 +91,11 @@ let locate services ~root segs =
   in
   walk root ~linked:false segs
 
-let file ~dates (req : Request.t) path (info : File.info) =
+(* [now], the time, is for the two-digit years of RFC 850 dates. A clock
+   read is nothing next to the system calls that find the file. *)
+let file ~dates ~now (req : Request.t) path (info : File.info) =
   let last_modified = Date_cache.http_date dates info.mtime in
-  if not_modified req ~mtime:info.mtime then
+  if not_modified ~now req ~mtime:info.mtime then
     Response.Private.trusted
       ~headers:[ ("Last-Modified", last_modified) ]
       304 Empty
@@ -105,9 +112,14 @@ let file ~dates (req : Request.t) path (info : File.info) =
       Response.Private.trusted ~headers 200
         (File { path; info; offset = 0; length = size })
     in
-    match Request.header req "range" with
+    (* RFC 9110 §14.2: GET is the only method that defines range handling,
+       and a server MUST ignore Range with any other, HEAD included. *)
+    let range =
+      match req.meth with GET -> Request.header req "range" | _ -> None
+    in
+    match range with
     | None -> whole ()
-    | Some _ when not (range_applies req ~mtime:info.mtime) -> whole ()
+    | Some _ when not (range_applies req ~mtime:info.mtime ~now) -> whole ()
     | Some field -> (
         match Range.resolve field ~size with
         | Whole -> whole ()
@@ -138,7 +150,7 @@ let serve services ~root ~index ~dates (req : Request.t) ~path ~query =
           | Ok (full, ({ kind = Regular; _ } as info)) ->
               (* A file is not a directory: /1k.txt/ names nothing. *)
               if String.ends_with ~suffix:"/" path then Response.error 404 ""
-              else file ~dates req full info
+              else file ~dates ~now:(services.Services.now ()) req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (String.ends_with ~suffix:"/" path) then
                 let location = Url_path.of_segments segs ^ "/" in
@@ -149,7 +161,8 @@ let serve services ~root ~index ~dates (req : Request.t) ~path ~query =
               else
                 match locate services ~root (segs @ [ index ]) with
                 | Ok (file_path, ({ kind = Regular; _ } as info)) ->
-                    file ~dates req file_path info
+                    file ~dates ~now:(services.Services.now ()) req file_path
+                      info
                 | Ok _ | Error File.Not_found -> Response.error 403 ""
                 | Error e -> file_error e)
           | Ok _ -> Response.error 403 ""))

@@ -438,6 +438,46 @@ let raw_errors site () =
   let rs, _ = Wire.parse (raw site.port "GET / HTTP/2.0\r\nHost: x\r\n\r\n") in
   Alcotest.(check (list int)) "505" [ 505 ] (statuses rs)
 
+(* The requirements of RFC 9112 / RFC 9110 that the server once missed, on a
+   real socket. *)
+let raw_request_validation site () =
+  let rs, _ =
+    Wire.parse
+      (raw site.port
+         ("GET /hello.txt HTTP/1.1\r\nHost: user@x\r\n\r\n"
+        ^ "GET /hello.txt HTTP/1.1\r\nHost: x y\r\n\r\n"
+         ^ request ~close:true "/hello.txt"))
+  in
+  Alcotest.(check (list int))
+    "an invalid Host is 400, and the connection goes on" [ 400; 400; 200 ]
+    (statuses rs);
+  let rs, _ =
+    Wire.parse
+      (raw site.port
+         "POST /reverse HTTP/1.1\r\n\
+          Host: x\r\n\
+          Transfer-Encoding: chunked, gzip\r\n\
+          \r\n\
+          3\r\n\
+          abc\r\n\
+          0\r\n\
+          \r\n")
+  in
+  Alcotest.(check (list int)) "chunked not final: 400" [ 400 ] (statuses rs);
+  Alcotest.(check (option string))
+    "and close" (Some "close")
+    (Wire.header (List.hd rs) "connection");
+  let rs, _ =
+    Wire.parse ~heads:[ 0 ]
+      (raw site.port
+         "HEAD /hello.txt HTTP/1.1\r\n\
+          Host: x\r\n\
+          Range: bytes=0-4\r\n\
+          Connection: close\r\n\
+          \r\n")
+  in
+  Alcotest.(check (list int)) "HEAD ignores Range" [ 200 ] (statuses rs)
+
 (* {1 The braid binary} *)
 
 let binary = "../../bin/main.exe"
@@ -531,6 +571,8 @@ let () =
         [
           Alcotest.test_case "pipelining" `Quick (raw_pipelining site);
           Alcotest.test_case "errors" `Quick (raw_errors site);
+          Alcotest.test_case "request validation" `Quick
+            (raw_request_validation site);
         ] );
       ( "braid binary",
         [

@@ -253,6 +253,26 @@ let expect_continue () =
   check_statuses "100 then the answers" [ 100; 200; 200 ] rs;
   Alcotest.(check string) "reversed" "fedcba" (List.nth rs 1).body
 
+(* RFC 9110 §10.1.1: the origin server MUST NOT wait for the content before
+   sending 100 (Continue), however the expectation is listed. *)
+let expect_continue_in_a_list () =
+  let r =
+    drive
+      [
+        Send
+          "POST /reverse HTTP/1.1\r\n\
+           Host: t\r\n\
+           Expect: , 100-continue,\r\n\
+           Content-Length: 3\r\n\
+           \r\n";
+        Expect_sent "HTTP/1.1 100 Continue\r\n\r\n";
+        Send "abc";
+      ]
+  in
+  let rs, _ = Wire.parse r.output in
+  check_statuses "100 then the answer" [ 100; 200 ] rs;
+  Alcotest.(check string) "reversed" "cba" (List.nth rs 1).body
+
 let expect_continue_refused () =
   let r =
     drive
@@ -331,6 +351,11 @@ let bad_input () =
   closes "bare CR" 400 "GET / HTTP/1.1\r\nHost: t\rX: y\r\n\r\n";
   closes "NUL" 400 "GET / HTTP/1.1\r\nHost: t\r\nX: a\000b\r\n\r\n";
   rejected "missing Host" 400 "GET /hello HTTP/1.1\r\n\r\n";
+  rejected "several Host fields" 400
+    "GET /hello HTTP/1.1\r\nHost: t\r\nHost: t\r\n\r\n";
+  rejected "invalid Host" 400 "GET /hello HTTP/1.1\r\nHost: user@t\r\n\r\n";
+  closes "invalid Host with a body" 400
+    "POST /reverse HTTP/1.1\r\nHost: t/x\r\nContent-Length: 3\r\n\r\nabc";
   closes "Content-Length and Transfer-Encoding" 400
     "POST /reverse HTTP/1.1\r\n\
      Host: t\r\n\
@@ -346,8 +371,22 @@ let bad_input () =
      Content-Length: 4\r\n\
      \r\n\
      abcd";
-  closes "gzip transfer coding" 501
+  closes "chunked not the final transfer coding" 400
     "POST /reverse HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n";
+  closes "unsupported transfer coding before chunked" 501
+    "POST /reverse HTTP/1.1\r\n\
+     Host: t\r\n\
+     Transfer-Encoding: gzip, chunked\r\n\
+     \r\n\
+     0\r\n\
+     \r\n";
+  closes "Transfer-Encoding in HTTP/1.0" 400
+    "POST /reverse HTTP/1.0\r\n\
+     Transfer-Encoding: chunked\r\n\
+     Content-Length: 5\r\n\
+     \r\n\
+     0\r\n\
+     \r\n";
   closes "HTTP/2.0" 505 "GET / HTTP/2.0\r\nHost: t\r\n\r\n";
   closes "HTTP/3.1" 505 "GET / HTTP/3.1\r\nHost: t\r\n\r\n";
   closes "request line over 8 KiB" 414
@@ -365,6 +404,32 @@ let bad_input () =
   closes "Content-Length over the limit" 413
     "POST /reverse HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n";
   rejected "unknown method" 501 "BREW /pot HTTP/1.1\r\nHost: t\r\n\r\n"
+
+(* RFC 9112 §3.2.2: "a server MUST accept the absolute-form in requests";
+   the target URI is then the request-target (§3.3), whatever Host says. *)
+let absolute_form_accepted () =
+  let _, rs =
+    run
+      ("GET http://elsewhere.example/hello HTTP/1.1\r\nHost: t\r\n\r\n"
+     ^ "GET http://t/echo/x?q HTTP/1.1\r\nHost: t\r\n\r\n"
+     ^ "GET http://t HTTP/1.1\r\nHost: t\r\n\r\n")
+  in
+  check_statuses "served" [ 200; 200; 200 ] rs;
+  Alcotest.(check (list string))
+    "routed by the target's path"
+    [ "hello"; "x"; "<p>home</p>" ]
+    (List.map (fun (r : Wire.response) -> r.body) rs)
+
+(* RFC 9112 §6.3: "If this is a request message and none of the above are
+   true, then the message body length is zero": what follows the head is the
+   next request, whatever the method. *)
+let no_length_means_no_body () =
+  let _, rs =
+    run
+      ("POST /ignore HTTP/1.1\r\nHost: t\r\n\r\n" ^ get "/hello"
+     ^ "PUT /hello HTTP/1.1\r\nHost: t\r\n\r\n" ^ get "/hello")
+  in
+  check_statuses "four answers" [ 200; 200; 405; 200 ] rs
 
 let limits_configurable () =
   let config =
@@ -660,6 +725,8 @@ let () =
           Alcotest.test_case "Connection: close" `Quick connection_close;
           Alcotest.test_case "HEAD" `Quick head;
           Alcotest.test_case "100-continue" `Quick expect_continue;
+          Alcotest.test_case "100-continue in a list" `Quick
+            expect_continue_in_a_list;
           Alcotest.test_case "100-continue refused" `Quick
             expect_continue_refused;
           Alcotest.test_case "chunked upload" `Quick chunked_upload;
@@ -672,6 +739,10 @@ let () =
       ( "bad input",
         [
           Alcotest.test_case "every status" `Quick bad_input;
+          Alcotest.test_case "absolute-form accepted" `Quick
+            absolute_form_accepted;
+          Alcotest.test_case "no length means no body" `Quick
+            no_length_means_no_body;
           Alcotest.test_case "limits are configurable" `Quick
             limits_configurable;
           Alcotest.test_case "bad chunk" `Quick bad_chunk;

@@ -315,6 +315,30 @@ let encode () =
     "of_segments" "/a%20b/c%2Fd"
     (Url_path.of_segments [ "a b"; "c/d" ])
 
+(* RFC 9110 §5.6.7: "Recipients of a timestamp value in rfc850-date format,
+   which uses a two-digit year, MUST interpret a timestamp that appears to be
+   more than 50 years in the future as representing the most recent year in
+   the past that had the same last two digits." *)
+let rfc850_year_within_50_years () =
+  let parses = Alcotest.(check (option (float 0.))) in
+  let year_2026 =
+    1767225600.
+    (* Thu, 01 Jan 2026 00:00:00 GMT *)
+  in
+  parses "70 is 2070 in 2026" (Some 3155760000.)
+    (Http_date.parse ~now:year_2026 "Wednesday, 01-Jan-70 00:00:00 GMT");
+  parses "94 is 1994 in 2026" (Some rfc_example)
+    (Http_date.parse ~now:year_2026 "Sunday, 06-Nov-94 08:49:37 GMT");
+  parses "26 is 2026 in 2026" (Some year_2026)
+    (Http_date.parse ~now:year_2026 "Thursday, 01-Jan-26 00:00:00 GMT");
+  (* In 1994, 2044 is 50 years ahead and 2045 more than that. *)
+  parses "44 is 2044 in 1994" (Some 2335219200.)
+    (Http_date.parse ~now:rfc_example "Friday, 01-Jan-44 00:00:00 GMT");
+  parses "45 is 1945 in 1994" (Some (-788918400.))
+    (Http_date.parse ~now:rfc_example "Monday, 01-Jan-45 00:00:00 GMT");
+  parses "four-digit years are not moved" (Some 3155760000.)
+    (Http_date.parse ~now:rfc_example "Wed, 01 Jan 2070 00:00:00 GMT")
+
 (* {1 Ranges} *)
 
 let range_t =
@@ -560,6 +584,45 @@ let conditional () =
          ("If-Modified-Since", "Mon, 10 Sep 2001 00:00:00 GMT");
        ])
 
+(* RFC 9110 §13.1.3: "A recipient MUST ignore If-Modified-Since if the
+   request contains an If-None-Match header field" and "if the received field
+   value is not a valid HTTP-date, the field value has more than one member, or
+   if the request method is neither GET nor HEAD". *)
+let if_modified_since_ignored () =
+  let caps = In_memory.services (mem_site ()) in
+  let get headers = serve ~headers caps "/a.txt" in
+  let later = "Mon, 10 Sep 2001 00:00:00 GMT" in
+  check_status "one valid date" 304 (get [ ("If-Modified-Since", later) ]);
+  check_status "two field lines: two members" 200
+    (get [ ("If-Modified-Since", later); ("If-Modified-Since", later) ]);
+  check_status "a list of two dates" 200
+    (get [ ("If-Modified-Since", later ^ ", " ^ later) ]);
+  check_status "not an HTTP-date" 200
+    (get [ ("If-Modified-Since", "2001-09-10T00:00:00Z") ]);
+  check_status "with If-None-Match" 200
+    (get [ ("If-None-Match", "\"x\""); ("If-Modified-Since", later) ]);
+  check_status "neither GET nor HEAD" 405
+    (serve ~meth:POST ~headers:[ ("If-Modified-Since", later) ] caps "/a.txt")
+
+(* RFC 9110 §13.2.1: "A server MUST ignore all received preconditions if its
+   response to the same request without those conditions ... would have been
+   a status code other than a 2xx (Successful) or 412". *)
+let preconditions_only_for_2xx () =
+  let caps = In_memory.services (mem_site ()) in
+  let conditional target =
+    serve
+      ~headers:
+        [
+          ("If-None-Match", "*");
+          ("If-Modified-Since", "Mon, 10 Sep 2001 00:00:00 GMT");
+        ]
+      caps target
+  in
+  check_status "a redirect stays a redirect" 301 (conditional "/sub");
+  check_status "missing stays missing" 404 (conditional "/nope.txt");
+  check_status "forbidden stays forbidden" 403 (conditional "/empty/");
+  check_status "a file is a 2xx: 304" 304 (conditional "/a.txt")
+
 let ranged () =
   let caps = In_memory.services (mem_site ()) in
   let get headers = serve ~headers caps "/a.txt" in
@@ -585,7 +648,32 @@ let ranged () =
     (get
        [ ("Range", "bytes=0-1"); ("If-Range", "Sun, 09 Sep 2001 01:46:39 GMT") ]);
   check_status "If-Range with an entity tag" 200
-    (get [ ("Range", "bytes=0-1"); ("If-Range", "\"abc\"") ])
+    (get [ ("Range", "bytes=0-1"); ("If-Range", "\"abc\"") ]);
+  check_status "If-Range twice" 200
+    (get
+       [
+         ("Range", "bytes=0-1");
+         ("If-Range", "Sun, 09 Sep 2001 01:46:40 GMT");
+         ("If-Range", "Sun, 09 Sep 2001 01:46:40 GMT");
+       ])
+
+(* RFC 9110 §14.2: "A server MUST ignore a Range header field received with
+   a request method that is unrecognized or for which range handling is not
+   defined", and GET is the only method that defines it: HEAD gets the 200
+   that GET without Range would. *)
+let range_only_for_get () =
+  let caps = In_memory.services (mem_site ()) in
+  let head headers = serve ~meth:HEAD ~headers caps "/a.txt" in
+  let r = head [ ("Range", "bytes=2-4") ] in
+  check_status "HEAD with Range" 200 r;
+  Alcotest.(check string) "the whole file" "file /www/a.txt 0+10" (body r);
+  Alcotest.(check (option string))
+    "no Content-Range" None
+    (Response.header r "content-range");
+  check_status "HEAD with an unsatisfiable Range" 200
+    (head [ ("Range", "bytes=20-") ]);
+  check_status "GET with Range" 206
+    (serve ~headers:[ ("Range", "bytes=2-4") ] caps "/a.txt")
 
 (* The same rules on the real file system, where links, special files and
    the content cache are real. *)
@@ -751,6 +839,8 @@ let () =
           Alcotest.test_case "dates" `Quick dates;
           Alcotest.test_case "date cache" `Quick date_cache;
           Alcotest.test_case "ranges" `Quick ranges;
+          Alcotest.test_case "rfc850 year within 50 years" `Quick
+            rfc850_year_within_50_years;
         ] );
       ( "paths",
         [
@@ -766,7 +856,12 @@ let () =
           Alcotest.test_case "files" `Quick static_files;
           Alcotest.test_case "escapes" `Quick escapes;
           Alcotest.test_case "conditional" `Quick conditional;
+          Alcotest.test_case "If-Modified-Since ignored" `Quick
+            if_modified_since_ignored;
+          Alcotest.test_case "preconditions only for 2xx" `Quick
+            preconditions_only_for_2xx;
           Alcotest.test_case "ranges" `Quick ranged;
+          Alcotest.test_case "Range only for GET" `Quick range_only_for_get;
           Alcotest.test_case "real file system" `Quick real_files;
           Alcotest.test_case "metadata read once per poll" `Quick
             metadata_per_poll;
