@@ -14,6 +14,21 @@ let join dir name =
     Bytes.unsafe_blit_string name 0 b (d + 1) n;
     Bytes.unsafe_to_string b
 
+(* RFC 9110 §13.2.2, steps 1 and 2: If-Match, else If-Unmodified-Since.
+   No entity tag is generated, so If-Match holds only as "*" (the file
+   exists, §13.1.1); If-Unmodified-Since is ignored unless it is one valid
+   date (§13.1.4). *)
+let precondition_failed ~now (req : Request.t) ~mtime =
+  match Headers.find_all req.headers "if-match" with
+  | _ :: _ as fields -> not (List.exists (fun v -> String.trim v = "*") fields)
+  | [] -> (
+      match Headers.find_all req.headers "if-unmodified-since" with
+      | [ v ] -> (
+          match Http_date.parse ~now v with
+          | Some date -> Float.floor mtime > date
+          | None -> false)
+      | _ -> false)
+
 let not_modified ?now (req : Request.t) ~mtime =
   match Request.header req "if-none-match" with
   | Some v -> String.trim v = "*"
@@ -95,7 +110,11 @@ let locate services ~root segs =
    read is nothing next to the system calls that find the file. *)
 let file ~dates ~now (req : Request.t) path (info : File.info) =
   let last_modified = Date_cache.http_date dates info.mtime in
-  if not_modified ~now req ~mtime:info.mtime then
+  if precondition_failed ~now req ~mtime:info.mtime then
+    Response.Private.trusted
+      ~headers:[ ("Last-Modified", last_modified) ]
+      412 Empty
+  else if not_modified ~now req ~mtime:info.mtime then
     Response.Private.trusted
       ~headers:[ ("Last-Modified", last_modified) ]
       304 Empty

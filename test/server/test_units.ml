@@ -604,6 +604,33 @@ let if_modified_since_ignored () =
   check_status "neither GET nor HEAD" 405
     (serve ~meth:POST ~headers:[ ("If-Modified-Since", later) ] caps "/a.txt")
 
+(* RFC 9110 §13.1.1 and §13.1.4: an origin server MUST evaluate If-Match
+   and If-Unmodified-Since; false, a GET gets 412 (§13.2.2), and If-Match
+   wins. No entity tag is generated: only "*" matches. *)
+let if_match_and_if_unmodified_since () =
+  let caps = In_memory.services (mem_site ()) in
+  let get headers = serve ~headers caps "/a.txt" in
+  let earlier = "Sun, 09 Sep 2001 01:46:39 GMT"
+  and same = "Sun, 09 Sep 2001 01:46:40 GMT" in
+  check_status "If-Match: *" 200 (get [ ("If-Match", "*") ]);
+  check_status "If-Match: an entity tag" 412 (get [ ("If-Match", "\"x\"") ]);
+  check_status "If-Match: weak tags never match" 412
+    (get [ ("If-Match", "W/\"x\"") ]);
+  check_status "If-Unmodified-Since: the same date" 200
+    (get [ ("If-Unmodified-Since", same) ]);
+  check_status "If-Unmodified-Since: earlier" 412
+    (get [ ("If-Unmodified-Since", earlier) ]);
+  check_status "If-Unmodified-Since: not a date" 200
+    (get [ ("If-Unmodified-Since", "yesterday") ]);
+  check_status "If-Unmodified-Since: two members" 200
+    (get [ ("If-Unmodified-Since", earlier); ("If-Unmodified-Since", earlier) ]);
+  check_status "If-Match wins over If-Unmodified-Since" 200
+    (get [ ("If-Match", "*"); ("If-Unmodified-Since", earlier) ]);
+  check_status "412 before 304" 412
+    (get [ ("If-Match", "\"x\""); ("If-None-Match", "*") ]);
+  check_status "a missing file stays missing" 404
+    (serve ~headers:[ ("If-Match", "\"x\"") ] caps "/nope.txt")
+
 (* RFC 9110 §13.2.1: "A server MUST ignore all received preconditions if its
    response to the same request without those conditions ... would have been
    a status code other than a 2xx (Successful) or 412". *)
@@ -861,6 +888,8 @@ let () =
           Alcotest.test_case "preconditions only for 2xx" `Quick
             preconditions_only_for_2xx;
           Alcotest.test_case "ranges" `Quick ranged;
+          Alcotest.test_case "If-Match and If-Unmodified-Since" `Quick
+            if_match_and_if_unmodified_since;
           Alcotest.test_case "Range only for GET" `Quick range_only_for_get;
           Alcotest.test_case "real file system" `Quick real_files;
           Alcotest.test_case "metadata read once per poll" `Quick
