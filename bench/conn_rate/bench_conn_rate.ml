@@ -179,7 +179,10 @@ let start_servers root =
      (* nginx's default listen queue is 511; Braid's is 4096 (the kernel's
         somaxconn caps both): the same queue for both, so a burst of SYNs
         is not dropped by one and queued by the other. *)
-     match Bench_server.start_nginx ~backlog:4096 ~port ~root () with
+     match
+       Bench_server.Peers.start_nginx ~backlog:4096 ~cpu:Bench_server.server_cpu
+         ~port ~root ()
+     with
      | Some (proc, stop) ->
          servers := !servers @ [ { label = "nginx"; port; proc; stop } ]
      | None -> progress "conn-rate: nginx not found, Braid alone"
