@@ -375,7 +375,13 @@ let render () =
         let rows = read_rows path in
         (match e.chart with
         | Bars select when with_gnuplot -> (
-            match List.filter select rows with
+            (* A failed run's cell has no value: no bar. *)
+            match
+              List.filter
+                (fun (r : Bench_harness.row) ->
+                  select r && Float.is_finite r.value)
+                rows
+            with
             | [] -> ()
             | selected ->
                 let svg = Filename.concat charts (e.name ^ ".svg") in
