@@ -20,6 +20,7 @@ let experiments : experiment list =
     Bench_io.wake;
     Bench_fib_server.experiment;
     Bench_conn_rate.experiment;
+    Bench_scale.experiment;
   ]
 
 let run_one ~quick (e : experiment) =

@@ -27,8 +27,10 @@ let nginx_config ~dir ~port ~root ~backlog ~connections =
     | None -> ("", 4096, "keepalive_requests 1000000;")
     | Some n ->
         (* A connection takes a descriptor, a request for a file one more
-           while it is served. *)
-        ( Printf.sprintf "worker_rlimit_nofile %d;\n" ((2 * n) + 256),
+           while it is served; past the hard limit, only a worker started
+           as root could raise its own. *)
+        ( Printf.sprintf "worker_rlimit_nofile %d;\n"
+            (min ((2 * n) + 256) (snd (Procs.descriptor_limits ()))),
           n + 256,
           "keepalive_requests 1000000000;\n  keepalive_timeout 3600s;" )
   in

@@ -26,9 +26,10 @@ val start_nginx :
     [cpu], and returns its master process and the function that stops it and
     removes its files; [None] if nginx is not installed. [backlog] sets its
     listen queue (nginx's default is 511). [connections]: room for that many
-    connections at once ([worker_connections] and [worker_rlimit_nofile]), and
-    keep-alive connections kept for an hour whether busy or idle (else 4096
-    connections and nginx's keep-alive defaults).
+    connections at once ([worker_connections], and [worker_rlimit_nofile] up to
+    this process's hard limit), and keep-alive connections kept for an hour
+    whether busy or idle (else 4096 connections and nginx's keep-alive
+    defaults).
     @raise Failure as {!Procs.spawn}. *)
 
 val start_h2o :
