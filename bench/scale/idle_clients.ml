@@ -67,6 +67,7 @@ let close fds =
    then its responses read, so the server serves a batch at a time instead
    of waiting for the client between connections. *)
 let batch = 200
+let timeout = 10.
 
 let open_idle ~port ~path ~count =
   let request = request path in
@@ -92,6 +93,11 @@ let open_idle ~port ~path ~count =
             step "connect" (first + j) (fun () ->
                 let fd = Unix.socket PF_INET SOCK_STREAM 0 in
                 opened := fd :: !opened;
+                (* A server that stops accepting or answering fails the
+                   run instead of hanging it (Linux applies the send
+                   timeout to connect too). *)
+                Unix.setsockopt_float fd SO_RCVTIMEO timeout;
+                Unix.setsockopt_float fd SO_SNDTIMEO timeout;
                 Unix.connect fd address;
                 fd))
       in

@@ -11,9 +11,9 @@ val open_idle : port:int -> path:string -> count:int -> t
     and, on each, sends [GET path] (HTTP/1.1, keep-alive) and reads the response
     through its [Content-Length] body.
     @raise Failure
-      at the first connection that fails (refused, reset, closed, a status other
-      than 200, no [Content-Length]), after closing those already opened: a run
-      with errors is a failed run. *)
+      at the first connection that fails (refused, reset, closed, no answer
+      within 10 s, a status other than 200, no [Content-Length]), after closing
+      those already opened: a run with errors is a failed run. *)
 
 val closed_by_server : t -> int
 (** How many of the connections the server has closed (or reset) since: idle

@@ -85,17 +85,9 @@ let socket_inodes pid =
 (* A server left over from an aborted run, listening on the same port
    (with SO_REUSEPORT, or on another address), would answer instead of the
    one just started: every listener on [port] must belong to [t]. *)
-let check_listener t ~name ~port =
-  let fail why =
-    (try Unix.kill t.pid Sys.sigkill with Unix.Unix_error _ -> ());
-    ignore (waitpid [] t.pid);
-    failwith
-      (Printf.sprintf
-         "%s: port %d is %s: stop it (a server left over from an aborted run?)"
-         name port why)
-  in
+let check_listener t ~port =
   match List.map socket_inodes (processes t) with
-  | sockets when List.mem None sockets -> () (* no verdict possible *)
+  | sockets when List.mem None sockets -> Ok () (* no verdict possible *)
   | sockets -> (
       let ours = List.concat_map (Option.value ~default:[]) sockets in
       match
@@ -103,10 +95,13 @@ let check_listener t ~name ~port =
           (fun inode -> not (List.mem inode ours))
           (listening_inodes port)
       with
-      | [] -> ()
+      | [] -> Ok ()
       | strangers ->
-          fail
-            (Printf.sprintf "listened on by another process (socket %s)"
+          Error
+            (Printf.sprintf
+               "port %d is listened on by another process (socket %s): stop it \
+                (a server left over from an aborted run?)"
+               port
                (String.concat ", " strangers)))
 
 let spawn ?cpu ?(env = []) ~name argv ~port =
@@ -130,25 +125,40 @@ let spawn ?cpu ?(env = []) ~name argv ~port =
   Unix.close fd;
   Unix.close null;
   let t = { pid; log } in
+  let remove_log () = try Sys.remove log with Sys_error _ -> () in
   let deadline = Unix.gettimeofday () +. 20. in
   let rec wait () =
-    if can_connect port then (
-      check_listener t ~name ~port;
-      t)
+    if can_connect port then
+      match check_listener t ~port with
+      | Ok () -> `Ready
+      | Error why -> `Failed (name ^ ": " ^ why)
     else
       match waitpid [ WNOHANG ] pid with
       | 0, _ when Unix.gettimeofday () < deadline ->
           Unix.sleepf 0.02;
           wait ()
-      | 0, _ ->
-          (try Unix.kill pid Sys.sigkill with Unix.Unix_error _ -> ());
-          ignore (waitpid [] pid);
-          failwith (name ^ ": not accepting connections after 20 s")
-      | _ ->
-          let output = In_channel.with_open_bin log In_channel.input_all in
-          failwith (name ^ " exited at start: " ^ output)
+      | 0, _ -> `Failed (name ^ ": not accepting connections after 20 s")
+      | _ -> `Exited
   in
-  wait ()
+  (* Whatever goes wrong, even an interruption, the process is not left
+     running: the caller never got it to stop. *)
+  let abandon () =
+    (try Unix.kill pid Sys.sigkill with Unix.Unix_error _ -> ());
+    ignore (waitpid [] pid);
+    remove_log ()
+  in
+  match wait () with
+  | `Ready -> t
+  | `Failed msg ->
+      abandon ();
+      failwith msg
+  | `Exited ->
+      let output = In_channel.with_open_bin log In_channel.input_all in
+      remove_log ();
+      failwith (name ^ " exited at start: " ^ output)
+  | exception e ->
+      abandon ();
+      raise e
 
 let stop t =
   (try Unix.kill t.pid Sys.sigterm with Unix.Unix_error _ -> ());
