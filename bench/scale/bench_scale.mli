@@ -14,9 +14,10 @@
 
     Each round starts the three servers afresh and measures them in turn (braid,
     nginx, h2o, at each size); figures are medians over rounds. A run with any
-    error (wrk's socket errors or non-2xx responses, a failed idle connection,
-    or one the server closed) makes its cell failed, shown as no figure with a
-    count of failed runs.
+    error (wrk's socket errors or non-2xx responses, a server that never held
+    all of wrk's connections during the run, a failed idle connection, or one
+    the server closed) makes its cell failed, shown as no figure with a count of
+    failed runs.
 
     wrk and the idle connections need descriptors: this process raises its soft
     limit to 10,512 for the run (the hard limit must allow it; wrk inherits it).

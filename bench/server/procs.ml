@@ -201,6 +201,11 @@ let cpu_seconds t =
   | Some ticks -> float ticks /. 100.
   | None -> nan
 
+let sockets t =
+  let inodes = List.map socket_inodes (processes t) in
+  if List.mem None inodes then None
+  else Some (List.sort_uniq compare (List.concat_map Option.get inodes))
+
 (* VmRSS is in kB. *)
 let process_rss_bytes pid =
   Option.bind

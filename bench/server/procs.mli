@@ -38,6 +38,10 @@ val rss_bytes : t -> float
 (** Resident memory now ([VmRSS]) of {!processes}, summed, in bytes; [nan] where
     [/proc] lacks it. *)
 
+val sockets : t -> string list option
+(** The inodes of the sockets {!processes} hold now, each once; [None] if
+    [/proc] hides their descriptors (another user's processes). *)
+
 val output : t -> string
 (** What the process has written to its standard output and error so far. *)
 
