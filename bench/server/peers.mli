@@ -27,7 +27,8 @@ val start_nginx :
     removes its files; [None] if nginx is not installed. [backlog] sets its
     listen queue (nginx's default is 511). [connections]: room for that many
     connections at once ([worker_connections], and [worker_rlimit_nofile] up to
-    this process's hard limit), and keep-alive connections kept for an hour
+    this process's hard limit), every waiting connection accepted at each
+    wake-up ([multi_accept on]), and keep-alive connections kept for an hour
     whether busy or idle (else 4096 connections and nginx's keep-alive
     defaults).
     @raise Failure as {!Procs.spawn}. *)

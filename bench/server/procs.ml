@@ -29,10 +29,20 @@ let read_file path =
   | s -> Some s
   | exception Sys_error _ -> None
 
+(* Children of every thread of [pid]: a process forked by a thread other
+   than the main one is listed under that thread. *)
 let children pid =
-  match read_file (Printf.sprintf "/proc/%d/task/%d/children" pid pid) with
-  | None -> []
-  | Some s -> List.filter_map int_of_string_opt (String.split_on_char ' ' s)
+  let tasks = Printf.sprintf "/proc/%d/task" pid in
+  match Sys.readdir tasks with
+  | exception Sys_error _ -> []
+  | threads ->
+      List.concat_map
+        (fun tid ->
+          match read_file (Printf.sprintf "%s/%s/children" tasks tid) with
+          | None -> []
+          | Some s ->
+              List.filter_map int_of_string_opt (String.split_on_char ' ' s))
+        (Array.to_list threads)
 
 (* The process and its descendants: nginx's master and workers, h2o and
    its crash handler. *)
@@ -85,11 +95,15 @@ let socket_inodes pid =
 (* A server left over from an aborted run, listening on the same port
    (with SO_REUSEPORT, or on another address), would answer instead of the
    one just started: every listener on [port] must belong to [t]. *)
+let sockets t =
+  let inodes = List.map socket_inodes (processes t) in
+  if List.mem None inodes then None
+  else Some (List.sort_uniq compare (List.concat_map Option.get inodes))
+
 let check_listener t ~port =
-  match List.map socket_inodes (processes t) with
-  | sockets when List.mem None sockets -> Ok () (* no verdict possible *)
-  | sockets -> (
-      let ours = List.concat_map (Option.value ~default:[]) sockets in
+  match sockets t with
+  | None -> Ok () (* no verdict possible *)
+  | Some ours -> (
       match
         List.filter
           (fun inode -> not (List.mem inode ours))
@@ -200,11 +214,6 @@ let cpu_seconds t =
   with
   | Some ticks -> float ticks /. 100.
   | None -> nan
-
-let sockets t =
-  let inodes = List.map socket_inodes (processes t) in
-  if List.mem None inodes then None
-  else Some (List.sort_uniq compare (List.concat_map Option.get inodes))
 
 (* VmRSS is in kB. *)
 let process_rss_bytes pid =
