@@ -20,6 +20,7 @@ let experiments : experiment list =
     Bench_io.wake;
     Bench_fib_server.experiment;
     Bench_conn_rate.experiment;
+    Bench_scale.experiment;
   ]
 
 let run_one ~quick (e : experiment) =
@@ -31,7 +32,7 @@ let run_one ~quick (e : experiment) =
 
 let report () = progress "bench: wrote %s" (Bench_report.render ())
 
-let main names quick =
+let run_names names quick =
   match names with
   | [ "report" ] ->
       report ();
@@ -66,6 +67,18 @@ let main names quick =
             ( false,
               "unknown experiment(s): " ^ String.concat ", " unknown
               ^ " (try `list`)" ))
+
+(* Interrupted (Ctrl-C, or SIGTERM), an experiment unwinds through its
+   Fun.protect and stops the servers it started instead of leaving them
+   running. *)
+let main names quick =
+  Sys.catch_break true;
+  Sys.set_signal Sys.sigterm (Sys.Signal_handle (fun _ -> raise Sys.Break));
+  match run_names names quick with
+  | result -> result
+  | exception Sys.Break ->
+      prerr_endline "bench: interrupted; the servers it started are stopped";
+      exit 130
 
 (* Server roles: each experiment's module claimed its own at initialisation;
    this one's run here. *)

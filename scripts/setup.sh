@@ -18,7 +18,7 @@ libptime-ocaml-dev liburi-ocaml-dev libcohttp-lwt-unix-ocaml-dev
 libcrowbar-ocaml-dev libbigstringaf-ocaml-dev libcstruct-ocaml-dev
 libmagic-mime-ocaml-dev libmdx-ocaml-dev libyojson-ocaml-dev ocaml-odoc"
 # Tools from the base suite: load generators, peers and the report's charts.
-DEB_TOOLS="curl wrk httperf apache2-utils nginx gnuplot-nox python3 procps"
+DEB_TOOLS="curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3 procps"
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -91,7 +91,7 @@ if [ -r /etc/os-release ] && command -v apt-get >/dev/null 2>&1; then
 elif command -v opam >/dev/null 2>&1; then
   ocaml_ok || die "opam found but no OCaml >= 5.3 in the current switch: opam switch create 5.3.0"
   opam install -y dune $OCAML_LIBS
-  say "install curl, wrk, httperf, nginx and gnuplot with your system's package manager for the benchmarks"
+  say "install curl, wrk, httperf, nginx, h2o and gnuplot with your system's package manager for the benchmarks"
 else
   die "unsupported system: need Debian 12/13 (apt) or opam"
 fi

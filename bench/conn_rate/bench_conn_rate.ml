@@ -4,6 +4,7 @@ module Procs = Bench_server.Procs
 type result = {
   connections : int;
   replies_2xx : int;
+  replies_not_2xx : int;
   duration : float;
   request_rate : float;
   connection_time_median : float;
@@ -72,6 +73,17 @@ let parse report =
     replies_2xx =
       find "Reply status:" (fun ws ->
           Option.bind (tagged "2xx=" ws) int_of_string_opt);
+    replies_not_2xx =
+      find "Reply status:" (fun ws ->
+          List.fold_left
+            (fun sum tag ->
+              match
+                (sum, Option.bind (tagged (tag ^ "=") ws) int_of_string_opt)
+              with
+              | Some sum, Some n -> Some (sum + n)
+              | _ -> None)
+            (Some 0)
+            [ "1xx"; "3xx"; "4xx"; "5xx" ]);
     duration;
     request_rate =
       find "Request rate:" (function
@@ -132,13 +144,7 @@ let time_wait () =
 
 (* httperf raises its soft limit to the hard one but never past FD_SETSIZE,
    since it uses select. *)
-let httperf_descriptors () =
-  let ic = Unix.open_process_in "sh -c 'ulimit -Hn'" in
-  let hard = In_channel.input_all ic in
-  ignore (Unix.close_process_in ic);
-  match int_of_string_opt (String.trim hard) with
-  | Some n -> min n 1024
-  | None -> 1024
+let httperf_descriptors () = min 1024 (snd (Procs.descriptor_limits ()))
 
 (* {1 Runs} *)
 
@@ -157,9 +163,12 @@ let httperf ~port ~rate ~conns =
   | WEXITED 0 -> parse report
   | _ -> failwith ("httperf failed:\n" ^ report)
 
-let keeps_up ~rate ~conns r =
-  float r.replies_2xx /. r.duration >= 0.95 *. float rate
-  && float r.errors < 0.01 *. float conns
+(* As wrk's runs: a run with errors or replies other than 2xx has failed,
+   and its reply rate, connection time and CPU per reply are no figures. *)
+let failed r = r.errors > 0 || r.replies_not_2xx > 0
+
+let keeps_up ~rate r =
+  (not (failed r)) && float r.replies_2xx /. r.duration >= 0.95 *. float rate
 
 type server = {
   label : string;
@@ -179,7 +188,10 @@ let start_servers root =
      (* nginx's default listen queue is 511; Braid's is 4096 (the kernel's
         somaxconn caps both): the same queue for both, so a burst of SYNs
         is not dropped by one and queued by the other. *)
-     match Bench_server.start_nginx ~backlog:4096 ~port ~root () with
+     match
+       Bench_server.Peers.start_nginx ~backlog:4096 ~cpu:Bench_server.server_cpu
+         ~port ~root ()
+     with
      | Some (proc, stop) ->
          servers := !servers @ [ { label = "nginx"; port; proc; stop } ]
      | None -> progress "conn-rate: nginx not found, Braid alone"
@@ -215,7 +227,16 @@ let run ~quick =
           | status, _ ->
               failwith (Printf.sprintf "%s: /1k.txt gave %d" s.label status));
           progress "conn-rate: warming up %s" s.label;
-          ignore (httperf ~port:s.port ~rate:1000 ~conns:1000))
+          (* At a rate both servers take easily, an error is the setup's. *)
+          let r = httperf ~port:s.port ~rate:1000 ~conns:1000 in
+          if failed r then
+            failwith
+              (Printf.sprintf
+                 "conn-rate: warming up %s at 1000 conn/s, httperf saw %d \
+                  errors (client-timo %d, connrefused %d, fd-unavail %d, \
+                  addrunavail %d) and %d replies other than 2xx: a failed run"
+                 s.label r.errors r.client_timo r.connrefused r.fd_unavail
+                 r.addrunavail r.replies_not_2xx))
         servers;
       List.iteri
         (fun i rate ->
@@ -231,46 +252,55 @@ let run ~quick =
               let r = httperf ~port:s.port ~rate ~conns in
               let cpu = Procs.cpu_seconds s.proc -. cpu0 in
               progress
-                "conn-rate: %s at %d conn/s: %.0f replies/s, %d errors, median \
-                 %.1f ms, server CPU %.0f%%, httperf CPU %.0f%%"
+                "conn-rate: %s at %d conn/s: %.0f replies/s, %d errors, %d \
+                 non-2xx replies%s, median %.1f ms, server CPU %.0f%%, httperf \
+                 CPU %.0f%%"
                 s.label rate
                 (float r.replies_2xx /. r.duration)
-                r.errors r.connection_time_median
+                r.errors r.replies_not_2xx
+                (if failed r then " (a failed run)" else "")
+                r.connection_time_median
                 (100. *. cpu /. r.duration)
                 r.client_cpu;
-              Hashtbl.replace results (s.label, rate) (conns, r, cpu))
+              Hashtbl.replace results (s.label, rate) (r, cpu))
             order)
         rates;
       let per_rate s rate =
-        let conns, r, cpu = Hashtbl.find results (s.label, rate) in
+        let r, cpu = Hashtbl.find results (s.label, rate) in
         let name = Printf.sprintf "%s at %d conn/s" s.label rate in
         let count metric v = row name metric (float v) "" in
+        (* The server's figures of a failed run are none: no value. *)
+        let figure metric v unit =
+          row name metric (if failed r then nan else v) unit
+        in
         [
-          row name "reply rate" (float r.replies_2xx /. r.duration) "replies/s";
+          figure "reply rate" (float r.replies_2xx /. r.duration) "replies/s";
           row name "request rate" r.request_rate "req/s";
-          row name "connection time median" r.connection_time_median "ms";
+          figure "connection time median" r.connection_time_median "ms";
+          row name "failed run (errors or non-2xx replies)"
+            (if failed r then 1. else 0.)
+            "1 = yes";
           count "errors" r.errors;
+          count "non-2xx replies" r.replies_not_2xx;
           count "client-timo" r.client_timo;
           count "connrefused" r.connrefused;
           count "fd-unavail" r.fd_unavail;
           count "addrunavail" r.addrunavail;
           count "most concurrent connections" r.most_concurrent;
-          row name "server CPU" (100. *. cpu /. r.duration) "% of a core";
-          row name "server CPU per reply"
+          figure "server CPU" (100. *. cpu /. r.duration) "% of a core";
+          figure "server CPU per reply"
             (1e6 *. cpu /. float (max 1 r.replies_2xx))
             "us";
           count "httperf's longest connect burst" r.max_connect_burst;
           row name "httperf CPU" r.client_cpu "% of a core";
-          row name "keeps up"
-            (if keeps_up ~rate ~conns r then 1. else 0.)
-            "1 = yes";
+          row name "keeps up" (if keeps_up ~rate r then 1. else 0.) "1 = yes";
         ]
       in
       let keeps_up_until s =
         List.fold_left
           (fun best rate ->
-            let conns, r, _ = Hashtbl.find results (s.label, rate) in
-            if keeps_up ~rate ~conns r then max best rate else best)
+            let r, _ = Hashtbl.find results (s.label, rate) in
+            if keeps_up ~rate r then max best rate else best)
           0 rates
       in
       let until =
@@ -280,19 +310,34 @@ let run ~quick =
         List.map (fun (label, v) -> row label "keeps up until" v "conn/s") until
       in
       (* CPU per reply moves little with the load on the machine, unlike
-         the rates, which depend on how much of its core each side got. *)
+         the rates, which depend on how much of its core each side got.
+         Over the rates where no server's run failed, the same for each. *)
+      let rates_without_failures =
+        List.filter
+          (fun rate ->
+            List.for_all
+              (fun s ->
+                not (failed (fst (Hashtbl.find results (s.label, rate)))))
+              servers)
+          rates
+      in
       let cpu_per_reply label =
-        median
-          (List.map
-             (fun rate ->
-               let _, r, cpu = Hashtbl.find results (label, rate) in
-               cpu /. float (max 1 r.replies_2xx))
-             rates)
+        match rates_without_failures with
+        | [] -> nan
+        | rates ->
+            median
+              (List.map
+                 (fun rate ->
+                   let r, cpu = Hashtbl.find results (label, rate) in
+                   cpu /. float (max 1 r.replies_2xx))
+                 rates)
       in
       let cpu_ratio =
         if List.exists (fun s -> s.label = "nginx") servers then
           [
-            ratio "nginx / braid (server CPU per reply, median over rates)"
+            ratio
+              "nginx / braid (server CPU per reply, median over rates without \
+               a failed run)"
               (cpu_per_reply "nginx" /. cpu_per_reply "braid");
           ]
         else []

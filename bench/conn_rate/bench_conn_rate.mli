@@ -6,10 +6,13 @@
 
     Servers are pinned to core 0 and httperf to core 1. Each rate runs for a few
     seconds ([--num-conns] = rate × seconds, [--num-calls 1], [--timeout 5]),
-    the two servers alternating rate by rate. A server keeps up at a rate when
-    its 2xx reply rate (replies over httperf's test duration, which includes
-    waiting for the last replies) is at least 95% of the offered rate and fewer
-    than 1% of the connections failed.
+    the two servers alternating rate by rate. A run with any error or any reply
+    other than 2xx has failed: its reply rate, connection time and server CPU
+    are reported as no value (its error counts stay), and an error in the
+    warm-up (1000 conn/s) fails the experiment. A server keeps up at a rate when
+    its run did not fail and its 2xx reply rate (replies over httperf's test
+    duration, which includes waiting for the last replies) is at least 95% of
+    the offered rate.
 
     httperf runs without [--hog]: with it, httperf binds each client port itself
     without [SO_REUSEADDR], so ports in TIME_WAIT stay unusable for a minute and
@@ -29,6 +32,7 @@ val experiment : Bench_harness.experiment
 type result = {
   connections : int;  (** Connections httperf made. *)
   replies_2xx : int;
+  replies_not_2xx : int;  (** Replies with a 1xx, 3xx, 4xx or 5xx status. *)
   duration : float;  (** httperf's test duration, s. *)
   request_rate : float;  (** Requests sent per second, as httperf reports. *)
   connection_time_median : float;  (** ms. *)

@@ -151,16 +151,25 @@ let measure ~capacity ~loads ~seconds =
                 (fun (role, port, _) ->
                   progress "  %s at %.0f req/s for %.0f s"
                     (name role workload load) rate seconds;
-                  ( name role workload load,
-                    workload,
+                  let r =
                     Loadgen.run ~port ~paths:workload.paths ~rate ~seconds
-                      ~timeout:30. ))
+                      ~timeout:30.
+                  in
+                  if r.failed > 0 then
+                    progress "  %s: %d requests failed: a failed run"
+                      (name role workload load) r.failed;
+                  (name role workload load, workload, r))
                 servers)
             loads)
         workloads)
 
+(* A run in which any request failed (an error, a status other than 200, a
+   timeout) has failed, as wrk's runs do: its throughput and latencies are
+   no figures, only its count of failures is. *)
 let rows_of (label, workload, (r : Loadgen.result)) =
-  let ms latencies p = Loadgen.percentile latencies p *. 1e3 in
+  let ms latencies p =
+    if r.failed > 0 then nan else Loadgen.percentile latencies p *. 1e3
+  in
   let per_path =
     if Array.length workload.paths = 1 then []
     else
@@ -172,7 +181,8 @@ let rows_of (label, workload, (r : Loadgen.result)) =
   [
     row label "offered" r.offered "req/s";
     row label "throughput"
-      (float_of_int r.completed_in_window /. r.window)
+      (if r.failed > 0 then nan
+       else float_of_int r.completed_in_window /. r.window)
       "req/s";
     row label "latency p50" (ms r.latencies 0.5) "ms";
     row label "latency p90" (ms r.latencies 0.9) "ms";

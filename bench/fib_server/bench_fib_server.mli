@@ -4,7 +4,10 @@
     only, and mixed (four cheap [GET /hello] per computation, whose latency
     shows what a stalled event loop costs the requests that need no
     computation). Throughput counts the responses that arrive while the load is
-    offered. Three variants of the handler:
+    offered. A run in which any request failed (an error, a status other than
+    200, no answer within 30 s) has failed: its throughput and latencies are
+    reported as no value, next to its count of failed requests. Three variants
+    of the handler:
     - [naive]: the connection fiber submits the computation to the pool, then
       waits with a Stdlib mutex/condition handshake, as Domainslib's [Task.run]
       does in the thesis's failing version: the event loop's whole domain

@@ -161,6 +161,22 @@ let entries =
       chart = Bars (fun r -> contains ~sub:"reply rate" r.metric);
     };
     {
+      name = "scale";
+      title = "From 10 to 10,000 keep-alive connections";
+      question =
+        "How do throughput, server CPU per request and memory per idle \
+         connection change with the number of connections? wrk -t1 (core 1) \
+         with 10, 100, 1,000 and 10,000 keep-alive connections fetches a 1 KiB \
+         file from braid serve, nginx and h2o, each one worker on core 0 with \
+         no access log, taking turns in three rounds of fresh processes \
+         (medians; server CPU from /proc over wrk's requests); then 10,000 \
+         connections each send one request and stay idle, and the servers' \
+         resident memory grows by the figure shown per connection.";
+      published = "—";
+      target = "—";
+      chart = Bars (fun r -> r.unit = "req/s");
+    };
+    {
       name = "lwt-bridge";
       title = "Lwt bridge";
       question =
@@ -350,8 +366,9 @@ let render () =
     (Domain.recommended_domain_count ())
     (command_output "uname -sr");
   p "| OCaml | %s |\n" Sys.ocaml_version;
-  p "| peers | %s; %s; %s |\n"
+  p "| peers | %s; %s; %s; %s |\n"
     (command_output "nginx -v")
+    (command_output "h2o --version | head -1")
     (command_output "wrk --version | head -1")
     (command_output "httperf --version");
   p "| commit | %s |\n" (if commit = "" then "unknown" else commit);
@@ -375,7 +392,13 @@ let render () =
         let rows = read_rows path in
         (match e.chart with
         | Bars select when with_gnuplot -> (
-            match List.filter select rows with
+            (* A failed run's cell has no value: no bar. *)
+            match
+              List.filter
+                (fun (r : Bench_harness.row) ->
+                  select r && Float.is_finite r.value)
+                rows
+            with
             | [] -> ()
             | selected ->
                 let svg = Filename.concat charts (e.name ^ ".svg") in

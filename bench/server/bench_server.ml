@@ -4,6 +4,8 @@ open Bench_harness
 let () = Roles.dispatch ()
 
 module Procs = Procs
+module Wrk = Wrk
+module Peers = Peers
 
 let server_cpu = 0
 let client_cpu = 1
@@ -21,62 +23,6 @@ let start_role ?root name ~port =
     (Procs.self_role_argv ()) ~port
 
 (* {1 http} *)
-
-let nginx_binary () =
-  List.find_opt Sys.file_exists [ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
-
-(* The defaults but for what the comparison needs: one worker, no access
-   log, files from examples/public; keepalive_requests raised so that nginx,
-   like Braid, never closes a keep-alive connection during the run. *)
-let nginx_config ~dir ~port ~root ~backlog =
-  let types =
-    if Sys.file_exists "/etc/nginx/mime.types" then
-      "include /etc/nginx/mime.types;"
-    else "types { text/plain txt; text/html html; text/css css; }"
-  in
-  Printf.sprintf
-    {|worker_processes 1;
-daemon off;
-pid %s/nginx.pid;
-error_log %s/error.log;
-events { worker_connections 4096; }
-http {
-  %s
-  access_log off;
-  keepalive_requests 1000000;
-  client_body_temp_path %s/body;
-  proxy_temp_path %s/proxy;
-  fastcgi_temp_path %s/fastcgi;
-  uwsgi_temp_path %s/uwsgi;
-  scgi_temp_path %s/scgi;
-  server {
-    listen 127.0.0.1:%d%s;
-    root %s;
-  }
-}
-|}
-    dir dir types dir dir dir dir dir port
-    (match backlog with Some b -> " backlog=" ^ string_of_int b | None -> "")
-    root
-
-let start_nginx ?backlog ~port ~root () =
-  match nginx_binary () with
-  | None -> None
-  | Some nginx ->
-      let dir = Filename.temp_dir "braid-bench-nginx" "" in
-      let conf = Filename.concat dir "nginx.conf" in
-      Out_channel.with_open_text conf (fun oc ->
-          output_string oc (nginx_config ~dir ~port ~root ~backlog));
-      let p =
-        Procs.spawn ~cpu:server_cpu ~name:"nginx"
-          [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ]
-          ~port
-      in
-      Some
-        ( p,
-          fun () ->
-            Procs.stop p;
-            ignore (Sys.command ("rm -rf " ^ Filename.quote dir)) )
 
 type contender = {
   name : string;
@@ -129,7 +75,7 @@ let run_http ~quick =
     let p = start_role "braid-static-direct" ~root ~port in
     add ~counts_words:true direct port p (fun () -> Procs.stop p);
     let port = Procs.free_port () in
-    (match start_nginx ~port ~root () with
+    (match Peers.start_nginx ~cpu:server_cpu ~port ~root () with
     | Some (p, stop) -> add "nginx" port p stop
     | None -> progress "http: nginx not found, skipped");
     let port = Procs.free_port () in

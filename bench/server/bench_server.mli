@@ -17,6 +17,12 @@ val reverse_post : Bench_harness.experiment
 module Procs = Procs
 (** Server processes, shared with other experiments that run servers. *)
 
+module Wrk = Wrk
+(** wrk runs, failing on any error, shared likewise. *)
+
+module Peers = Peers
+(** nginx and h2o as the benchmarks run them. *)
+
 (** {1 For other experiments that run the same servers} *)
 
 val server_cpu : int
@@ -32,15 +38,3 @@ val public : unit -> string
 val start_role : ?root:string -> string -> port:int -> Procs.t
 (** [start_role ?root name ~port] starts this binary in server role [name] (see
     {!Roles}) on [port], serving [root], pinned to {!server_cpu}. *)
-
-val start_nginx :
-  ?backlog:int ->
-  port:int ->
-  root:string ->
-  unit ->
-  (Procs.t * (unit -> unit)) option
-(** [start_nginx ~port ~root ()] starts nginx as [http] runs it (one worker,
-    access log off) on 127.0.0.1:[port], pinned to {!server_cpu}, and returns
-    its master process and the function that stops it and removes its files;
-    [None] if nginx is not installed. [backlog] sets its listen queue (nginx's
-    default is 511). *)

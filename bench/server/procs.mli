@@ -16,15 +16,44 @@ val spawn :
   t
 (** [spawn ~cpu ~name argv ~port] starts [argv] (pinned to [cpu] with [taskset]
     if given, its output in a temporary log file), then waits until
-    127.0.0.1:[port] accepts a connection.
-    @raise Failure if the process exits first or 20 s pass. *)
+    127.0.0.1:[port] accepts a connection and checks that every socket listening
+    on [port] belongs to the new process or its descendants, so a server left
+    over from an aborted run cannot be measured in its place.
+    @raise Failure
+      if the process exits first, 20 s pass, or another process listens on
+      [port] too. *)
 
 val stop : t -> unit
 (** Sends SIGTERM, waits for the process, removes its log. *)
 
+val processes : t -> int list
+(** The process and its descendants now (nginx's workers, h2o's crash handler).
+*)
+
 val cpu_seconds : t -> float
-(** User plus system CPU time so far of the process and its direct children
-    (nginx's workers), from [/proc]; [nan] where [/proc] lacks it. *)
+(** User plus system CPU time so far of {!processes}, from [/proc]; [nan] where
+    [/proc] lacks it. *)
+
+val rss_bytes : t -> float
+(** Resident memory now ([VmRSS]) of {!processes}, summed, in bytes; [nan] where
+    [/proc] lacks it. *)
+
+val sockets : t -> string list option
+(** The inodes of the sockets {!processes} hold now, each once; [None] if
+    [/proc] hides their descriptors (another user's processes). *)
+
+val output : t -> string
+(** What the process has written to its standard output and error so far. *)
+
+val descriptor_limits : unit -> int * int
+(** This process's soft and hard [RLIMIT_NOFILE] ([max_int] for unlimited).
+    @raise Failure if [/proc/self/limits] cannot be read. *)
+
+val with_descriptor_limit : int -> (unit -> 'a) -> 'a
+(** [with_descriptor_limit n f] runs [f] with this process's soft descriptor
+    limit raised to at least [n], then restores it: the processes [f] starts
+    inherit it.
+    @raise Failure if [n] exceeds the hard limit or [prlimit] fails. *)
 
 val self_role_argv : unit -> string list
 (** The command that re-executes this benchmark binary: with [BRAID_BENCH_ROLE]

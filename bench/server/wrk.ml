@@ -61,12 +61,21 @@ let parse report =
       { requests; requests_per_second; p50_ms; p99_ms; errors }
   | _ -> failwith ("cannot read wrk's report:\n" ^ report)
 
-let run ~cpu ~connections ~seconds url =
+let run_observed ~cpu ~connections ~seconds url ~observe =
   let cmd =
     Printf.sprintf "taskset -c %d wrk -t1 -c%d -d%ds --latency %s 2>&1" cpu
       connections seconds (Filename.quote url)
   in
   let ic = Unix.open_process_in cmd in
+  let observed =
+    match observe () with
+    | v -> v
+    | exception e ->
+        (* wrk runs to its end: wait for it rather than leave it. *)
+        ignore (In_channel.input_all ic);
+        ignore (Unix.close_process_in ic);
+        raise e
+  in
   let report = In_channel.input_all ic in
   match Unix.close_process_in ic with
   | WEXITED 0 ->
@@ -75,5 +84,8 @@ let run ~cpu ~connections ~seconds url =
         failwith
           (Printf.sprintf "wrk saw %d errors on %s: a failed run\n%s" r.errors
              url report)
-      else r
+      else (r, observed)
   | _ -> failwith ("wrk failed:\n" ^ report)
+
+let run ~cpu ~connections ~seconds url =
+  fst (run_observed ~cpu ~connections ~seconds url ~observe:ignore)

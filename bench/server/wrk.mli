@@ -18,6 +18,18 @@ val run : cpu:int -> connections:int -> seconds:int -> string -> result
       errors is a failed run, not a figure (a server answering 403 quickly is
       not fast). *)
 
+val run_observed :
+  cpu:int ->
+  connections:int ->
+  seconds:int ->
+  string ->
+  observe:(unit -> 'a) ->
+  result * 'a
+(** [run_observed ~cpu ~connections ~seconds url ~observe] is {!run}, calling
+    [observe ()] once wrk has started, while it runs (say, to see the server
+    hold wrk's connections), and returning its value with wrk's result.
+    @raise Failure as {!run}; an exception of [observe] once wrk has ended. *)
+
 val parse : string -> result
 (** [parse report] reads the completed requests, [Requests/sec], the 50% and 99%
     lines of the latency distribution (us, ms or s) and the error lines (absent:

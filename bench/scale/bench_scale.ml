@@ -1,0 +1,452 @@
+open Bench_harness
+module Procs = Bench_server.Procs
+module Wrk = Bench_server.Wrk
+module Peers = Bench_server.Peers
+
+let sizes = [ 10; 100; 1_000; 10_000 ]
+let most_connections = List.fold_left max 0 sizes
+
+(* The connections of the largest size, and room for the rest: listeners,
+   the files being sent, logs, wrk's own. *)
+let descriptors = most_connections + 512
+let file = "1k.txt"
+let path = "/" ^ file
+
+(* {1 The servers} *)
+
+type server = {
+  label : string;
+  port : int;
+  proc : Procs.t;  (** For its CPU time and memory. *)
+  stop : unit -> unit;
+}
+
+(* bench/dune links the benchmark after bin/main.exe, so the braid command
+   of the same build (and profile) is next to it. *)
+let braid_binary () =
+  let build = Filename.dirname (Filename.dirname Sys.executable_name) in
+  let braid = Filename.concat build "bin/main.exe" in
+  if Sys.file_exists braid then braid
+  else failwith ("scale: " ^ braid ^ " is missing: dune build bin/main.exe")
+
+(* "braid: serving http://... with 1 loop, up to 17936 connections" *)
+let announced_connections output =
+  let rec find = function
+    | "up" :: "to" :: n :: "connections" :: _ -> int_of_string_opt n
+    | _ :: rest -> find rest
+    | [] -> None
+  in
+  find
+    (List.filter (( <> ) "")
+       (String.split_on_char ' '
+          (String.map (function '\n' -> ' ' | c -> c) output)))
+
+(* The banner follows the listen by a moment. *)
+let wait_for_banner proc =
+  let deadline = now_s () +. 10. in
+  let rec wait () =
+    match announced_connections (Procs.output proc) with
+    | Some n -> n
+    | None when now_s () < deadline ->
+        Unix.sleepf 0.02;
+        wait ()
+    | None ->
+        failwith ("scale: braid serve printed no banner:\n" ^ Procs.output proc)
+  in
+  wait ()
+
+(* [braid serve] raises its descriptor limit to the hard one and derives its
+   connection limit from it; [--max-connections] only where that would not
+   reach the largest size. Idle keep-alive connections are kept for an
+   hour, as the peers are configured to. *)
+let start_braid ~port ~root =
+  let _, hard = Procs.descriptor_limits () in
+  let limit =
+    if Braid_server.Server.connections_for_descriptors hard >= most_connections
+    then []
+    else [ "--max-connections"; string_of_int most_connections ]
+  in
+  let proc =
+    Procs.spawn ~cpu:Bench_server.server_cpu ~name:"braid"
+      ([
+         braid_binary ();
+         "serve";
+         "--root";
+         root;
+         "--port";
+         string_of_int port;
+         "--domains";
+         "1";
+         "--keep-alive-timeout";
+         "3600";
+       ]
+      @ limit)
+      ~port
+  in
+  match wait_for_banner proc with
+  | n when n >= most_connections -> (proc, n)
+  | n ->
+      Procs.stop proc;
+      failwith
+        (Printf.sprintf "scale: braid serve accepts only %d connections" n)
+  | exception e ->
+      Procs.stop proc;
+      raise e
+
+(* Braid, then the peers that are installed. *)
+let start_servers ~root =
+  let started = ref [] in
+  let add label port (proc, stop) =
+    started := !started @ [ { label; port; proc; stop } ]
+  in
+  let peer label start =
+    let port = Procs.free_port () in
+    match start ~port with
+    | Some p -> add label port p
+    | None -> progress "scale: %s not found, skipped" label
+  in
+  match
+    let port = Procs.free_port () in
+    let proc, limit = start_braid ~port ~root in
+    add "braid" port (proc, fun () -> Procs.stop proc);
+    (* A listen queue as long as Braid's (4096; somaxconn caps both), not
+       nginx's 511: 10,000 connections arrive at once. *)
+    peer "nginx"
+      (Peers.start_nginx ~backlog:4096 ~connections:descriptors
+         ~cpu:Bench_server.server_cpu ~root ());
+    peer "h2o"
+      (Peers.start_h2o ~connections:descriptors ~cpu:Bench_server.server_cpu
+         ~root ());
+    limit
+  with
+  | limit -> (!started, limit)
+  | exception e ->
+      List.iter (fun s -> s.stop ()) !started;
+      raise e
+
+let check_answers servers ~expected =
+  List.iter
+    (fun s ->
+      match Procs.get ~port:s.port path with
+      | 200, body when body = expected -> ()
+      | status, _ ->
+          failwith (Printf.sprintf "%s: %s gave %d" s.label path status))
+    servers
+
+(* What a server does after a run with many connections (closing them;
+   Braid compacts its heap at its sweeper's next look, within a second)
+   must not land in the next server's run on the same core: wait until the
+   servers' CPU time has not moved for longer than that, at most 5 s. *)
+let settle servers =
+  let quiet = 1.2 and deadline = now_s () +. 5. in
+  let cpu () =
+    List.fold_left (fun sum s -> sum +. Procs.cpu_seconds s.proc) 0. servers
+  in
+  let rec wait cpu_then since =
+    if now_s () -. since < quiet && now_s () < deadline then (
+      Unix.sleepf 0.1;
+      let cpu_now = cpu () in
+      if cpu_now = cpu_then then wait cpu_then since
+      else wait cpu_now (now_s ()))
+  in
+  wait (cpu ()) (now_s ())
+
+(* {1 Measurements} *)
+
+type throughput = { requests_per_second : float; cpu_us : float }
+
+let url s = Printf.sprintf "http://127.0.0.1:%d%s" s.port path
+
+(* How many connections [s] has accepted since it held [before] (its
+   sockets then), at most: polled until it holds [connections] of them or
+   [until]. wrk counts no error for a connection the server leaves in its
+   listen queue until wrk's timeout (2 s) has passed, and a short run may
+   end first: a server that takes fewer connections than asked would be
+   measured at a smaller size. *)
+let most_held s ~before ~connections ~until =
+  let known = Hashtbl.create 64 in
+  List.iter (fun inode -> Hashtbl.replace known inode ()) before;
+  let rec poll most =
+    let now =
+      match Procs.sockets s.proc with
+      | Some inodes ->
+          List.length
+            (List.filter (fun inode -> not (Hashtbl.mem known inode)) inodes)
+      | None -> most
+    in
+    let most = max most now in
+    if most >= connections || now_s () >= until then most
+    else (
+      Unix.sleepf 0.1;
+      poll most)
+  in
+  poll 0
+
+(* Wrk fails a run with any error: that cell is failed, not a figure; so
+   is a run in which the server did not hold all of wrk's connections. *)
+let throughput s ~connections ~seconds =
+  let before = Procs.sockets s.proc in
+  let cpu0 = Procs.cpu_seconds s.proc in
+  let observe () =
+    Option.map
+      (fun before ->
+        most_held s ~before ~connections
+          ~until:(now_s () +. float seconds -. 0.1))
+      before
+  in
+  match
+    Wrk.run_observed ~cpu:Bench_server.client_cpu ~connections ~seconds (url s)
+      ~observe
+  with
+  | _, Some held when held < connections ->
+      Error
+        (Printf.sprintf "%s held at most %d of wrk's %d connections" s.label
+           held connections)
+  | wrk, _ ->
+      let cpu = Procs.cpu_seconds s.proc -. cpu0 in
+      Ok
+        {
+          requests_per_second = wrk.requests_per_second;
+          cpu_us = cpu /. float wrk.requests *. 1e6;
+        }
+  | exception Failure msg -> Error msg
+
+(* A few requests first, so that what every server allocates once (its
+   first response, buffers it keeps) is in the baseline; then the idle
+   connections, and a wait of more than two of Braid's sweeper ticks (1 s),
+   after which an idle connection has given its buffers back. *)
+let idle_memory s ~connections =
+  match
+    Idle_clients.close (Idle_clients.open_idle ~port:s.port ~path ~count:100);
+    Unix.sleepf 0.5;
+    let before = Procs.rss_bytes s.proc in
+    let clients =
+      Idle_clients.open_idle ~port:s.port ~path ~count:connections
+    in
+    Fun.protect
+      ~finally:(fun () -> Idle_clients.close clients)
+      (fun () ->
+        Unix.sleepf 2.5;
+        let after = Procs.rss_bytes s.proc in
+        match Idle_clients.closed_by_server clients with
+        | 0 -> Ok ((after -. before) /. float connections)
+        | n ->
+            Error
+              (Printf.sprintf "%s closed %d of the %d idle connections" s.label
+                 n connections))
+  with
+  | result -> result
+  | exception Failure msg -> Error msg
+
+(* {1 The experiment} *)
+
+(* Every run's outcome, kept per cell for the medians. *)
+type tally = {
+  speed : (string * int, (throughput, string) result list) Hashtbl.t;
+      (** By server and connections. *)
+  memory : (string, (float, string) result list) Hashtbl.t;  (** By server. *)
+}
+
+let record table key v =
+  Hashtbl.replace table key
+    (v :: Option.value (Hashtbl.find_opt table key) ~default:[])
+
+(* One round: the servers afresh, their memory per idle connection first
+   (processes that have served only a few requests), then each size in
+   turn, the servers taking turns at each. Returns the servers' labels and
+   Braid's connection limit. *)
+let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up =
+  let servers, limit = start_servers ~root in
+  Fun.protect
+    ~finally:(fun () -> List.iter (fun s -> s.stop ()) servers)
+    (fun () ->
+      check_answers servers ~expected;
+      List.iter
+        (fun s ->
+          progress "scale: round %d/%d, %s, %d idle connections" round rounds
+            s.label most_connections;
+          let r = idle_memory s ~connections:most_connections in
+          Result.iter_error (progress "scale: failed: %s") r;
+          record tally.memory s.label r)
+        servers;
+      settle servers;
+      Option.iter
+        (fun seconds ->
+          List.iter
+            (fun s ->
+              progress "scale: round %d/%d, warming up %s" round rounds s.label;
+              match
+                Wrk.run ~cpu:Bench_server.client_cpu ~connections:100 ~seconds
+                  (url s)
+              with
+              | _ -> ()
+              | exception Failure msg ->
+                  progress "scale: warm-up failed: %s" msg)
+            servers)
+        warm_up;
+      List.iter
+        (fun connections ->
+          List.iter
+            (fun s ->
+              let seconds = seconds connections in
+              progress "scale: round %d/%d, %s, %d connections (%d s)" round
+                rounds s.label connections seconds;
+              let r = throughput s ~connections ~seconds in
+              Result.iter_error (progress "scale: failed: %s") r;
+              record tally.speed (s.label, connections) r;
+              if connections >= 1000 then settle [ s ])
+            servers)
+        sizes;
+      (List.map (fun s -> s.label) servers, limit))
+
+let failures runs = List.length (List.filter Result.is_error runs)
+
+(* Any failed run fails its cell: a median over the others would hide that
+   the server could not take the load. *)
+let median_or_failed f runs =
+  if failures runs > 0 then nan
+  else median (List.map (fun r -> f (Result.get_ok r)) runs)
+
+let failed_row name runs =
+  match failures runs with
+  | 0 -> []
+  | n ->
+      [
+        row name
+          (Printf.sprintf "failed runs (of %d)" (List.length runs))
+          (float n) "runs";
+      ]
+
+(* The rows of every cell, and Braid's ratios to each peer: the harness's
+   ratios are usually "better than 1 when Braid is better"; these are Braid
+   over the peer for every metric, so the names say which way is better. *)
+let figures tally ~labels =
+  let peers = List.filter (( <> ) "braid") labels in
+  let speed label connections = Hashtbl.find tally.speed (label, connections) in
+  let rps label connections =
+    median_or_failed (fun r -> r.requests_per_second) (speed label connections)
+  and cpu label connections =
+    median_or_failed (fun r -> r.cpu_us) (speed label connections)
+  and rss label = median_or_failed Fun.id (Hashtbl.find tally.memory label) in
+  let throughput_rows connections =
+    List.concat_map
+      (fun label ->
+        let name = Printf.sprintf "%s, %d connections" label connections in
+        [
+          row name "requests per second" (rps label connections) "req/s";
+          row name "server CPU per request" (cpu label connections) "us";
+        ]
+        @ failed_row name (speed label connections))
+      labels
+    @ List.concat_map
+        (fun peer ->
+          [
+            ratio
+              (Printf.sprintf "braid / %s req/s, %d connections" peer
+                 connections)
+              (rps "braid" connections /. rps peer connections);
+            ratio
+              (Printf.sprintf
+                 "braid / %s CPU per request (below 1: Braid uses less), %d \
+                  connections"
+                 peer connections)
+              (cpu "braid" connections /. cpu peer connections);
+          ])
+        peers
+  in
+  let memory_rows =
+    List.concat_map
+      (fun label ->
+        let name =
+          Printf.sprintf "%s, %d idle connections" label most_connections
+        in
+        row name "RSS per idle connection" (rss label) "bytes"
+        :: failed_row name (Hashtbl.find tally.memory label))
+      labels
+    @ List.map
+        (fun peer ->
+          ratio
+            (Printf.sprintf
+               "braid / %s RSS per idle connection (below 1: Braid uses less)"
+               peer)
+            (rss "braid" /. rss peer))
+        peers
+  in
+  List.concat_map throughput_rows sizes @ memory_rows
+
+let somaxconn () =
+  match
+    In_channel.with_open_text "/proc/sys/net/core/somaxconn"
+      In_channel.input_all
+  with
+  | s -> Option.value (float_of_string_opt (String.trim s)) ~default:nan
+  | exception Sys_error _ -> nan
+
+let run ~quick =
+  (* Quick: no warm-up run, but the idle connections before have already
+     had each server answer 10,100 requests. *)
+  let rounds = if quick then 1 else 3
+  (* wrk's run includes its connecting: at 10,000 connections, the server
+     holds them all only after 0.6 to 1 s here. *)
+  and seconds connections =
+    if not quick then 10 else if connections >= 10_000 then 3 else 1
+  and warm_up = if quick then None else Some 2 in
+  let load =
+    row "machine" "load average (1 min) at start" (load_average ()) ""
+  in
+  let expected =
+    In_channel.with_open_bin
+      (Filename.concat (Bench_server.public ()) file)
+      In_channel.input_all
+  in
+  (* One copy of the file for all three, where their unprivileged workers
+     can read it. *)
+  let root = Peers.temp_dir "braid-bench-scale" in
+  let tally = { speed = Hashtbl.create 16; memory = Hashtbl.create 4 } in
+  (* The idle connections are this process's: on core 1, as wrk. *)
+  Fun.protect
+    ~finally:(fun () ->
+      Peers.remove_tree root;
+      Procs.pin_self (Procs.cpu_list_all ()))
+    (fun () ->
+      Out_channel.with_open_bin (Filename.concat root file) (fun oc ->
+          output_string oc expected);
+      Unix.chmod (Filename.concat root file) 0o644;
+      Procs.pin_self (string_of_int Bench_server.client_cpu);
+      let soft_limit, (labels, braid_limit) =
+        Procs.with_descriptor_limit descriptors (fun () ->
+            let soft_limit = fst (Procs.descriptor_limits ()) in
+            ( soft_limit,
+              List.fold_left
+                (fun _ round ->
+                  run_round tally ~round ~rounds ~root ~expected ~seconds
+                    ~warm_up)
+                ([], 0) (List.init rounds succ) ))
+      in
+      (load :: figures tally ~labels)
+      @ [ row "rounds" "fresh server processes per server" (float rounds) "" ]
+      @ List.map
+          (fun connections ->
+            row "wrk"
+              (Printf.sprintf "seconds per run, %d connections" connections)
+              (float (seconds connections))
+              "s")
+          sizes
+      @ [
+          row "machine" "descriptor limit (soft) of wrk and the idle clients"
+            (float soft_limit) "";
+          row "machine" "net.core.somaxconn (caps listen queues)" (somaxconn ())
+            "";
+          row "braid" "connection limit (its banner)" (float braid_limit) "";
+          row "machine" "load average (1 min) at end" (load_average ()) "";
+        ])
+
+let experiment =
+  {
+    name = "scale";
+    summary =
+      "10 to 10,000 keep-alive connections, 1 KiB static file: req/s and \
+       server CPU per request with wrk, and RSS per idle connection, for Braid \
+       vs nginx vs h2o (server on core 0, wrk on core 1)";
+    run;
+  }

@@ -1,0 +1,23 @@
+(** Many keep-alive connections left idle: each sends one request, reads the
+    whole response and stays open. Blocking, on the calling thread (in batches
+    of 200: connect, send, read), so it needs no [select] (limited to 1024
+    descriptors) and no event loop of its own; this process's descriptor limit
+    must allow [count] more. *)
+
+type t
+
+val open_idle : port:int -> path:string -> count:int -> t
+(** [open_idle ~port ~path ~count] opens [count] connections to 127.0.0.1:[port]
+    and, on each, sends [GET path] (HTTP/1.1, keep-alive) and reads the response
+    through its [Content-Length] body.
+    @raise Failure
+      at the first connection that fails (refused, reset, closed, no answer
+      within 10 s, a status other than 200, no [Content-Length]), after closing
+      those already opened: a run with errors is a failed run. *)
+
+val closed_by_server : t -> int
+(** How many of the connections the server has closed (or reset) since: idle
+    connections it dropped would make the memory they hold look smaller. *)
+
+val close : t -> unit
+(** Closes every connection. *)

@@ -1,0 +1,129 @@
+(* The configuration files and document roots go in a directory under the
+   temporary directory, made traversable: started as root, nginx's worker
+   and h2o switch to an unprivileged user (nobody), which must reach them. *)
+let temp_dir prefix =
+  let dir = Filename.temp_dir prefix "" in
+  Unix.chmod dir 0o755;
+  dir
+
+let remove_tree dir = ignore (Sys.command ("rm -rf " ^ Filename.quote dir))
+let binary candidates = List.find_opt Sys.file_exists candidates
+
+(* {1 nginx} *)
+
+(* The defaults but for what the comparisons need: one worker, no access
+   log, files from [root]; keepalive_requests raised so that nginx, like
+   Braid, never closes a keep-alive connection during a run. [connections]:
+   room for that many connections, in descriptors too, and keep-alive
+   connections left idle for as long as a run lasts. *)
+let nginx_config ~dir ~port ~root ~backlog ~connections =
+  let types =
+    if Sys.file_exists "/etc/nginx/mime.types" then
+      "include /etc/nginx/mime.types;"
+    else "types { text/plain txt; text/html html; text/css css; }"
+  in
+  let rlimit, events, keep_alive =
+    match connections with
+    | None -> ("", "worker_connections 4096;", "keepalive_requests 1000000;")
+    | Some n ->
+        (* A connection takes a descriptor, a request for a file one more
+           while it is served; past the hard limit, only a worker started
+           as root could raise its own. *)
+        ( Printf.sprintf "worker_rlimit_nofile %d;\n"
+            (min ((2 * n) + 256) (snd (Procs.descriptor_limits ()))),
+          (* multi_accept: every waiting connection at each wake-up, as
+             Braid's acceptor takes them (until none waits). With one at a
+             time, while 10,000 connections arrive and the first are
+             served, some waited longer than wrk's 2 s timeout to be
+             accepted (907 timeouts in one run). *)
+          Printf.sprintf "worker_connections %d; multi_accept on;" (n + 256),
+          "keepalive_requests 1000000000;\n  keepalive_timeout 3600s;" )
+  in
+  Printf.sprintf
+    {|worker_processes 1;
+%sdaemon off;
+pid %s/nginx.pid;
+error_log %s/error.log;
+events { %s }
+http {
+  %s
+  access_log off;
+  %s
+  client_body_temp_path %s/body;
+  proxy_temp_path %s/proxy;
+  fastcgi_temp_path %s/fastcgi;
+  uwsgi_temp_path %s/uwsgi;
+  scgi_temp_path %s/scgi;
+  server {
+    listen 127.0.0.1:%d%s;
+    root %s;
+  }
+}
+|}
+    rlimit dir dir events types keep_alive dir dir dir dir dir port
+    (match backlog with Some b -> " backlog=" ^ string_of_int b | None -> "")
+    root
+
+let start_nginx ?backlog ?connections ~cpu ~port ~root () =
+  match binary [ "/usr/sbin/nginx"; "/usr/bin/nginx" ] with
+  | None -> None
+  | Some nginx ->
+      let dir = temp_dir "braid-bench-nginx" in
+      let conf = Filename.concat dir "nginx.conf" in
+      Out_channel.with_open_text conf (fun oc ->
+          output_string oc (nginx_config ~dir ~port ~root ~backlog ~connections));
+      let p =
+        try
+          Procs.spawn ~cpu ~name:"nginx"
+            [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ]
+            ~port
+        with e ->
+          remove_tree dir;
+          raise e
+      in
+      Some
+        ( p,
+          fun () ->
+            Procs.stop p;
+            remove_tree dir )
+
+(* {1 h2o} *)
+
+(* One thread, no access log (none is configured), files from [root];
+   http1-request-timeout is how long h2o keeps an idle keep-alive
+   connection. *)
+let h2o_config ~port ~root ~connections =
+  Printf.sprintf
+    {|num-threads: 1
+max-connections: %d
+http1-request-timeout: 3600
+listen:
+  host: 127.0.0.1
+  port: %d
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: %s
+|}
+    connections port root
+
+let start_h2o ~connections ~cpu ~port ~root () =
+  match binary [ "/usr/bin/h2o"; "/usr/sbin/h2o" ] with
+  | None -> None
+  | Some h2o ->
+      let dir = temp_dir "braid-bench-h2o" in
+      let conf = Filename.concat dir "h2o.conf" in
+      Out_channel.with_open_text conf (fun oc ->
+          output_string oc (h2o_config ~port ~root ~connections));
+      let p =
+        try Procs.spawn ~cpu ~name:"h2o" [ h2o; "-c"; conf ] ~port
+        with e ->
+          remove_tree dir;
+          raise e
+      in
+      Some
+        ( p,
+          fun () ->
+            Procs.stop p;
+            remove_tree dir )

@@ -1,0 +1,46 @@
+(** The servers Braid is compared with, started as the benchmarks configure
+    them: nginx and h2o (Debian packages), each with one worker, no access log
+    and keep-alive, serving a directory of files on 127.0.0.1. Their
+    configuration goes in a fresh directory under the temporary directory (mode
+    755: started as root, they serve as an unprivileged user), removed when they
+    stop. *)
+
+val temp_dir : string -> string
+(** [temp_dir prefix] is a fresh directory under the temporary directory, with
+    mode 755 so that a server's unprivileged worker can reach what it holds (a
+    document root, say). *)
+
+val remove_tree : string -> unit
+(** [remove_tree dir] removes [dir] and everything under it. *)
+
+val start_nginx :
+  ?backlog:int ->
+  ?connections:int ->
+  cpu:int ->
+  port:int ->
+  root:string ->
+  unit ->
+  (Procs.t * (unit -> unit)) option
+(** [start_nginx ~cpu ~port ~root ()] starts nginx (one worker process, access
+    log off, [keepalive_requests] 1,000,000) on 127.0.0.1:[port], pinned to
+    [cpu], and returns its master process and the function that stops it and
+    removes its files; [None] if nginx is not installed. [backlog] sets its
+    listen queue (nginx's default is 511). [connections]: room for that many
+    connections at once ([worker_connections], and [worker_rlimit_nofile] up to
+    this process's hard limit), every waiting connection accepted at each
+    wake-up ([multi_accept on]), and keep-alive connections kept for an hour
+    whether busy or idle (else 4096 connections and nginx's keep-alive
+    defaults).
+    @raise Failure as {!Procs.spawn}. *)
+
+val start_h2o :
+  connections:int ->
+  cpu:int ->
+  port:int ->
+  root:string ->
+  unit ->
+  (Procs.t * (unit -> unit)) option
+(** [start_h2o ~connections ~cpu ~port ~root ()] starts h2o with one thread
+    ([num-threads: 1]), no access log, [max-connections] [connections] and idle
+    keep-alive connections kept for an hour ([http1-request-timeout]) on
+    127.0.0.1:[port], pinned to [cpu]; as {!start_nginx} otherwise. *)
