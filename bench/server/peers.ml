@@ -64,19 +64,18 @@ http {
     (match backlog with Some b -> " backlog=" ^ string_of_int b | None -> "")
     root
 
-let start_nginx ?backlog ?connections ~cpu ~port ~root () =
-  match binary [ "/usr/sbin/nginx"; "/usr/bin/nginx" ] with
+(* A peer from the first of [paths] that exists, in a fresh directory that
+   holds its configuration ([config dir]) and goes when it stops. [argv dir
+   binary conf] is its command line. *)
+let start_in_temp_dir ~name ~paths ~cpu ~port ~config ~argv =
+  match binary paths with
   | None -> None
-  | Some nginx ->
-      let dir = temp_dir "braid-bench-nginx" in
-      let conf = Filename.concat dir "nginx.conf" in
-      Out_channel.with_open_text conf (fun oc ->
-          output_string oc (nginx_config ~dir ~port ~root ~backlog ~connections));
+  | Some binary ->
+      let dir = temp_dir ("braid-bench-" ^ name) in
+      let conf = Filename.concat dir (name ^ ".conf") in
+      Out_channel.with_open_text conf (fun oc -> output_string oc (config dir));
       let p =
-        try
-          Procs.spawn ~cpu ~name:"nginx"
-            [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ]
-            ~port
+        try Procs.spawn ~cpu ~name (argv dir binary conf) ~port
         with e ->
           remove_tree dir;
           raise e
@@ -86,6 +85,14 @@ let start_nginx ?backlog ?connections ~cpu ~port ~root () =
           fun () ->
             Procs.stop p;
             remove_tree dir )
+
+let start_nginx ?backlog ?connections ~cpu ~port ~root () =
+  start_in_temp_dir ~name:"nginx"
+    ~paths:[ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
+    ~cpu ~port
+    ~config:(fun dir -> nginx_config ~dir ~port ~root ~backlog ~connections)
+    ~argv:(fun dir nginx conf ->
+      [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ])
 
 (* {1 h2o} *)
 
@@ -109,21 +116,8 @@ hosts:
     connections port root
 
 let start_h2o ~connections ~cpu ~port ~root () =
-  match binary [ "/usr/bin/h2o"; "/usr/sbin/h2o" ] with
-  | None -> None
-  | Some h2o ->
-      let dir = temp_dir "braid-bench-h2o" in
-      let conf = Filename.concat dir "h2o.conf" in
-      Out_channel.with_open_text conf (fun oc ->
-          output_string oc (h2o_config ~port ~root ~connections));
-      let p =
-        try Procs.spawn ~cpu ~name:"h2o" [ h2o; "-c"; conf ] ~port
-        with e ->
-          remove_tree dir;
-          raise e
-      in
-      Some
-        ( p,
-          fun () ->
-            Procs.stop p;
-            remove_tree dir )
+  start_in_temp_dir ~name:"h2o"
+    ~paths:[ "/usr/bin/h2o"; "/usr/sbin/h2o" ]
+    ~cpu ~port
+    ~config:(fun _ -> h2o_config ~port ~root ~connections)
+    ~argv:(fun _ h2o conf -> [ h2o; "-c"; conf ])
