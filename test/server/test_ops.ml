@@ -203,6 +203,34 @@ let keep_alive_idle () =
   Alcotest.(check string) "then closed silently" "" (read_to_end s);
   Unix.close s
 
+(* On a real socket, a connection idle long enough to be parked (its wait
+   interrupted, then resumed outside its handlers) serves its next request,
+   again after a second parking, and still closes at its keep-alive
+   deadline. The sweeper looks every 0.25 s here; parking takes two looks. *)
+let parked_keep_alive () =
+  let timeouts =
+    {
+      quick_timeouts with
+      request_header = 2.;
+      keep_alive = 2.;
+      body = 2.;
+      send = 2.;
+    }
+  in
+  with_server ~timeouts @@ fun _ port ->
+  let s = connect port in
+  let request name =
+    send s get;
+    Alcotest.(check int) name 200 (read_response s).status
+  in
+  request "first request";
+  Unix.sleepf 1.;
+  request "after being parked";
+  Unix.sleepf 1.;
+  request "after being parked again";
+  Alcotest.(check string) "then closed silently" "" (read_to_end s);
+  Unix.close s
+
 (* A connection that never sends anything is closed too (after the header
    timeout), without a response. *)
 let silent_connection () =
@@ -613,6 +641,7 @@ let () =
           Alcotest.test_case "slowloris" `Quick slowloris;
           Alcotest.test_case "trickling head" `Quick trickle;
           Alcotest.test_case "keep-alive idle" `Quick keep_alive_idle;
+          Alcotest.test_case "parked, then served" `Quick parked_keep_alive;
           Alcotest.test_case "silent connection" `Quick silent_connection;
           Alcotest.test_case "stalled body" `Quick stalled_body;
           Alcotest.test_case "handler timeout" `Quick handler_timeout;
