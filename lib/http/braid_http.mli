@@ -34,3 +34,4 @@ module Status = Status
 module Http_date = Http_date
 module Url_path = Url_path
 module Range = Range
+module Entity_tag = Entity_tag

@@ -5,6 +5,8 @@ type t = {
   mutable line : string;
   seconds : int array;  (** Direct-mapped: the second formatted in each slot. *)
   dates : string array;
+  mutable tagged : File.info option;  (** The file version of [tag]. *)
+  mutable tag : string;
 }
 
 let slots = 64
@@ -17,7 +19,25 @@ let create () =
     line = "";
     seconds = Array.make slots min_int;
     dates = Array.make slots "";
+    tagged = None;
+    tag = "";
   }
+
+let etag t (info : File.info) =
+  match t.tagged with
+  | Some seen
+    when seen.inode = info.inode && seen.size = info.size
+         && Float.equal seen.mtime info.mtime ->
+      t.tag
+  | _ ->
+      let tag =
+        Braid_http.Entity_tag.(
+          to_string
+            (of_version ~inode:info.inode ~size:info.size ~mtime:info.mtime))
+      in
+      t.tagged <- Some info;
+      t.tag <- tag;
+      tag
 
 let http_date t time =
   let second =

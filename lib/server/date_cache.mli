@@ -1,4 +1,6 @@
-(** The wall clock as the pipeline reads it, and the [Date] header line.
+(** What the pipeline formats over and over: the wall clock as it reads it, the
+    [Date] header line, and the validators of static files ([Last-Modified],
+    [ETag]).
 
     The services' wall clock is asked at most once per second of their monotonic
     clock; in between, the time is the last answer plus the monotonic time
@@ -22,6 +24,11 @@ val http_date : t -> float -> string
 (** [http_date cache t] is {!Braid_http.Http_date.format} [t], remembered for
     the last few distinct seconds asked (a file's [Last-Modified] is asked on
     every request for it). *)
+
+val etag : t -> File.info -> string
+(** [etag cache info] is the [ETag] field value of [info]
+    ({!Braid_http.Entity_tag.of_version}), remembered for the last file version
+    asked (a crowd asking for one file asks for it on every request). *)
 
 val header_line : t -> float -> string
 (** [header_line cache now] is ["Date: <IMF-fixdate of now>\r\n"]: the cached

@@ -14,14 +14,30 @@ let join dir name =
     Bytes.unsafe_blit_string name 0 b (d + 1) n;
     Bytes.unsafe_to_string b
 
-(* RFC 9110 §13.2.2, steps 1 and 2: If-Match, else If-Unmodified-Since.
-   No entity tag is generated, so If-Match holds only as "*" (the file
-   exists, §13.1.1); If-Unmodified-Since is ignored unless it is one valid
-   date (§13.1.4). *)
-let precondition_failed ~now (req : Request.t) ~mtime =
-  match Headers.find_all req.headers "if-match" with
-  | _ :: _ as fields -> not (List.exists (fun v -> String.trim v = "*") fields)
-  | [] -> (
+(* Whether any field name starts with "If-": most requests carry no
+   condition, and then none of the four lookups below is worth making. *)
+let has_conditions (req : Request.t) =
+  let h = req.headers in
+  let rec from i =
+    i < Headers.length h
+    &&
+    let name = Headers.name h i in
+    String.length name > 3
+    && Char.lowercase_ascii (String.unsafe_get name 0) = 'i'
+    && Char.lowercase_ascii (String.unsafe_get name 1) = 'f'
+    && String.unsafe_get name 2 = '-'
+    || from (i + 1)
+  in
+  from 0
+
+(* RFC 9110 §13.2.2, steps 1 and 2: If-Match (strong comparison,
+   §13.1.1), else If-Unmodified-Since (ignored unless it is one valid date,
+   §13.1.4). A malformed If-Match is ignored. *)
+let precondition_failed ~now (req : Request.t) ~etag ~mtime =
+  match Entity_tag.condition (Headers.find_all req.headers "if-match") with
+  | Some condition ->
+      not (Entity_tag.holds condition (Entity_tag.strong_match etag))
+  | None -> (
       match Headers.find_all req.headers "if-unmodified-since" with
       | [ v ] -> (
           match Http_date.parse ~now v with
@@ -29,10 +45,17 @@ let precondition_failed ~now (req : Request.t) ~mtime =
           | None -> false)
       | _ -> false)
 
-let not_modified ?now (req : Request.t) ~mtime =
-  match Request.header req "if-none-match" with
-  | Some v -> String.trim v = "*"
-  | None -> (
+(* Steps 3 and 4: If-None-Match (weak comparison, §13.1.2), else
+   If-Modified-Since, which an If-None-Match field (even a malformed one)
+   turns off (§13.1.3). *)
+let not_modified ?now (req : Request.t) ~etag ~mtime =
+  match Headers.find_all req.headers "if-none-match" with
+  | _ :: _ as lines -> (
+      match Entity_tag.condition lines with
+      | Some condition ->
+          Entity_tag.holds condition (Entity_tag.weak_match etag)
+      | None -> false)
+  | [] -> (
       (* RFC 9110 §13.1.3: ignored unless it is one valid date; two field
          lines are a list of two members. *)
       match Headers.find_all req.headers "if-modified-since" with
@@ -42,15 +65,18 @@ let not_modified ?now (req : Request.t) ~mtime =
           | None -> false)
       | _ -> false)
 
-(* If-Range holding the exact Last-Modified date lets the range apply;
-   an entity tag never matches (none are generated). *)
-let range_applies (req : Request.t) ~mtime ~now =
+(* If-Range (§13.1.5): an entity tag that strongly matches, or the exact
+   Last-Modified date, lets the range apply. *)
+let range_applies (req : Request.t) ~etag ~mtime ~now =
   match Headers.find_all req.headers "if-range" with
   | [] -> true
   | [ v ] -> (
-      match Http_date.parse ~now v with
-      | Some date -> Float.equal date (Float.floor mtime)
-      | None -> false)
+      match Entity_tag.of_string v with
+      | Some tag -> Entity_tag.strong_match tag etag
+      | None -> (
+          match Http_date.parse ~now v with
+          | Some date -> Float.equal date (Float.floor mtime)
+          | None -> false))
   | _ :: _ :: _ ->
       (* Two validators: not one that matches (RFC 9110 §13.1.5). *)
       false
@@ -110,21 +136,29 @@ let locate services ~root segs =
    read is nothing next to the system calls that find the file. *)
 let file ~dates ~now (req : Request.t) path (info : File.info) =
   let last_modified = Date_cache.http_date dates info.mtime in
-  if precondition_failed ~now req ~mtime:info.mtime then
-    Response.Private.trusted
-      ~headers:[ ("Last-Modified", last_modified) ]
-      412 Empty
-  else if not_modified ~now req ~mtime:info.mtime then
-    Response.Private.trusted
-      ~headers:[ ("Last-Modified", last_modified) ]
-      304 Empty
+  let validators =
+    [ ("ETag", Date_cache.etag dates info); ("Last-Modified", last_modified) ]
+  in
+  let conditional = has_conditions req in
+  (* Only a condition compares tags. *)
+  let etag =
+    lazy
+      (Entity_tag.of_version ~inode:info.inode ~size:info.size ~mtime:info.mtime)
+  in
+  if
+    conditional
+    && precondition_failed ~now req ~etag:(Lazy.force etag) ~mtime:info.mtime
+  then Response.Private.trusted ~headers:validators 412 Empty
+  else if
+    conditional
+    && not_modified ~now req ~etag:(Lazy.force etag) ~mtime:info.mtime
+  then
+    (* A 304 carries the validators a 200 would (§15.4.5). *)
+    Response.Private.trusted ~headers:validators 304 Empty
   else
     let headers =
-      [
-        ("Content-Type", content_type path);
-        ("Last-Modified", last_modified);
-        ("Accept-Ranges", "bytes");
-      ]
+      ("Content-Type", content_type path)
+      :: ("Accept-Ranges", "bytes") :: validators
     in
     let size = info.size in
     let whole () =
@@ -138,7 +172,12 @@ let file ~dates ~now (req : Request.t) path (info : File.info) =
     in
     match range with
     | None -> whole ()
-    | Some _ when not (range_applies req ~mtime:info.mtime ~now) -> whole ()
+    | Some _
+      when conditional
+           && not
+                (range_applies req ~etag:(Lazy.force etag) ~mtime:info.mtime
+                   ~now) ->
+        whole ()
     | Some field -> (
         match Range.resolve field ~size with
         | Whole -> whole ()

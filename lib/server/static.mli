@@ -15,17 +15,23 @@
     [RESOLVE_BENEATH] would close that window).
 
     Responses: [200] with [Content-Type] (from the file name, magic-mime),
-    [Last-Modified] and [Accept-Ranges: bytes]; [304] when [If-Modified-Since]
-    is not older than the file (unless [If-None-Match] is present: no entity
-    tags are generated, so [*] gives [304] and any other list never matches); on
-    a GET (HEAD ignores [Range], RFC 9110 §14.2), a single satisfiable [Range]
-    gives [206] with [Content-Range], an unsatisfiable one [416] with
+    [Accept-Ranges: bytes] and the validators: a strong [ETag] made of the
+    file's inode, size and modification time
+    ({!Braid_http.Entity_tag.of_version}) and [Last-Modified]. The conditions in
+    RFC 9110 §13.2.2's order: [412] when [If-Match] (strong comparison; [*]
+    holds) fails, or without it when [If-Unmodified-Since] is older than the
+    file; then [304] when [If-None-Match] (weak comparison; [*] matches)
+    matches, or without it when [If-Modified-Since] is not older than the file.
+    A malformed [If-Match] or [If-None-Match] is ignored. On a GET (HEAD ignores
+    [Range], RFC 9110 §14.2), a single satisfiable [Range] gives [206] with
+    [Content-Range], an unsatisfiable one [416] with
     [Content-Range: bytes */size], several ranges the whole file
-    ({!Braid_http.Range}); [If-Range] must equal [Last-Modified] for the range
-    to apply. A regular file named with a trailing slash ([/a.txt/]) is [404],
-    as nginx answers. A directory is served through its index file; without a
-    trailing slash it is redirected ([301]) to the path with one. No index:
-    [403]. Methods other than GET and HEAD: [405] with [Allow: GET, HEAD]. *)
+    ({!Braid_http.Range}); [If-Range] must strongly match the [ETag] or equal
+    [Last-Modified] for the range to apply. A regular file named with a trailing
+    slash ([/a.txt/]) is [404], as nginx answers. A directory is served through
+    its index file; without a trailing slash it is redirected ([301]) to the
+    path with one. No index: [403]. Methods other than GET and HEAD: [405] with
+    [Allow: GET, HEAD]. *)
 
 val serve :
   Services.t ->
@@ -47,8 +53,3 @@ val file_error : File.error -> Response.t
 val content_type : string -> string
 (** [content_type file_name] is the MIME type of a file name's extension
     (magic-mime), [application/octet-stream] if unknown. *)
-
-val not_modified : ?now:float -> Braid_http.Request.t -> mtime:float -> bool
-(** [not_modified ~now request ~mtime] is [true] when the conditional fields of
-    [request] make a [304] the answer for a file last modified at [mtime]; [now]
-    is the time, for RFC 850 dates ({!Braid_http.Http_date.parse}). *)

@@ -606,7 +606,7 @@ let if_modified_since_ignored () =
 
 (* RFC 9110 §13.1.1 and §13.1.4: an origin server MUST evaluate If-Match
    and If-Unmodified-Since; false, a GET gets 412 (§13.2.2), and If-Match
-   wins. No entity tag is generated: only "*" matches. *)
+   wins. Only "*" or the file's own tag (strongly compared) holds. *)
 let if_match_and_if_unmodified_since () =
   let caps = In_memory.services (mem_site ()) in
   let get headers = serve ~headers caps "/a.txt" in
@@ -649,6 +649,84 @@ let preconditions_only_for_2xx () =
   check_status "missing stays missing" 404 (conditional "/nope.txt");
   check_status "forbidden stays forbidden" 403 (conditional "/empty/");
   check_status "a file is a 2xx: 304" 304 (conditional "/a.txt")
+
+(* Entity tags (RFC 9110 §8.8.3, §13.1): the file's ETag is strong and
+   stable; If-None-Match compares weakly (304), If-Match and If-Range
+   strongly. *)
+let entity_tags () =
+  let caps = In_memory.services (mem_site ()) in
+  let get headers = serve ~headers caps "/a.txt" in
+  let etag =
+    match Response.header (get []) "etag" with
+    | Some e -> e
+    | None -> Alcotest.fail "no ETag on a 200"
+  in
+  Alcotest.(check bool)
+    "strong, quoted" true
+    (String.length etag > 2 && etag.[0] = '"');
+  Alcotest.(check (option string))
+    "the same for the same file" (Some etag)
+    (Response.header (get []) "etag");
+  let weak = "W/" ^ etag in
+  let r = get [ ("If-None-Match", etag) ] in
+  check_status "If-None-Match: its tag" 304 r;
+  Alcotest.(check (option string))
+    "a 304 carries the ETag" (Some etag) (Response.header r "etag");
+  check_status "If-None-Match: weak comparison" 304
+    (get [ ("If-None-Match", weak) ]);
+  check_status "If-None-Match: in a list" 304
+    (get [ ("If-None-Match", "\"other\", " ^ etag) ]);
+  check_status "If-None-Match: another tag" 200
+    (get [ ("If-None-Match", "\"other\"") ]);
+  check_status "If-None-Match: malformed, ignored" 200
+    (get [ ("If-None-Match", "other") ]);
+  check_status "If-Match: its tag" 200 (get [ ("If-Match", etag) ]);
+  check_status "If-Match: strong comparison" 412 (get [ ("If-Match", weak) ]);
+  check_status "If-Range: its tag" 206
+    (get [ ("Range", "bytes=0-1"); ("If-Range", etag) ]);
+  check_status "If-Range: a weak tag never" 200
+    (get [ ("Range", "bytes=0-1"); ("If-Range", weak) ]);
+  let changed =
+    Entity_tag.to_string
+      (Entity_tag.of_version ~inode:1 ~size:10 ~mtime:1_000_000_000.5)
+  in
+  Alcotest.(check bool)
+    "another version, another tag" true
+    (changed
+    <> Entity_tag.to_string
+         (Entity_tag.of_version ~inode:1 ~size:10 ~mtime:1_000_000_000.))
+
+let entity_tag_syntax () =
+  let open Entity_tag in
+  let tags = function
+    | Some (Tags ts) -> List.map to_string ts
+    | Some Any -> [ "*" ]
+    | None -> [ "none" ]
+  in
+  Alcotest.(check (list string))
+    "a list across lines, a comma inside a tag"
+    [ "\"a\""; "W/\"b,c\""; "\"d\"" ]
+    (tags (condition [ " \"a\" , W/\"b,c\""; ",\"d\"," ]));
+  Alcotest.(check (list string)) "*" [ "*" ] (tags (condition [ "*" ]));
+  Alcotest.(check (list string))
+    "* with tags" [ "none" ]
+    (tags (condition [ "*, \"a\"" ]));
+  Alcotest.(check (list string))
+    "unquoted" [ "none" ]
+    (tags (condition [ "abc" ]));
+  Alcotest.(check (list string)) "empty" [ "none" ] (tags (condition [ " " ]));
+  Alcotest.(check bool)
+    "a double quote inside" true
+    (Option.is_none (of_string "\"a\"b\""));
+  Alcotest.check_raises "strong refuses a double quote"
+    (Invalid_argument "Entity_tag.strong: a byte an entity tag may not hold")
+    (fun () -> ignore (strong "a\"b"));
+  Alcotest.(check bool)
+    "weak and strong match weakly" true
+    (weak_match (strong "x") (Option.get (of_string "W/\"x\"")));
+  Alcotest.(check bool)
+    "but not strongly" false
+    (strong_match (strong "x") (Option.get (of_string "W/\"x\"")))
 
 let ranged () =
   let caps = In_memory.services (mem_site ()) in
@@ -888,6 +966,8 @@ let () =
           Alcotest.test_case "preconditions only for 2xx" `Quick
             preconditions_only_for_2xx;
           Alcotest.test_case "ranges" `Quick ranged;
+          Alcotest.test_case "entity tags" `Quick entity_tags;
+          Alcotest.test_case "entity-tag syntax" `Quick entity_tag_syntax;
           Alcotest.test_case "If-Match and If-Unmodified-Since" `Quick
             if_match_and_if_unmodified_since;
           Alcotest.test_case "Range only for GET" `Quick range_only_for_get;
