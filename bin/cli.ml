@@ -65,6 +65,16 @@ let flags =
                encoded slashes, symbolic links pointing outside) are refused. \
                Default: the configuration file's $(b,DocumentRoot), else none: \
                such requests get 404.";
+          setting "precompressed"
+            (Arg.enum [ ("on", true); ("off", false) ])
+            ~docv:"on|off" Layer.precompressed
+            ~doc:
+              "With $(b,on), a static file $(i,F) is answered with $(i,F).br \
+               or $(i,F).gz (in that order of preference) when that regular \
+               file exists beside it and the request's Accept-Encoding accepts \
+               the coding, with Content-Encoding and Vary: Accept-Encoding; \
+               never for a Range request. Default: the configuration file's \
+               $(b,Precompressed), else off.";
           setting "domains" Arg.int ~docv:"N" Layer.domains
             ~doc:
               (Printf.sprintf

@@ -128,6 +128,13 @@ let address : (Unix.inet_addr option * int) value =
           let* port = port (String.sub s (i + 1) (n - i - 1)) in
           Ok (Some host, port)
 
+let on_off : bool value =
+ fun ~name ~dir:_ s ->
+  match String.lowercase_ascii s with
+  | "on" -> Ok true
+  | "off" -> Ok false
+  | _ -> Error (Printf.sprintf "%s: %S is neither on nor off" name s)
+
 (* {1 The directives} *)
 
 type spec = {
@@ -151,6 +158,7 @@ let specs =
         match host with Some ip -> Layer.host ip c | None -> c);
     spec "Domains" (whole_number ~min:1) Layer.domains;
     spec "DocumentRoot" path Layer.root;
+    spec "Precompressed" on_off Layer.precompressed;
     spec "MaxConnections" (whole_number ~min:1) Layer.max_connections;
     spec "MaxConnectionsPerClient"
       (or_keyword "off" (whole_number ~min:1))

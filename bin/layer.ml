@@ -54,6 +54,7 @@ let port port (c : Config.t) =
 let domains n (c : Config.t) = { c with domains = n }
 let root dir (c : Config.t) = { c with root = Some dir }
 let max_connections n (c : Config.t) = { c with max_connections = n }
+let precompressed on (c : Config.t) = { c with precompressed = on }
 
 let max_connections_per_client n (c : Config.t) =
   { c with max_connections_per_client = n }

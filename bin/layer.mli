@@ -61,6 +61,9 @@ val root : string -> change
 
 val max_connections : int -> change
 
+val precompressed : bool -> change
+(** Whether precompressed variants of static files are served. *)
+
 val max_connections_per_client : int option -> change
 (** [None]: no cap. *)
 

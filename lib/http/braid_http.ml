@@ -11,3 +11,4 @@ module Http_date = Http_date
 module Url_path = Url_path
 module Range = Range
 module Entity_tag = Entity_tag
+module Content_coding = Content_coding

@@ -12,6 +12,7 @@ type t = {
   limits : Braid_http.Limits.t;
   root : string option;
   index : string;
+  precompressed : bool;
   body_buffer : int;
   body_temp_dir : string;
   input_buffer : int;
@@ -32,6 +33,7 @@ let default =
     limits = Braid_http.Limits.default;
     root = None;
     index = "index.html";
+    precompressed = false;
     body_buffer = 65536;
     body_temp_dir = Filename.get_temp_dir_name ();
     input_buffer = 4096;

@@ -56,6 +56,11 @@ type t = {
           symbolic links ({!Server} canonicalises it); [None] serves no files.
       *)
   index : string;  (** The file served for a directory: ["index.html"]. *)
+  precompressed : bool;
+      (** Serve [FILE.br] or [FILE.gz], when present beside [FILE] and accepted
+          by the client, instead of [FILE] (docs/server.md, "Precompressed
+          variants"). Off by default: a stale variant would be served as the
+          file. *)
   body_buffer : int;
       (** Bytes of a request body that a whole-body read ({!Body.to_string})
           keeps in memory while the body arrives; beyond, what arrived is
@@ -111,9 +116,10 @@ type t = {
 }
 
 val default : t
-(** {!Braid_http.Limits.default}, no root, ["index.html"], 64 KiB of body in
-    memory and spooled bodies in [Filename.get_temp_dir_name ()], 4 KiB input
-    and 16 KiB output buffers, 2 s of lingering, timeouts of 20 s for a request
-    head, 5 s between keep-alive requests, 60 s per body read and per response
-    write, no handler timeout, 1000 connections, listening on 127.0.0.1:8080
-    with one event loop, no access log and messages to standard error. *)
+(** {!Braid_http.Limits.default}, no root, ["index.html"], no precompressed
+    variants, 64 KiB of body in memory and spooled bodies in
+    [Filename.get_temp_dir_name ()], 4 KiB input and 16 KiB output buffers, 2 s
+    of lingering, timeouts of 20 s for a request head, 5 s between keep-alive
+    requests, 60 s per body read and per response write, no handler timeout,
+    1000 connections, listening on 127.0.0.1:8080 with one event loop, no access
+    log and messages to standard error. *)

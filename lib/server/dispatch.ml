@@ -75,8 +75,9 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
         | None -> Response.error 404 ""
         | Some root -> (
             match
-              Static.serve c.services ~root ~index:c.config.index ~dates:c.dates
-                req ~path ~query
+              Static.serve c.services ~root ~index:c.config.index
+                ~precompressed:c.config.precompressed ~dates:c.dates req ~path
+                ~query
             with
             | r -> r
             | exception exn -> failure c req ~time:now exn))

@@ -132,12 +132,47 @@ let locate services ~root segs =
   in
   walk root ~linked:false segs
 
+(* Precompressed variants, as nginx's gzip_static: FILE.br, else FILE.gz,
+   a regular file (a link is not followed) beside FILE, when the client
+   accepts its coding (RFC 9110 §12.5.3). Never for a Range request: a range
+   of one representation must not be cut from another. The variant's own
+   metadata gives its validators, so its ETag differs from FILE's. *)
+let variants = [ ("br", ".br"); ("gzip", ".gz") ]
+
+let variant services (req : Request.t) path =
+  if Option.is_some (Request.header req "range") then None
+  else
+    match Headers.find_all req.headers "accept-encoding" with
+    | [] -> None
+    | lines ->
+        List.find_map
+          (fun (coding, suffix) ->
+            if Content_coding.accepted lines coding then
+              let file = path ^ suffix in
+              match services.Services.stat ~follow:false file with
+              | Ok ({ kind = Regular; _ } as info) -> Some (coding, file, info)
+              | Ok _ | Error _ -> None
+            else None)
+          variants
+
 (* [now], the time, is for the two-digit years of RFC 850 dates. A clock
    read is nothing next to the system calls that find the file. *)
-let file ~dates ~now (req : Request.t) path (info : File.info) =
+let file services ~precompressed ~dates ~now (req : Request.t) name
+    (info : File.info) =
+  (* [name] gives the type; [path] and [info] the bytes sent. *)
+  let path, info, coding =
+    match if precompressed then variant services req name else None with
+    | Some (coding, file, variant_info) ->
+        (file, variant_info, [ ("Content-Encoding", coding) ])
+    | None -> (name, info, [])
+  in
   let last_modified = Date_cache.http_date dates info.mtime in
   let validators =
-    [ ("ETag", Date_cache.etag dates info); ("Last-Modified", last_modified) ]
+    let v =
+      [ ("ETag", Date_cache.etag dates info); ("Last-Modified", last_modified) ]
+    in
+    (* The answer depends on Accept-Encoding wherever variants are served. *)
+    if precompressed then ("Vary", "Accept-Encoding") :: v else v
   in
   let conditional = has_conditions req in
   (* Only a condition compares tags. *)
@@ -157,8 +192,8 @@ let file ~dates ~now (req : Request.t) path (info : File.info) =
     Response.Private.trusted ~headers:validators 304 Empty
   else
     let headers =
-      ("Content-Type", content_type path)
-      :: ("Accept-Ranges", "bytes") :: validators
+      ("Content-Type", content_type name)
+      :: ("Accept-Ranges", "bytes") :: (coding @ validators)
     in
     let size = info.size in
     let whole () =
@@ -197,7 +232,8 @@ let file ~dates ~now (req : Request.t) path (info : File.info) =
                 ]
               416 Empty)
 
-let serve services ~root ~index ~dates (req : Request.t) ~path ~query =
+let serve services ~root ~index ?(precompressed = false) ~dates
+    (req : Request.t) ~path ~query =
   match req.meth with
   | GET | HEAD -> (
       match Url_path.resolve path with
@@ -208,7 +244,9 @@ let serve services ~root ~index ~dates (req : Request.t) ~path ~query =
           | Ok (full, ({ kind = Regular; _ } as info)) ->
               (* A file is not a directory: /1k.txt/ names nothing. *)
               if String.ends_with ~suffix:"/" path then Response.error 404 ""
-              else file ~dates ~now:(services.Services.now ()) req full info
+              else
+                file services ~precompressed ~dates
+                  ~now:(services.Services.now ()) req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (String.ends_with ~suffix:"/" path) then
                 let location = Url_path.of_segments segs ^ "/" in
@@ -219,8 +257,8 @@ let serve services ~root ~index ~dates (req : Request.t) ~path ~query =
               else
                 match locate services ~root (segs @ [ index ]) with
                 | Ok (file_path, ({ kind = Regular; _ } as info)) ->
-                    file ~dates ~now:(services.Services.now ()) req file_path
-                      info
+                    file services ~precompressed ~dates
+                      ~now:(services.Services.now ()) req file_path info
                 | Ok _ | Error File.Not_found -> Response.error 403 ""
                 | Error e -> file_error e)
           | Ok _ -> Response.error 403 ""))

@@ -37,6 +37,7 @@ val serve :
   Services.t ->
   root:string ->
   index:string ->
+  ?precompressed:bool ->
   dates:Date_cache.t ->
   Braid_http.Request.t ->
   path:string ->
@@ -45,7 +46,15 @@ val serve :
 (** [serve services ~root ~index ~dates request ~path ~query] answers [request]
     for the raw (not decoded) [path] from the files under [root], through the
     file services of [services]; [dates] formats [Last-Modified]. Blocks as
-    those services do. *)
+    those services do.
+
+    With [precompressed] (default [false]), a file [F] is answered with [F.br],
+    else [F.gz], when that is a regular file (not a link) beside [F] and the
+    request's Accept-Encoding accepts its coding
+    ({!Braid_http.Content_coding.accepted}; no field, no coding): the variant's
+    bytes and validators, [F]'s [Content-Type], [Content-Encoding]; never for a
+    request with [Range]. Every file response then carries
+    [Vary: Accept-Encoding]. *)
 
 val file_error : File.error -> Response.t
 (** The answer to a file that cannot be served: [404], [403] or [500]. *)

@@ -47,6 +47,9 @@ let samples : (string * string * (Config.t -> unit)) list =
       fun c ->
         Alcotest.(check (option string))
           "DocumentRoot" (Some "/srv/my site") c.root );
+    ( "Precompressed",
+      "ON",
+      fun c -> Alcotest.(check bool) "Precompressed" true c.precompressed );
     ( "MaxConnections",
       "50",
       fun c -> Alcotest.(check int) "MaxConnections" 50 c.max_connections );

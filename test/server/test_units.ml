@@ -461,11 +461,11 @@ let routing () =
 let request ?(meth = Method.GET) ?(headers = []) target =
   (Handler.request_for_test ~meth ~headers target).head
 
-let serve ?meth ?headers ?(root = "/www") services target =
+let serve ?meth ?headers ?(root = "/www") ?precompressed services target =
   let req = request ?meth ?headers target in
   let path, query = Url_path.split_target target in
-  Static.serve services ~root ~index:"index.html" ~dates:(Date_cache.create ())
-    req ~path ~query
+  Static.serve services ~root ~index:"index.html" ?precompressed
+    ~dates:(Date_cache.create ()) req ~path ~query
 
 let mtime = 1_000_000_000.
 
@@ -695,6 +695,81 @@ let entity_tags () =
     (changed
     <> Entity_tag.to_string
          (Entity_tag.of_version ~inode:1 ~size:10 ~mtime:1_000_000_000.))
+
+(* FILE.br, else FILE.gz, when accepted; never for Range; Vary always. *)
+let precompressed () =
+  let mem = mem_site () in
+  In_memory.add_file mem ~mtime "/www/a.txt.gz" "gz";
+  In_memory.add_file mem ~mtime "/www/a.txt.br" "brotli";
+  In_memory.add_file mem ~mtime "/www/style.css.gz" "css.gz";
+  In_memory.add_symlink mem "/www/index.html.gz" ~target:"a.txt.gz";
+  let caps = In_memory.services mem in
+  let get ?(on = true) ?(path = "/a.txt") headers =
+    serve ~precompressed:on ~headers caps path
+  in
+  let served r =
+    (body r, Response.header r "content-encoding", Response.header r "vary")
+  in
+  let check name expected r =
+    Alcotest.(check (triple string (option string) (option string)))
+      name expected (served r)
+  in
+  let vary = Some "Accept-Encoding" in
+  check "off: the file"
+    ("file /www/a.txt 0+10", None, None)
+    (get ~on:false [ ("Accept-Encoding", "gzip, br") ]);
+  check "br first"
+    ("file /www/a.txt.br 0+6", Some "br", vary)
+    (get [ ("Accept-Encoding", "gzip, br") ]);
+  check "gzip"
+    ("file /www/a.txt.gz 0+2", Some "gzip", vary)
+    (get [ ("Accept-Encoding", "gzip") ]);
+  check "br refused with q=0"
+    ("file /www/a.txt.gz 0+2", Some "gzip", vary)
+    (get [ ("Accept-Encoding", "br;q=0, gzip;q=0.5") ]);
+  check "*"
+    ("file /www/a.txt.br 0+6", Some "br", vary)
+    (get [ ("Accept-Encoding", "*") ]);
+  check "identity only"
+    ("file /www/a.txt 0+10", None, vary)
+    (get [ ("Accept-Encoding", "identity") ]);
+  check "no Accept-Encoding" ("file /www/a.txt 0+10", None, vary) (get []);
+  check "a Range: the file's bytes"
+    ("file /www/a.txt 0+2", None, vary)
+    (get [ ("Accept-Encoding", "gzip"); ("Range", "bytes=0-1") ]);
+  check "only a .gz"
+    ("file /www/style.css 0+3", None, vary)
+    (get ~path:"/style.css" [ ("Accept-Encoding", "br") ]);
+  check "a link is not a variant"
+    ("file /www/index.html 0+4", None, vary)
+    (get ~path:"/" [ ("Accept-Encoding", "gzip") ]);
+  let r = get [ ("Accept-Encoding", "gzip") ] in
+  Alcotest.(check (option string))
+    "the file's type" (Some "text/plain")
+    (Response.header r "content-type");
+  Alcotest.(check bool)
+    "the variant's own ETag" true
+    (Response.header r "etag" <> Response.header (get []) "etag");
+  let tag = Option.get (Response.header r "etag") in
+  check_status "its ETag revalidates it" 304
+    (get [ ("Accept-Encoding", "gzip"); ("If-None-Match", tag) ])
+
+let content_coding () =
+  let accepts field coding = Content_coding.accepted [ field ] coding in
+  Alcotest.(check bool) "listed" true (accepts "gzip, deflate" "gzip");
+  Alcotest.(check bool) "any case" true (accepts "GZip" "gzip");
+  Alcotest.(check bool) "q=0" false (accepts "gzip;q=0" "gzip");
+  Alcotest.(check bool) "q=0.000" false (accepts "gzip; q=0.000" "gzip");
+  Alcotest.(check bool) "q=0.001" true (accepts "gzip;q=0.001" "gzip");
+  Alcotest.(check bool) "q=1.0" true (accepts "gzip;q=1.0" "gzip");
+  Alcotest.(check bool) "bad weight: skipped" false (accepts "gzip;q=2" "gzip");
+  Alcotest.(check bool) "* " true (accepts "*" "br");
+  Alcotest.(check bool) "listed beats *" false (accepts "br;q=0, *" "br");
+  Alcotest.(check bool) "not listed" false (accepts "gzip" "br");
+  Alcotest.(check bool) "no field" false (Content_coding.accepted [] "gzip");
+  Alcotest.(check bool)
+    "across lines" true
+    (Content_coding.accepted [ "deflate"; "br" ] "br")
 
 let entity_tag_syntax () =
   let open Entity_tag in
@@ -968,6 +1043,8 @@ let () =
           Alcotest.test_case "ranges" `Quick ranged;
           Alcotest.test_case "entity tags" `Quick entity_tags;
           Alcotest.test_case "entity-tag syntax" `Quick entity_tag_syntax;
+          Alcotest.test_case "precompressed variants" `Quick precompressed;
+          Alcotest.test_case "Accept-Encoding" `Quick content_coding;
           Alcotest.test_case "If-Match and If-Unmodified-Since" `Quick
             if_match_and_if_unmodified_since;
           Alcotest.test_case "Range only for GET" `Quick range_only_for_get;
