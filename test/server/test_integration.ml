@@ -48,6 +48,10 @@ let make_site () =
   write_file (dir ^ "/big.bin") big_content;
   Unix.mkdir (dir ^ "/sub") 0o755;
   write_file (dir ^ "/sub/index.html") "<p>sub</p>";
+  (* A precompressed variant, made by the real gzip. *)
+  write_file (dir ^ "/page.txt") "a page, also served gzipped\n";
+  if Sys.command ("gzip -k " ^ Filename.quote (dir ^ "/page.txt")) <> 0 then
+    Alcotest.fail "gzip failed";
   dir
 
 let with_server f =
@@ -84,6 +88,7 @@ let with_server f =
     {
       Config.default with
       root = Some root;
+      precompressed = true;
       listen = Braid_io.Net.tcp "127.0.0.1" 0;
     }
   in
@@ -190,6 +195,37 @@ let curl_continue site () =
     "100 Continue received" true
     (contains err "HTTP/1.1 100 Continue");
   Alcotest.(check bool) "reversed" true (out = reversed big_content)
+
+(* curl asks for gzip and decodes it; the variant's ETag revalidates it. *)
+let curl_precompressed site () =
+  let url = site.url ^ "/page.txt" in
+  let body, _ = curl [ "--compressed"; url ] in
+  Alcotest.(check string) "decoded" "a page, also served gzipped\n" body;
+  let head, _ = curl [ "--head"; "-H"; "Accept-Encoding: gzip"; url ] in
+  let r = List.hd (fst (Wire.parse ~heads:[ 0 ] head)) in
+  Alcotest.(check (option string))
+    "Content-Encoding" (Some "gzip")
+    (Wire.header r "content-encoding");
+  Alcotest.(check (option string))
+    "Vary" (Some "Accept-Encoding") (Wire.header r "vary");
+  let code, _ =
+    curl
+      [
+        "-o";
+        "/dev/null";
+        "--write-out";
+        "%{http_code}";
+        "-H";
+        "Accept-Encoding: gzip";
+        "-H";
+        "If-None-Match: " ^ Option.get (Wire.header r "etag");
+        url;
+      ]
+  in
+  Alcotest.(check string) "revalidated" "304" code;
+  let plain, _ = curl [ url ] in
+  Alcotest.(check string)
+    "without Accept-Encoding: the file" "a page, also served gzipped\n" plain
 
 let curl_304 site () =
   let out, _ = curl [ "--head"; site.url ^ "/hello.txt" ] in
@@ -551,6 +587,8 @@ let () =
           Alcotest.test_case "chunked upload" `Quick (curl_chunked_upload site);
           Alcotest.test_case "100-continue" `Quick (curl_continue site);
           Alcotest.test_case "304" `Quick (curl_304 site);
+          Alcotest.test_case "precompressed variant" `Quick
+            (curl_precompressed site);
           Alcotest.test_case "range" `Quick (curl_range site);
           Alcotest.test_case "HEAD, demo, stream, redirect" `Quick
             (curl_head_and_demo site);
