@@ -7,6 +7,8 @@ type t = {
   dates : string array;
   mutable tagged : File.info option;  (** The file version of [tag]. *)
   mutable tag : string;
+  mutable typed : string;  (** The file name of [content_type]. *)
+  mutable content_type : string;
 }
 
 let slots = 64
@@ -21,7 +23,17 @@ let create () =
     dates = Array.make slots "";
     tagged = None;
     tag = "";
+    typed = "";
+    content_type = "";
   }
+
+let content_type t name ~lookup =
+  if String.equal name t.typed && t.typed <> "" then t.content_type
+  else
+    let ty = lookup name in
+    t.typed <- name;
+    t.content_type <- ty;
+    ty
 
 let etag t (info : File.info) =
   match t.tagged with

@@ -1,6 +1,6 @@
-(** What the pipeline formats over and over: the wall clock as it reads it, the
-    [Date] header line, and the validators of static files ([Last-Modified],
-    [ETag]).
+(** What the pipeline works out over and over: the wall clock as it reads it,
+    the [Date] header line, and the validators and type of static files
+    ([Last-Modified], [ETag], [Content-Type]).
 
     The services' wall clock is asked at most once per second of their monotonic
     clock; in between, the time is the last answer plus the monotonic time
@@ -29,6 +29,10 @@ val etag : t -> File.info -> string
 (** [etag cache info] is the [ETag] field value of [info]
     ({!Braid_http.Entity_tag.of_version}), remembered for the last file version
     asked (a crowd asking for one file asks for it on every request). *)
+
+val content_type : t -> string -> lookup:(string -> string) -> string
+(** [content_type cache name ~lookup] is [lookup name], the type of a file named
+    [name], remembered for the last name asked. *)
 
 val header_line : t -> float -> string
 (** [header_line cache now] is ["Date: <IMF-fixdate of now>\r\n"]: the cached

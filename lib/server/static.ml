@@ -192,7 +192,7 @@ let file services ~precompressed ~dates ~now (req : Request.t) name
     Response.Private.trusted ~headers:validators 304 Empty
   else
     let headers =
-      ("Content-Type", content_type name)
+      ("Content-Type", Date_cache.content_type dates name ~lookup:content_type)
       :: ("Accept-Ranges", "bytes") :: (coding @ validators)
     in
     let size = info.size in

@@ -164,6 +164,22 @@ let dates () =
     t := !t +. 9_876_543.21
   done
 
+(* The type of the last name asked is remembered; another name is looked
+   up. *)
+let content_type_memo () =
+  let c = Date_cache.create () and asked = ref 0 in
+  let lookup name =
+    incr asked;
+    Static.content_type name
+  in
+  let ty name = Date_cache.content_type c name ~lookup in
+  Alcotest.(check string) "text" "text/plain" (ty "/www/a.txt");
+  Alcotest.(check string) "again" "text/plain" (ty "/www/a.txt");
+  Alcotest.(check int) "looked up once" 1 !asked;
+  Alcotest.(check string) "another name" "text/css" (ty "/www/style.css");
+  Alcotest.(check string) "back" "text/plain" (ty "/www/a.txt");
+  Alcotest.(check int) "each change looked up" 3 !asked
+
 let date_cache () =
   let mono = ref 0 and asked = ref 0 and wall = ref 1000.2 in
   let c = Date_cache.create () in
@@ -1018,6 +1034,7 @@ let () =
             body_length_reserves_nothing;
           Alcotest.test_case "dates" `Quick dates;
           Alcotest.test_case "date cache" `Quick date_cache;
+          Alcotest.test_case "content type remembered" `Quick content_type_memo;
           Alcotest.test_case "ranges" `Quick ranges;
           Alcotest.test_case "rfc850 year within 50 years" `Quick
             rfc850_year_within_50_years;
