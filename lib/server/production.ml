@@ -30,7 +30,28 @@ type t = {
   cache : cached Paths.t;
   stats : looked_up Paths.t;  (** Links followed. *)
   lstats : looked_up Paths.t;
+  mutable last_lstat : string * looked_up;
+  mutable last_cached : string * cached;
+      (** The last path looked up in [lstats] and in [cache], and what was
+          found: a crowd asks for one file, and comparing its path is cheaper
+          than hashing it. *)
 }
+
+let nothing_looked_up = { poll = -1; found = Error File.Not_found }
+
+let nothing_cached =
+  {
+    version =
+      {
+        kind = Other;
+        size = -1;
+        mtime = 0.;
+        ctime = 0.;
+        device = -1;
+        inode = -1;
+      };
+    content = "";
+  }
 
 let create settings =
   {
@@ -39,6 +60,8 @@ let create settings =
     cache = Paths.create 64;
     stats = Paths.create 64;
     lstats = Paths.create 64;
+    last_lstat = ("", nothing_looked_up);
+    last_cached = ("", nothing_cached);
   }
 
 (* Entries of the metadata tables: as many as the file cache's. *)
@@ -108,14 +131,24 @@ let stat t ~follow path =
   with
   | None -> system_stat ~follow path
   | Some poll -> (
-      let table = if follow then t.stats else t.lstats in
-      match Paths.find_opt table path with
-      | Some seen when seen.poll = poll -> seen.found
-      | _ ->
-          let found = system_stat ~follow path in
-          if Paths.length table >= max_looked_up then Paths.reset table;
-          Paths.replace table path { poll; found };
-          found)
+      (* The static server's lookups are lstats; the last one answers a
+         crowd asking for one file without hashing its path. *)
+      let last_path, last = t.last_lstat in
+      if (not follow) && last.poll = poll && String.equal last_path path then
+        last.found
+      else
+        let table = if follow then t.stats else t.lstats in
+        match Paths.find_opt table path with
+        | Some seen when seen.poll = poll ->
+            if not follow then t.last_lstat <- (path, seen);
+            seen.found
+        | _ ->
+            let found = system_stat ~follow path in
+            if Paths.length table >= max_looked_up then Paths.reset table;
+            let seen = { poll; found } in
+            Paths.replace table path seen;
+            if not follow then t.last_lstat <- (path, seen);
+            found)
 
 let realpath path =
   match Unix.realpath path with
@@ -173,7 +206,19 @@ let open_file t path (info : File.info) =
         && (Domain.self () :> int) = (t.home :> int)
     | None -> false
   in
-  match if cacheable then Paths.find_opt t.cache path else None with
+  let recent =
+    if not cacheable then None
+    else
+      let last_path, last = t.last_cached in
+      if String.equal last_path path then Some last
+      else
+        match Paths.find_opt t.cache path with
+        | Some c as found ->
+            t.last_cached <- (path, c);
+            found
+        | None -> None
+  in
+  match recent with
   | Some c when File.same_version c.version info ->
       Ok (File.In_memory c.content)
   | _ -> (
@@ -189,7 +234,9 @@ let open_file t path (info : File.info) =
                  | Some c ->
                      if Paths.length t.cache >= c.max_entries then
                        Paths.reset t.cache;
-                     Paths.replace t.cache path { version = now; content }
+                     let entry = { version = now; content } in
+                     Paths.replace t.cache path entry;
+                     t.last_cached <- (path, entry)
                  | None -> ());
               Ok (File.In_memory content)
           | exception Unix.Unix_error (e, _, _) ->
