@@ -30,52 +30,60 @@ let has_conditions (req : Request.t) =
   in
   from 0
 
+(* The conditions below run only for a request that has some
+   ([has_conditions]): they work out the file's tag, and read the clock for
+   RFC 850 dates' two-digit years, only when a field needs them. *)
+let tag_of (info : File.info) =
+  Entity_tag.of_version ~inode:info.inode ~size:info.size ~mtime:info.mtime
+
+let date_of services v = Http_date.parse ~now:(services.Services.now ()) v
+
 (* RFC 9110 §13.2.2, steps 1 and 2: If-Match (strong comparison,
    §13.1.1), else If-Unmodified-Since (ignored unless it is one valid date,
    §13.1.4). A malformed If-Match is ignored. *)
-let precondition_failed ~now (req : Request.t) ~etag ~mtime =
+let precondition_failed services (req : Request.t) (info : File.info) =
   match Entity_tag.condition (Headers.find_all req.headers "if-match") with
   | Some condition ->
-      not (Entity_tag.holds condition (Entity_tag.strong_match etag))
+      not (Entity_tag.holds condition (Entity_tag.strong_match (tag_of info)))
   | None -> (
       match Headers.find_all req.headers "if-unmodified-since" with
       | [ v ] -> (
-          match Http_date.parse ~now v with
-          | Some date -> Float.floor mtime > date
+          match date_of services v with
+          | Some date -> Float.floor info.mtime > date
           | None -> false)
       | _ -> false)
 
 (* Steps 3 and 4: If-None-Match (weak comparison, §13.1.2), else
    If-Modified-Since, which an If-None-Match field (even a malformed one)
    turns off (§13.1.3). *)
-let not_modified ?now (req : Request.t) ~etag ~mtime =
+let not_modified services (req : Request.t) (info : File.info) =
   match Headers.find_all req.headers "if-none-match" with
   | _ :: _ as lines -> (
       match Entity_tag.condition lines with
       | Some condition ->
-          Entity_tag.holds condition (Entity_tag.weak_match etag)
+          Entity_tag.holds condition (Entity_tag.weak_match (tag_of info))
       | None -> false)
   | [] -> (
       (* RFC 9110 §13.1.3: ignored unless it is one valid date; two field
          lines are a list of two members. *)
       match Headers.find_all req.headers "if-modified-since" with
       | [ v ] -> (
-          match Http_date.parse ?now v with
-          | Some since -> Float.floor mtime <= since
+          match date_of services v with
+          | Some since -> Float.floor info.mtime <= since
           | None -> false)
       | _ -> false)
 
 (* If-Range (§13.1.5): an entity tag that strongly matches, or the exact
    Last-Modified date, lets the range apply. *)
-let range_applies (req : Request.t) ~etag ~mtime ~now =
+let range_applies services (req : Request.t) (info : File.info) =
   match Headers.find_all req.headers "if-range" with
   | [] -> true
   | [ v ] -> (
       match Entity_tag.of_string v with
-      | Some tag -> Entity_tag.strong_match tag etag
+      | Some tag -> Entity_tag.strong_match tag (tag_of info)
       | None -> (
-          match Http_date.parse ~now v with
-          | Some date -> Float.equal date (Float.floor mtime)
+          match date_of services v with
+          | Some date -> Float.equal date (Float.floor info.mtime)
           | None -> false))
   | _ :: _ :: _ ->
       (* Two validators: not one that matches (RFC 9110 §13.1.5). *)
@@ -155,9 +163,7 @@ let variant services (req : Request.t) path =
             else None)
           variants
 
-(* [now], the time, is for the two-digit years of RFC 850 dates. A clock
-   read is nothing next to the system calls that find the file. *)
-let file services ~precompressed ~dates ~now (req : Request.t) name
+let file services ~precompressed ~dates (req : Request.t) name
     (info : File.info) =
   (* [name] gives the type; [path] and [info] the bytes sent. *)
   let path, info, coding =
@@ -175,19 +181,9 @@ let file services ~precompressed ~dates ~now (req : Request.t) name
     if precompressed then ("Vary", "Accept-Encoding") :: v else v
   in
   let conditional = has_conditions req in
-  (* Only a condition compares tags. *)
-  let etag =
-    lazy
-      (Entity_tag.of_version ~inode:info.inode ~size:info.size ~mtime:info.mtime)
-  in
-  if
-    conditional
-    && precondition_failed ~now req ~etag:(Lazy.force etag) ~mtime:info.mtime
-  then Response.Private.trusted ~headers:validators 412 Empty
-  else if
-    conditional
-    && not_modified ~now req ~etag:(Lazy.force etag) ~mtime:info.mtime
-  then
+  if conditional && precondition_failed services req info then
+    Response.Private.trusted ~headers:validators 412 Empty
+  else if conditional && not_modified services req info then
     (* A 304 carries the validators a 200 would (§15.4.5). *)
     Response.Private.trusted ~headers:validators 304 Empty
   else
@@ -207,11 +203,7 @@ let file services ~precompressed ~dates ~now (req : Request.t) name
     in
     match range with
     | None -> whole ()
-    | Some _
-      when conditional
-           && not
-                (range_applies req ~etag:(Lazy.force etag) ~mtime:info.mtime
-                   ~now) ->
+    | Some _ when conditional && not (range_applies services req info) ->
         whole ()
     | Some field -> (
         match Range.resolve field ~size with
@@ -244,9 +236,7 @@ let serve services ~root ~index ?(precompressed = false) ~dates
           | Ok (full, ({ kind = Regular; _ } as info)) ->
               (* A file is not a directory: /1k.txt/ names nothing. *)
               if String.ends_with ~suffix:"/" path then Response.error 404 ""
-              else
-                file services ~precompressed ~dates
-                  ~now:(services.Services.now ()) req full info
+              else file services ~precompressed ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (String.ends_with ~suffix:"/" path) then
                 let location = Url_path.of_segments segs ^ "/" in
@@ -257,8 +247,7 @@ let serve services ~root ~index ?(precompressed = false) ~dates
               else
                 match locate services ~root (segs @ [ index ]) with
                 | Ok (file_path, ({ kind = Regular; _ } as info)) ->
-                    file services ~precompressed ~dates
-                      ~now:(services.Services.now ()) req file_path info
+                    file services ~precompressed ~dates req file_path info
                 | Ok _ | Error File.Not_found -> Response.error 403 ""
                 | Error e -> file_error e)
           | Ok _ -> Response.error 403 ""))
