@@ -240,8 +240,7 @@ let serve c (config : Config.t) socket peer =
            now rather than a tick later, so that a crowd of idle connections
            never holds a buffer each. Few: keep them, which saves taking them
            again at the next request. *)
-        if Buffer_pool.out output > crowd && not control.parked then
-          control.release ();
+        if Buffer_pool.out output > crowd then control.release ();
         Fd.await_input socket)
       ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
       ~pending:(input_waiting socket) ~read:(Net.read_into socket)

@@ -307,16 +307,14 @@ let serve ?control ?buffers ?await_input ?fixed_services (config : Config.t)
   let rec serve_requests () =
     match Braid.Fiber.with_handler refills requests with
     | outcome -> outcome
-    | exception Unwind.Park -> (
+    | exception Unwind.Park ->
         (* Asked while idle, its buffers already given back: the handlers'
            fibers end, and the stacks they grew serving requests go back to
            the runtime while the connection waits on its own small one. *)
         control.parked <- true;
-        match c.await_input with
-        | Some await ->
-            await control;
-            serve_requests ()
-        | None -> serve_requests ())
+        (* Only [await_input] raises [Park]. *)
+        Option.iter (fun await -> await control) c.await_input;
+        serve_requests ()
     | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
   in
   serve_requests ()

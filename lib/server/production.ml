@@ -30,28 +30,12 @@ type t = {
   cache : cached Paths.t;
   stats : looked_up Paths.t;  (** Links followed. *)
   lstats : looked_up Paths.t;
-  mutable last_lstat : string * looked_up;
-  mutable last_cached : string * cached;
+  mutable last_lstat : (string * looked_up) option;
+  mutable last_cached : (string * cached) option;
       (** The last path looked up in [lstats] and in [cache], and what was
           found: a crowd asks for one file, and comparing its path is cheaper
           than hashing it. *)
 }
-
-let nothing_looked_up = { poll = -1; found = Error File.Not_found }
-
-let nothing_cached =
-  {
-    version =
-      {
-        kind = Other;
-        size = -1;
-        mtime = 0.;
-        ctime = 0.;
-        device = -1;
-        inode = -1;
-      };
-    content = "";
-  }
 
 let create settings =
   {
@@ -60,8 +44,8 @@ let create settings =
     cache = Paths.create 64;
     stats = Paths.create 64;
     lstats = Paths.create 64;
-    last_lstat = ("", nothing_looked_up);
-    last_cached = ("", nothing_cached);
+    last_lstat = None;
+    last_cached = None;
   }
 
 (* Entries of the metadata tables: as many as the file cache's. *)
@@ -133,22 +117,23 @@ let stat t ~follow path =
   | Some poll -> (
       (* The static server's lookups are lstats; the last one answers a
          crowd asking for one file without hashing its path. *)
-      let last_path, last = t.last_lstat in
-      if (not follow) && last.poll = poll && String.equal last_path path then
-        last.found
-      else
-        let table = if follow then t.stats else t.lstats in
-        match Paths.find_opt table path with
-        | Some seen when seen.poll = poll ->
-            if not follow then t.last_lstat <- (path, seen);
-            seen.found
-        | _ ->
-            let found = system_stat ~follow path in
-            if Paths.length table >= max_looked_up then Paths.reset table;
-            let seen = { poll; found } in
-            Paths.replace table path seen;
-            if not follow then t.last_lstat <- (path, seen);
-            found)
+      match t.last_lstat with
+      | Some (last_path, last)
+        when (not follow) && last.poll = poll && String.equal last_path path ->
+          last.found
+      | _ -> (
+          let table = if follow then t.stats else t.lstats in
+          match Paths.find_opt table path with
+          | Some seen when seen.poll = poll ->
+              if not follow then t.last_lstat <- Some (path, seen);
+              seen.found
+          | _ ->
+              let found = system_stat ~follow path in
+              if Paths.length table >= max_looked_up then Paths.reset table;
+              let seen = { poll; found } in
+              Paths.replace table path seen;
+              if not follow then t.last_lstat <- Some (path, seen);
+              found))
 
 let realpath path =
   match Unix.realpath path with
@@ -209,14 +194,14 @@ let open_file t path (info : File.info) =
   let recent =
     if not cacheable then None
     else
-      let last_path, last = t.last_cached in
-      if String.equal last_path path then Some last
-      else
-        match Paths.find_opt t.cache path with
-        | Some c as found ->
-            t.last_cached <- (path, c);
-            found
-        | None -> None
+      match t.last_cached with
+      | Some (last_path, last) when String.equal last_path path -> Some last
+      | _ -> (
+          match Paths.find_opt t.cache path with
+          | Some c as found ->
+              t.last_cached <- Some (path, c);
+              found
+          | None -> None)
   in
   match recent with
   | Some c when File.same_version c.version info ->
@@ -236,7 +221,7 @@ let open_file t path (info : File.info) =
                        Paths.reset t.cache;
                      let entry = { version = now; content } in
                      Paths.replace t.cache path entry;
-                     t.last_cached <- (path, entry)
+                     t.last_cached <- Some (path, entry)
                  | None -> ());
               Ok (File.In_memory content)
           | exception Unix.Unix_error (e, _, _) ->
