@@ -1,15 +1,5 @@
-let is_ows c = c = ' ' || c = '\t'
-
-let trim s =
-  let n = String.length s in
-  let i = ref 0 and j = ref n in
-  while !i < n && is_ows s.[!i] do
-    incr i
-  done;
-  while !j > !i && is_ows s.[!j - 1] do
-    decr j
-  done;
-  String.sub s !i (!j - !i)
+(* Field values hold no CR, LF or other control: [String.trim] removes
+   exactly the optional whitespace around members and parameters. *)
 
 (* qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ) (§12.4.2):
    only whether it is above zero matters here. [None] if malformed. *)
@@ -34,18 +24,18 @@ let member m =
   match String.split_on_char ';' m with
   | [] -> None
   | coding :: params -> (
-      let coding = String.lowercase_ascii (trim coding) in
+      let coding = String.lowercase_ascii (String.trim coding) in
       if coding = "" then None
       else
         let weight =
           List.fold_left
             (fun acc p ->
-              let p = trim p in
+              let p = String.trim p in
               if String.length p >= 2 && (p.[0] = 'q' || p.[0] = 'Q') then
-                let rest = trim (String.sub p 1 (String.length p - 1)) in
+                let rest = String.trim (String.sub p 1 (String.length p - 1)) in
                 if String.length rest >= 1 && rest.[0] = '=' then
                   positive_weight
-                    (trim (String.sub rest 1 (String.length rest - 1)))
+                    (String.trim (String.sub rest 1 (String.length rest - 1)))
                 else acc
               else acc)
             (Some true) params

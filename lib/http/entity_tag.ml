@@ -47,30 +47,19 @@ let to_string t =
   Bytes.unsafe_set b (w + n + 1) '"';
   Bytes.unsafe_to_string b
 
-(* One entity-tag in [s.[i .. j-1]], no surrounding whitespace. *)
-let tag_in s i j =
-  let weak = j - i >= 2 && s.[i] = 'W' && s.[i + 1] = '/' in
-  let i = if weak then i + 2 else i in
-  if j - i < 2 || s.[i] <> '"' || s.[j - 1] <> '"' then None
+(* [s] as one entity-tag, with no surrounding whitespace. Field values
+   hold no CR, LF or other control, so [String.trim] removes exactly the
+   optional whitespace around list members. *)
+let tag_of s =
+  let n = String.length s in
+  let weak = n >= 2 && s.[0] = 'W' && s.[1] = '/' in
+  let i = if weak then 2 else 0 in
+  if n - i < 2 || s.[i] <> '"' || s.[n - 1] <> '"' then None
   else
-    let opaque = String.sub s (i + 1) (j - i - 2) in
+    let opaque = String.sub s (i + 1) (n - i - 2) in
     if String.for_all is_etagc opaque then Some { weak; opaque } else None
 
-let is_ows c = c = ' ' || c = '\t'
-
-let trimmed s i j =
-  let i = ref i and j = ref j in
-  while !i < !j && is_ows s.[!i] do
-    incr i
-  done;
-  while !j > !i && is_ows s.[!j - 1] do
-    decr j
-  done;
-  (!i, !j)
-
-let of_string s =
-  let i, j = trimmed s 0 (String.length s) in
-  tag_in s i j
+let of_string s = tag_of (String.trim s)
 
 let strong_match a b =
   (not a.weak) && (not b.weak) && String.equal a.opaque b.opaque
@@ -88,14 +77,14 @@ let members line acc =
   let n = String.length line in
   let rec member start i quoted acc =
     if i = n || ((not quoted) && line.[i] = ',') then
-      let a, b = trimmed line start i in
       let acc =
-        if a = b then acc
-        else if b - a = 1 && line.[a] = '*' then `Any :: acc
-        else
-          match tag_in line a b with
-          | Some tag -> `Tag tag :: acc
-          | None -> raise Malformed
+        match String.trim (String.sub line start (i - start)) with
+        | "" -> acc
+        | "*" -> `Any :: acc
+        | m -> (
+            match tag_of m with
+            | Some tag -> `Tag tag :: acc
+            | None -> raise Malformed)
       in
       if i = n then acc else member (i + 1) (i + 1) false acc
     else
