@@ -5,6 +5,7 @@ module Net = Net
 module Time = Time
 module Signal = Signal
 module Epoll = Epoll
+module Blocking = Blocking
 
 let run = Loop.run
 

@@ -36,6 +36,7 @@ module Net = Net
 module Time = Time
 module Signal = Signal
 module Epoll = Epoll
+module Blocking = Blocking
 
 (** {1 Running loops} *)
 
