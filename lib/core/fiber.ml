@@ -30,7 +30,17 @@ type 'a state =
 
 type 'a handle = { fiber : t; state : 'a state Atomic.t }
 
-exception Multiple of exn list
+exception Multiple of (exn * Printexc.raw_backtrace) list
+
+let () =
+  Printexc.register_printer (function
+    | Multiple failures ->
+        Some
+          ("Braid.Fiber.Multiple ["
+          ^ String.concat "; "
+              (List.map (fun (e, _) -> Printexc.to_string e) failures)
+          ^ "]")
+    | _ -> None)
 
 type _ Effect.t +=
   | Fork : t * (unit -> unit) -> unit Effect.t
@@ -297,8 +307,8 @@ let result_of_run ~main handle ~failed =
   | Some (Ok v), [] -> v
   | Some (Error (e, bt)), [] | Some (Ok _), [ (e, bt) ] ->
       Printexc.raise_with_backtrace e bt
-  | Some (Error (e, _)), others -> raise (Multiple (e :: List.map fst others))
-  | Some (Ok _), others -> raise (Multiple (List.map fst others))
+  | Some (Error failure), others -> raise (Multiple (failure :: others))
+  | Some (Ok _), others -> raise (Multiple others)
   | None, _ -> invalid_arg "Fiber.result_of_run: the main fiber is not finished"
 
 (* What a fiber started on behalf of another inherits of its cancellation:

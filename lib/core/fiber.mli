@@ -11,9 +11,11 @@ type t
 type 'a handle
 (** A forked fiber whose result can be joined. *)
 
-exception Multiple of exn list
+exception Multiple of (exn * Printexc.raw_backtrace) list
 (** Several fibers failed and none of them was joined; raised by scheduler [run]
-    functions instead of picking one. In order of failure. *)
+    functions instead of picking one. In order of failure, each with the
+    backtrace of where it was raised. Printed by [Printexc.to_string] as
+    [Braid.Fiber.Multiple [e1; e2]]. *)
 
 val fork : (unit -> 'a) -> 'a handle
 (** [fork f] starts [f] in a new fiber of the calling fiber's scheduler and

@@ -142,4 +142,4 @@ let run f =
       | [], Ok v, None -> v
       | [], Error (e, bt), _ | [], Ok _, Some (e, bt) | [ (e, bt) ], _, _ ->
           Printexc.raise_with_backtrace e bt
-      | many, _, _ -> raise (Fiber.Multiple (List.map fst many)))
+      | many, _, _ -> raise (Fiber.Multiple many))

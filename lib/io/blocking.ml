@@ -125,7 +125,14 @@ let submit t job =
       match t.host with
       | Some _ -> Condition.signal t.threads_wanted
       | None -> (
-          match Domain.spawn (host t) with
+          let recording = Printexc.backtrace_status () in
+          match
+            Domain.spawn (fun () ->
+                (* A domain's own setting: calls that fail on the pool carry
+                   a backtrace when their caller's would. *)
+                Printexc.record_backtrace recording;
+                host t ())
+          with
           | domain -> t.host <- Some domain
           | exception error ->
               (* No host, so no thread either: the queue holds only this
@@ -161,12 +168,21 @@ let current () =
 let run ?pool ?(dispose = ignore) call =
   let t = match pool with Some t -> t | None -> current () in
   let abandoned = Atomic.make false in
+  (* The call's exception travels as a value, with the backtrace of where it
+     was raised on the pool's thread. *)
+  let call () =
+    match call () with
+    | value -> Ok value
+    | exception error -> Error (error, Printexc.get_raw_backtrace ())
+  in
+  let dispose = function Ok value -> dispose value | Error _ -> () in
   match
     Braid.suspend (fun resumer ->
         submit t (Job { call; dispose; resumer; abandoned });
         None)
   with
-  | value -> value
+  | Ok value -> value
+  | Error (error, backtrace) -> Printexc.raise_with_backtrace error backtrace
   | exception Braid.Cancelled ->
       let backtrace = Printexc.get_raw_backtrace () in
       Atomic.set abandoned true;

@@ -69,6 +69,8 @@ val run : ?pool:t -> ?dispose:('a -> unit) -> (unit -> 'a) -> 'a
     exception [dispose] raises is discarded: the result was nobody's, and the
     pool thread has no one to report to.
 
+    The exception [call] raises keeps the backtrace of where it was raised.
+
     Raises [Invalid_argument] if [pool] was shut down. Raises [Failure] if the
     pool's domain cannot be started (the runtime's domain limit). *)
 

@@ -26,7 +26,9 @@ type t = {
   joining : bool Atomic.t;  (** Someone joins the domains. *)
   joined : unit Promise.t;
   domains : unit Domain.t array Atomic.t;  (** Set once by [create]. *)
-  failed : Fiber.t list Atomic.t;  (** Forked fibers that failed. *)
+  failed : (unit -> (exn * Printexc.raw_backtrace) option) list Atomic.t;
+      (** Forked fibers and tasks that failed, newest first: each tells its
+          failure if nobody has observed it yet. *)
   ops : Private.Scheduler.ops;
 }
 
@@ -55,10 +57,10 @@ let release t =
   if Atomic.fetch_and_add t.live (-1) = 1 && Atomic.get t.stopping then
     Parking.notify_all t.parking
 
-let rec record_failure t fiber =
+let rec record_failure t unobserved =
   let seen = Atomic.get t.failed in
-  if not (Atomic.compare_and_set t.failed seen (fiber :: seen)) then
-    record_failure t fiber
+  if not (Atomic.compare_and_set t.failed seen (unobserved :: seen)) then
+    record_failure t unobserved
 
 let spawn t fiber body =
   Atomic.incr t.live;
@@ -66,7 +68,7 @@ let spawn t fiber body =
       Private.Scheduler.run_fiber t.ops fiber (fun () ->
           body ();
           if Option.is_some (Private.Fiber.unobserved_failure fiber) then
-            record_failure t fiber;
+            record_failure t (fun () -> Private.Fiber.unobserved_failure fiber);
           release t))
 
 (* The worker loop. *)
@@ -220,7 +222,16 @@ let async t f =
              Private.Fiber.run_in_context context f
            with
           | v -> Promise.fill promise v
-          | exception e -> Promise.fill_error promise e);
+          | exception e ->
+              let backtrace = Printexc.get_raw_backtrace () in
+              Promise.fill_error ~backtrace promise e;
+              (* A cancelled task's [Cancelled] is no failure; any other
+                 is reported by [shutdown] unless someone awaits it. *)
+              if
+                not
+                  (e == Braid.Cancelled
+                  && Private.Fiber.is_cancelled_fiber fiber)
+              then record_failure t (fun () -> Promise.unobserved_error promise));
           release t));
   promise
 
@@ -257,7 +268,7 @@ let make ~domains =
 let unobserved_failures t =
   Atomic.exchange t.failed []
   |> List.rev
-  |> List.filter_map Private.Fiber.unobserved_failure
+  |> List.filter_map (fun unobserved -> unobserved ())
 
 let shutdown t =
   if on_worker t then
@@ -271,15 +282,24 @@ let shutdown t =
   match unobserved_failures t with
   | [] -> ()
   | [ (e, bt) ] -> Printexc.raise_with_backtrace e bt
-  | several -> raise (Fiber.Multiple (List.map fst several))
+  | several -> raise (Fiber.Multiple several)
 
 let create ~domains () =
   if domains < 1 then invalid_arg "Braid_pool.create: domains < 1";
   let t = make ~domains in
+  let recording = Printexc.backtrace_status () in
   let spawned = ref [] in
   match
     Array.iter
-      (fun w -> spawned := Domain.spawn (worker_main t w) :: !spawned)
+      (fun w ->
+        spawned :=
+          Domain.spawn (fun () ->
+              (* Whether backtraces are recorded is a domain's setting: the
+                 workers take their creator's, so a task's failure carries
+                 one when its submitter's would. *)
+              Printexc.record_backtrace recording;
+              worker_main t w ())
+          :: !spawned)
       t.workers
   with
   | () ->
@@ -314,6 +334,9 @@ let chunk_size_for t chunk_size ~count =
   | Some c -> c
   | None -> if size t = 1 then count else max 1 (count / (8 * size t))
 
+(* Waits for the other half of a range whose first half failed: by contract
+   the loop raises one failure, the first half's, once no body runs any more;
+   the other half's outcome is dropped, on purpose, and counts as observed. *)
 let await_quietly p = try ignore (Promise.await p) with _ -> ()
 
 let parallel_for t ?chunk_size ~start ~finish body =

@@ -58,8 +58,9 @@ val async : t -> (unit -> 'a) -> 'a Braid_sync.Promise.t
     promise of its result. Awaiting the promise ({!Braid_sync.Promise.await})
     blocks only the awaiting fiber (or, outside a scheduler, the awaiting
     systhread), and works from anywhere, including from a task of [t]. If [f]
-    raises [e], the promise is filled with [e]: awaiters raise [e] (with a new
-    backtrace). A failure nobody awaits is not reported.
+    raises [e], the promise is filled with [e]: awaiters raise [e] with the
+    backtrace of where [f] raised it. A failure nobody awaits (or
+    {!Braid_sync.Promise.peek}s) is never lost: {!shutdown} raises it.
 
     {b Cancellation follows the submitter, not the awaiter.} The task belongs to
     the fiber that submitted it: when that fiber's current scopes are cancelled
@@ -142,9 +143,10 @@ val shutdown : t -> unit
     from anywhere, waits for the same shutdown.
 
     Raises [Invalid_argument] if called from a task of [t] (it would wait for
-    itself). Raises [e] if a fiber forked with {!Braid.Fiber.fork} inside a task
-    raised [e] and was never joined ({!Braid.Fiber.Multiple} if several did),
-    after the pool has stopped. Reported once.
+    itself). Raises [e] if a task raised [e] and nobody awaited its promise, or
+    a fiber forked with {!Braid.Fiber.fork} inside a task raised [e] and was
+    never joined ({!Braid.Fiber.Multiple} if several did), after the pool has
+    stopped. Reported once.
     @raise Braid.Cancelled
       if the calling fiber is cancelled while the pool drains; the pool keeps
       stopping, and a later [shutdown] joins it. *)

@@ -88,12 +88,3 @@ let read_outcome s =
       Printf.sprintf "%s: %s" op (Unix.error_message error)
 
 let open_fds () = Array.length (Sys.readdir "/proc/self/fd")
-
-let () =
-  Printexc.register_printer (function
-    | Fiber.Multiple es ->
-        Some
-          ("Multiple ["
-          ^ String.concat "; " (List.map Printexc.to_string es)
-          ^ "]")
-    | _ -> None)
