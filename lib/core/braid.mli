@@ -66,6 +66,34 @@ module Fiber : sig
   val fork : ?sw:Switch.t -> (unit -> 'a) -> 'a handle
   (** [fork ?sw f] is {!Switch.fork} [sw f] with a switch, else a detached
       {!Fiber.fork}. *)
+
+  (** {2 Combinators}
+
+      Each runs its functions in new fibers of the caller's scheduler, on a
+      switch of its own, and returns once all of them have finished: no fiber
+      outlives the call. A failure cancels the others and is raised ({!Multiple}
+      if several failed). Cancelling the caller cancels them all; the call then
+      raises {!Cancelled}. *)
+
+  val both : (unit -> 'a) -> (unit -> 'b) -> 'a * 'b
+  (** [both f g] runs [f] (in a new fiber) and [g] (in the caller) at once and
+      returns both results. *)
+
+  val all : (unit -> unit) list -> unit
+  (** [all fs] runs every function of [fs] at once, each in a new fiber. *)
+
+  val any : (unit -> 'a) list -> 'a
+  (** [any fs] runs every function of [fs] at once, each in a new fiber, and
+      returns the result of the first to return; the others are cancelled (at
+      their blocking calls) and waited for. A loser that also returned before it
+      saw the cancellation has its result dropped: give [any] operations whose
+      result may be lost (a timer, a read into a fresh buffer), not a take from
+      a channel, or let the loser put back what it took.
+
+      Raises [Invalid_argument] if [fs] is empty. *)
+
+  val first : (unit -> 'a) -> (unit -> 'a) -> 'a
+  (** [first f g] is [any [f; g]]. *)
 end
 
 module Switch = Switch

@@ -3,6 +3,11 @@ type _ Effect.t += Suspend : ('a resumer -> 'a option) -> 'a Effect.t
 
 exception Cancelled
 
+let () =
+  Printexc.register_printer (function
+    | Cancelled -> Some "Braid.Cancelled"
+    | _ -> None)
+
 (* Parking for callers no scheduler handles. The mutex/condition pair is
    cached per domain and only created when the caller really goes to sleep;
    a second systhread parking on the same domain at once makes its own. *)

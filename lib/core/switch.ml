@@ -8,7 +8,10 @@ type t = {
   children : (int, unit -> unit) Hashtbl.t;  (** Fiber id -> cancel it. *)
   mutable live : int;
   mutable failures : failure list;  (** Most recent first. *)
-  mutable releases : (unit -> unit) list;
+  releases : (int, unit -> unit) Hashtbl.t;
+      (** By registration number: released newest first. *)
+  mutable next_release : int;
+  mutable stopped : bool;  (** {!stop} was called. *)
   mutable finished : bool;
   mutable waiter : unit resumer option;
 }
@@ -71,11 +74,25 @@ let fork sw f =
       child_done sw id);
   handle
 
-let on_release sw release =
+type hook = { switch : t; number : int }
+
+let on_release_removable sw release =
   with_lock sw (fun () ->
       if sw.finished then
         invalid_arg "Braid.Switch.on_release: the switch has finished";
-      sw.releases <- release :: sw.releases)
+      let number = sw.next_release in
+      sw.next_release <- number + 1;
+      Hashtbl.replace sw.releases number release;
+      { switch = sw; number })
+
+let on_release sw release = ignore (on_release_removable sw release : hook)
+
+let remove_release { switch; number } =
+  with_lock switch (fun () -> Hashtbl.remove switch.releases number)
+
+let stop sw =
+  with_lock sw (fun () -> sw.stopped <- true);
+  cancel sw
 
 let await_children sw =
   suspend (fun wake ->
@@ -101,9 +118,13 @@ let release_resources sw =
   let releases =
     with_lock sw (fun () ->
         sw.finished <- true;
-        let r = sw.releases in
-        sw.releases <- [];
-        r)
+        let newest_first =
+          Hashtbl.fold (fun number r acc -> (number, r) :: acc) sw.releases []
+          |> List.sort (fun (a, _) (b, _) -> Int.compare b a)
+          |> List.map snd
+        in
+        Hashtbl.reset sw.releases;
+        newest_first)
   in
   Fiber.protect (fun () ->
       List.iter
@@ -114,7 +135,9 @@ let release_resources sw =
                 sw.failures <- (e, Printexc.get_raw_backtrace ()) :: sw.failures))
         releases)
 
-let run f =
+(* [run] and [run_stoppable]: [Ok v] if the body returned [v], [Error ()] if
+   the body was interrupted by {!stop} (nothing else failed). *)
+let run_switch f =
   Fiber.Scope.run (fun scope ->
       let sw =
         {
@@ -123,7 +146,9 @@ let run f =
           children = Hashtbl.create 8;
           live = 0;
           failures = [];
-          releases = [];
+          releases = Hashtbl.create 8;
+          next_release = 0;
+          stopped = false;
           finished = false;
           waiter = None;
         }
@@ -139,7 +164,29 @@ let run f =
       let interrupted = wait_for_children sw in
       release_resources sw;
       match (List.rev sw.failures, result, interrupted) with
-      | [], Ok v, None -> v
+      | [], Ok v, None -> Ok v
+      (* A stop cancels the switch's own scope, so the body and the wait for
+         the children may both see [Cancelled]: that is the stop. *)
+      | [], Ok v, Some (Cancelled, _) when sw.stopped -> Ok v
+      | [], Error (Cancelled, _), (None | Some (Cancelled, _)) when sw.stopped
+        ->
+          Error ()
       | [], Error (e, bt), _ | [], Ok _, Some (e, bt) | [ (e, bt) ], _, _ ->
           Printexc.raise_with_backtrace e bt
       | many, _, _ -> raise (Fiber.Multiple many))
+
+(* Outside the switch's scope again: [Fiber.check] raises if the caller itself
+   was cancelled, which a stop at the same moment must not hide. *)
+let run f =
+  match run_switch f with
+  | Ok v -> v
+  | Error () ->
+      Fiber.check ();
+      raise Cancelled
+
+let run_stoppable f =
+  match run_switch f with
+  | Ok v -> Some v
+  | Error () ->
+      Fiber.check ();
+      None

@@ -13,11 +13,11 @@ let fail op error = raise (Error { op; error })
 let close fd =
   try Loop.close fd with Unix.Unix_error (error, _, _) -> fail "close" error
 
-(* The switch keeps [fd] until it finishes, even if it was closed earlier:
-   hence [Net.accept_fork] for long-lived switches. *)
+(* Closing [fd] earlier takes its release back from the switch, so a
+   long-lived switch does not keep every descriptor it ever owned. *)
 let attach ~sw fd =
-  match Braid.Switch.on_release sw (fun () -> close fd) with
-  | () -> ()
+  match Braid.Switch.on_release_removable sw (fun () -> close fd) with
+  | hook -> Loop.set_switch_release fd hook
   | exception e ->
       (try close fd with Error _ -> ());
       raise e

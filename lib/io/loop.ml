@@ -27,6 +27,9 @@ type fd = {
   mutable hung_up : bool;
       (** Epoll reported a hang-up or error: reads always try, for ever. *)
   mutable is_open : bool;
+  mutable switch_release : Switch.hook option;
+      (** The owning switch's release of this descriptor: closing it earlier
+          takes it back, so a long-lived switch keeps nothing. *)
 }
 
 and t = {
@@ -158,6 +161,7 @@ let register t unix ~socket ~stream ~op =
           may_be_readable = true;
           hung_up = false;
           is_open = true;
+          switch_release = None;
         }
       in
       t.fds.(token) <- Some fd;
@@ -178,6 +182,7 @@ let register t unix ~socket ~stream ~op =
         may_be_readable = true;
         hung_up = false;
         is_open = true;
+        switch_release = None;
       }
   | exception e ->
       t.free_tokens <- token :: t.free_tokens;
@@ -243,9 +248,13 @@ let interrupt_readers fd e =
   fd.readers <- [];
   wake_all fd.loop readers (Error e)
 
+let set_switch_release fd hook = fd.switch_release <- Some hook
+
 let close_now fd =
   if fd.is_open then (
     fd.is_open <- false;
+    Option.iter Switch.remove_release fd.switch_release;
+    fd.switch_release <- None;
     let t = fd.loop in
     if fd.token >= 0 then (
       (* Closing alone would leave the registration alive if the descriptor

@@ -72,6 +72,10 @@ val read_returned : fd -> wanted:int -> int -> unit
 
 val loop_of : fd -> t
 
+val set_switch_release : fd -> Braid.Switch.hook -> unit
+(** [set_switch_release fd hook] records the owning switch's release of [fd],
+    which {!close} removes from the switch. *)
+
 val check_usable : fd -> op:string -> unit
 (** [check_usable fd ~op] checks that [fd] is open and that the caller runs on
     its loop's thread.

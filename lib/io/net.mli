@@ -76,9 +76,9 @@ val accept : sw:Braid.Switch.t -> socket -> socket * Unix.sockaddr
     it with the peer's address; the new socket is closed when [sw] finishes.
     Several fibers may accept on one listener.
 
-    [sw] keeps a reference to the socket until it finishes, even if the socket
-    was closed before: a server accepting forever on one switch should use
-    {!accept_fork}, which closes each connection when its handler ends.
+    Closing the socket ({!close}) takes it back from [sw], so a server accepting
+    forever on one switch keeps nothing of the connections it has closed;
+    {!accept_fork} closes each connection when its handler ends.
     @raise Error [{op = "accept"; _}] e.g. [EMFILE].
     @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 

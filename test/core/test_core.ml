@@ -314,6 +314,116 @@ let switch_finished () =
     (Invalid_argument "Braid.Switch.fork: the switch has finished") (fun () ->
       ignore (Switch.fork (Option.get !saved) ignore))
 
+(* Combinators, stop, removable releases, the printer of Cancelled. *)
+
+let both_returns_both () =
+  let a, b =
+    run (fun () ->
+        Fiber.both
+          (fun () ->
+            Fiber.yield ();
+            1)
+          (fun () -> "two"))
+  in
+  check_int "first" 1 a;
+  Alcotest.(check string) "second" "two" b
+
+let both_cancels_on_failure () =
+  let other_cancelled = ref false in
+  match
+    run (fun () ->
+        Fiber.both
+          (fun () ->
+            try Promise.await (Promise.create ())
+            with Cancelled ->
+              other_cancelled := true;
+              raise Cancelled)
+          (fun () ->
+            settle ();
+            failwith "g"))
+  with
+  | _ -> Alcotest.fail "expected the failure"
+  | exception Failure g ->
+      Alcotest.(check string) "the failure" "g" g;
+      check_bool "the other was cancelled" true !other_cancelled
+
+let never () = Promise.await (Promise.create ())
+
+let any_first_wins () =
+  let losers_cancelled = ref 0 in
+  let loser () =
+    try never ()
+    with Cancelled ->
+      incr losers_cancelled;
+      raise Cancelled
+  in
+  let v =
+    run (fun () ->
+        Fiber.any
+          [
+            loser;
+            (fun () ->
+              settle ();
+              "winner");
+            loser;
+          ])
+  in
+  Alcotest.(check string) "the first to return" "winner" v;
+  check_int "losers cancelled and waited for" 2 !losers_cancelled;
+  check_int "first" 3 (run (fun () -> Fiber.first (fun () -> 3) never));
+  Alcotest.check_raises "no function"
+    (Invalid_argument "Braid.Fiber.any: no function") (fun () ->
+      run (fun () -> Fiber.any []))
+
+let all_runs_all () =
+  let ran = ref 0 in
+  run (fun () ->
+      Fiber.all
+        (List.init 5 (fun _ () ->
+             Fiber.yield ();
+             incr ran)));
+  check_int "all ran" 5 !ran
+
+let switch_stop () =
+  let fiber_cancelled = ref false in
+  let result =
+    run (fun () ->
+        Switch.run_stoppable (fun sw ->
+            let _ =
+              Switch.fork sw (fun () ->
+                  try never () with Cancelled -> fiber_cancelled := true)
+            in
+            let _ = Switch.fork sw (fun () -> Switch.stop sw) in
+            never ()))
+  in
+  check_bool "stopped: no value" true (result = None);
+  check_bool "its fiber cancelled" true !fiber_cancelled;
+  check_int "a body that returns keeps its value" 42
+    (run (fun () ->
+         Switch.run (fun sw ->
+             Switch.stop sw;
+             42)))
+
+let switch_remove_release () =
+  let released = ref [] in
+  run (fun () ->
+      Switch.run (fun sw ->
+          Switch.on_release sw (fun () -> released := "a" :: !released);
+          let hook =
+            Switch.on_release_removable sw (fun () ->
+                released := "removed" :: !released)
+          in
+          Switch.on_release sw (fun () -> released := "c" :: !released);
+          Switch.remove_release hook;
+          Switch.remove_release hook));
+  check_strings "newest first, removed one never" [ "c"; "a" ]
+    (List.rev !released)
+
+let cancelled_prints () =
+  Alcotest.(check string)
+    "printer" "Braid.Cancelled"
+    (Printexc.to_string Cancelled)
+
 let () =
   Test_support.Watchdog.start "test_core";
   let tc name f = Alcotest.test_case name `Quick f in
@@ -356,5 +466,15 @@ let () =
           tc "owner cancelled" switch_owner_cancelled;
           tc "release order" switch_nested_release_order;
           tc "finished switch" switch_finished;
+          tc "stop" switch_stop;
+          tc "removable release" switch_remove_release;
+        ] );
+      ( "combinators",
+        [
+          tc "both" both_returns_both;
+          tc "both: a failure cancels the other" both_cancels_on_failure;
+          tc "any and first" any_first_wins;
+          tc "all" all_runs_all;
+          tc "Cancelled prints as such" cancelled_prints;
         ] );
     ]
