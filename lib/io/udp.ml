@@ -36,8 +36,7 @@ let bind ~sw ?(reuse_addr = false) ?(reuse_port = false) addr =
   let domain =
     match addr with
     | Unix.ADDR_INET _ -> Unix.domain_of_sockaddr addr
-    | Unix.ADDR_UNIX _ ->
-        invalid_arg "Braid_io.Udp.bind: a Unix-domain address"
+    | Unix.ADDR_UNIX _ -> invalid_arg "Braid_io.Udp.bind: a Unix-domain address"
   in
   let s = socket ~sw ~op:"bind" domain in
   let unix = Fd.to_unix s in

@@ -49,7 +49,8 @@ let serve_echo ~sw ?(fibers = 1) server =
 let stop fibers =
   List.iter Fiber.cancel fibers;
   List.iter
-    (fun f -> match Fiber.join f with () -> () | exception Braid.Cancelled -> ())
+    (fun f ->
+      match Fiber.join f with () -> () | exception Braid.Cancelled -> ())
     fibers
 
 (* Datagrams to an echo server from an unbound socket and from a connected
@@ -80,8 +81,7 @@ let echo_over family ip =
   Udp.connect connected server_addr;
   Udp.send connected (Bytes.of_string "connected") 0 9;
   Alcotest.(check (pair string sockaddr))
-    "echo to a connected socket"
-    ("connected", server_addr)
+    "echo to a connected socket" ("connected", server_addr)
     (receive_string connected);
   stop echo
 
@@ -185,17 +185,20 @@ let truncation () =
   Fd.await_readable (s :> Fd.t);
   let buf = Bytes.make 20 '.' in
   let got = Udp.receive_from s buf 5 10 in
-  Alcotest.(check (pair int bool)) "cut to the buffer" (10, true)
+  Alcotest.(check (pair int bool))
+    "cut to the buffer" (10, true)
     (got.length, got.truncated);
   Alcotest.(check string)
     "its first bytes, at the offset" ".....aaaaaaaaaa....."
     (Bytes.to_string buf);
   let got = Udp.receive_from s buf 0 20 in
-  Alcotest.(check (pair int bool)) "the next datagram" (5, false)
+  Alcotest.(check (pair int bool))
+    "the next datagram" (5, false)
     (got.length, got.truncated);
   Alcotest.(check string) "whole" "bbbbb" (Bytes.sub_string buf 0 5);
   let got = Udp.receive_from s buf 0 20 in
-  Alcotest.(check (pair int bool)) "an empty datagram" (0, false)
+  Alcotest.(check (pair int bool))
+    "an empty datagram" (0, false)
     (got.length, got.truncated);
   Alcotest.(check int)
     "from the sender's port"
@@ -203,7 +206,8 @@ let truncation () =
     (port_of got.source);
   send_string sender addr "x";
   let got = Udp.receive_from s buf 0 0 in
-  Alcotest.(check (pair int bool)) "into no room" (0, true)
+  Alcotest.(check (pair int bool))
+    "into no room" (0, true)
     (got.length, got.truncated)
 
 (* Closing a socket wakes its receiver with EBADF; later calls fail alike. *)
@@ -219,15 +223,17 @@ let close_wakes_receiver () =
   settle ();
   Udp.close s;
   Alcotest.(check string)
-    "the receiver" (error "receive_from" EBADF) (Fiber.join receiver);
+    "the receiver"
+    (error "receive_from" EBADF)
+    (Fiber.join receiver);
   check_no_waiters "after close";
   Alcotest.(check string)
-    "a later receive" (error "receive_from" EBADF)
+    "a later receive"
+    (error "receive_from" EBADF)
     (outcome (fun () -> Udp.receive_from s (Bytes.create 8) 0 8));
   Alcotest.(check string)
     "a later send" (error "send_to" EBADF)
-    (outcome (fun () ->
-         send_string s (Udp.addr "127.0.0.1" 9) "too late"));
+    (outcome (fun () -> send_string s (Udp.addr "127.0.0.1" 9) "too late"));
   Udp.close s
 
 let errors () =
@@ -244,7 +250,8 @@ let errors () =
     "too large" (error "send_to" EMSGSIZE)
     (outcome (fun () -> Udp.send_to s addr big 0 70_000));
   Alcotest.(check string)
-    "the other family" (error "send_to" EAFNOSUPPORT)
+    "the other family"
+    (error "send_to" EAFNOSUPPORT)
     (outcome (fun () -> send_string s (Udp.addr "::1" 9) "x"));
   Alcotest.check_raises "a Unix-domain address"
     (Invalid_argument "Braid_io.Udp.bind: a Unix-domain address") (fun () ->
@@ -256,13 +263,15 @@ let errors () =
      port just released, on loopback, where the ICMP error comes back at
      once. *)
   let closed_port =
-    Switch.run (fun sw -> Udp.local_addr (Udp.bind ~sw (Udp.addr "127.0.0.1" 0)))
+    Switch.run (fun sw ->
+        Udp.local_addr (Udp.bind ~sw (Udp.addr "127.0.0.1" 0)))
   in
   let c = Udp.create ~sw `Ipv4 in
   Udp.connect c closed_port;
   Udp.send c (Bytes.of_string "anyone?") 0 7;
   Alcotest.(check string)
-    "the peer's port is closed" (error "receive_from" ECONNREFUSED)
+    "the peer's port is closed"
+    (error "receive_from" ECONNREFUSED)
     (outcome (fun () -> Udp.receive_from c (Bytes.create 8) 0 8))
 
 (* 1,000 sockets in switches that finish leave the descriptor count as it
@@ -327,7 +336,9 @@ let literals () =
     [ Udp.addr "127.0.0.1" 53 ]
     (Net.resolve ~pool "127.0.0.1" 53);
   Alcotest.(check (list sockaddr))
-    "IPv6" [ Udp.addr "::1" 53 ] (Net.resolve ~pool "::1" 53);
+    "IPv6"
+    [ Udp.addr "::1" 53 ]
+    (Net.resolve ~pool "::1" 53);
   Alcotest.check_raises "a port out of range"
     (Invalid_argument "Braid_io.Net.resolve: port 65536") (fun () ->
       ignore (Net.resolve "localhost" 65536))
@@ -401,7 +412,8 @@ let connect_any () =
   let s = Net.connect_any ~sw [ refused; good ] in
   Alcotest.check sockaddr "past the refusal" good (Net.peer_addr s);
   Alcotest.(check string)
-    "all refused: the last error" (error "connect" ECONNREFUSED)
+    "all refused: the last error"
+    (error "connect" ECONNREFUSED)
     (match Net.connect_any ~sw [ refused; refused ] with
     | _ -> "returned"
     | exception Net.Error { op; error } ->
@@ -422,7 +434,8 @@ let attempt_timeout () =
   let full_addr = Net.local_addr full in
   ignore (Net.connect ~sw full_addr);
   Alcotest.(check string)
-    "a hanging attempt" (error "connect" ETIMEDOUT)
+    "a hanging attempt"
+    (error "connect" ETIMEDOUT)
     (match Net.connect_any ~sw ~attempt_timeout:0.1 [ full_addr ] with
     | _ -> "returned"
     | exception Net.Error { op; error } ->
