@@ -102,7 +102,8 @@ val send_to : socket -> Unix.sockaddr -> bytes -> int -> int -> unit
     @raise Error
       [{op = "send_to"; _}] e.g. [EMSGSIZE] for more than the protocol allows
       (65,507 bytes over IPv4), [EAFNOSUPPORT] for an address of the other
-      family, [EISCONN] on a connected socket to another address.
+      family. (A connected socket may still send to another address; the replies
+      are filtered out.)
     @raise Braid.Cancelled
       if the fiber is cancelled while waiting; nothing was sent. *)
 

@@ -245,6 +245,11 @@ let errors () =
   Alcotest.(check string)
     "the address is taken" (error "bind" EADDRINUSE)
     (outcome (fun () -> Udp.bind ~sw addr));
+  Switch.run (fun sw ->
+      let shared = Udp.bind ~sw ~reuse_port:true (Udp.addr "127.0.0.1" 0) in
+      let again = Udp.bind ~sw ~reuse_port:true (Udp.local_addr shared) in
+      Alcotest.check sockaddr "reuse_port shares the address"
+        (Udp.local_addr shared) (Udp.local_addr again));
   let big = Bytes.create 70_000 in
   Alcotest.(check string)
     "too large" (error "send_to" EMSGSIZE)
