@@ -2,6 +2,7 @@ module Switch = Braid.Switch
 module Fiber = Braid.Fiber
 module Fd = Fd
 module Net = Net
+module Udp = Udp
 module Time = Time
 module Signal = Signal
 module Epoll = Epoll

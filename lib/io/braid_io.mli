@@ -1,5 +1,6 @@
 (** Braid's IO scheduler: an epoll event loop on the calling domain, with
-    direct-style networking, timers, timeouts and signals.
+    direct-style networking (TCP, Unix-domain, UDP, host names), timers,
+    timeouts and signals.
 
     {[
       Braid_io.run @@ fun () ->
@@ -33,6 +34,7 @@ module Switch = Braid.Switch
 module Fiber = Braid.Fiber
 module Fd = Fd
 module Net = Net
+module Udp = Udp
 module Time = Time
 module Signal = Signal
 module Epoll = Epoll

@@ -149,3 +149,61 @@ let connect ~sw addr =
       let bt = Printexc.get_raw_backtrace () in
       (try Fd.close s with Error _ -> ());
       Printexc.raise_with_backtrace e bt
+
+exception Unknown_host of string
+
+let () =
+  Printexc.register_printer (function
+    | Unknown_host name -> Some ("Braid_io.Net.Unknown_host " ^ name)
+    | _ -> None)
+
+(* The result is a list: nothing to dispose of if the caller gave up. *)
+let getaddrinfo ?pool host service options =
+  Blocking.run ?pool (fun () -> Unix.getaddrinfo host service options)
+
+let resolve ?pool host port =
+  if port < 0 || port > 65535 then
+    invalid_arg (Printf.sprintf "Braid_io.Net.resolve: port %d" port);
+  match Unix.inet_addr_of_string host with
+  | ip -> [ Unix.ADDR_INET (ip, port) ]
+  | exception Failure _ -> (
+      (* One socket type, or each address would come once per type. *)
+      let infos =
+        getaddrinfo ?pool host (string_of_int port)
+          [ Unix.AI_SOCKTYPE Unix.SOCK_STREAM ]
+      in
+      let addrs =
+        List.fold_left
+          (fun seen (info : Unix.addr_info) ->
+            match info.ai_addr with
+            | Unix.ADDR_INET _ as addr when not (List.mem addr seen) ->
+                addr :: seen
+            | Unix.ADDR_INET _ | Unix.ADDR_UNIX _ -> seen)
+          [] infos
+      in
+      match List.rev addrs with [] -> raise (Unknown_host host) | l -> l)
+
+let attempt ~sw ~attempt_timeout addr =
+  match attempt_timeout with
+  | None -> connect ~sw addr
+  | Some seconds -> (
+      match Time.timeout seconds (fun () -> connect ~sw addr) with
+      | Some s -> s
+      | None -> fail "connect" Unix.ETIMEDOUT)
+
+let connect_any ~sw ?attempt_timeout addrs =
+  let rec try_each = function
+    | [] -> invalid_arg "Braid_io.Net.connect_any: no address"
+    | [ addr ] -> attempt ~sw ~attempt_timeout addr
+    | addr :: rest -> (
+        (* Only a failed connection moves on: cancellation and other
+           failures propagate at once. The last address's error is the
+           one raised. *)
+        match attempt ~sw ~attempt_timeout addr with
+        | s -> s
+        | exception Error { op = "connect"; error = _ } -> try_each rest)
+  in
+  try_each addrs
+
+let connect_host ~sw ?pool ?attempt_timeout host port =
+  connect_any ~sw ?attempt_timeout (resolve ?pool host port)

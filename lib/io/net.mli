@@ -1,4 +1,4 @@
-(** Direct-style TCP and Unix-domain stream sockets.
+(** Direct-style TCP and Unix-domain stream sockets, and host name resolution.
 
     Every socket belongs to the event loop of the fiber that created it and to a
     {!Braid.Switch.t} that closes it when it finishes. Operations block only the
@@ -44,8 +44,8 @@ exception Error of { op : string; error : Unix.error }
 
 val tcp : string -> int -> Unix.sockaddr
 (** [tcp ip port] is a TCP address; [ip] is an IPv4 or IPv6 literal
-    (["127.0.0.1"], ["::1"], ["0.0.0.0"]). No name resolution (it would block
-    the loop).
+    (["127.0.0.1"], ["::1"], ["0.0.0.0"]). For a host name, see {!resolve} and
+    {!connect_host}.
 
     Raises [Invalid_argument] if [ip] is not a literal address. *)
 
@@ -106,6 +106,85 @@ val connect : sw:Braid.Switch.t -> Unix.sockaddr -> socket
     @raise Error [{op = "connect"; _}] e.g. [ECONNREFUSED], [ENOENT].
     @raise Braid.Cancelled
       if the fiber is cancelled while waiting (the socket is then closed). *)
+
+(** {1 Host names}
+
+    Name resolution runs [getaddrinfo(3)] (which reads [/etc/hosts], asks name
+    servers, and so on, as [/etc/nsswitch.conf] says) on a {!Blocking} pool,
+    never on the loop: only the calling fiber waits. A fiber cancelled while its
+    lookup runs is woken at once with {!Braid.Cancelled}; the lookup finishes on
+    its pool thread and its result is dropped. *)
+
+exception Unknown_host of string
+(** [Unknown_host name]: [name] resolved to no address. [getaddrinfo] as the
+    [Unix] library exposes it gives no reason, so a name that does not exist and
+    a name server that cannot be reached both end here. *)
+
+val getaddrinfo :
+  ?pool:Blocking.t ->
+  string ->
+  string ->
+  Unix.getaddrinfo_option list ->
+  Unix.addr_info list
+(** [getaddrinfo ~pool host service options] is
+    [Unix.getaddrinfo host service options] run on [pool] (default
+    {!Blocking.current}[ ()]): the addresses for [host] and [service] (a port
+    number or a service name such as ["https"]), in the order the resolver
+    prefers, [[]] if there is none. Suspends only the calling fiber; from any
+    Braid scheduler, or a bare thread, which it blocks.
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting (woken at once; the lookup
+      finishes on its thread). *)
+
+val resolve : ?pool:Blocking.t -> string -> int -> Unix.sockaddr list
+(** [resolve ~pool host port] is the IPv4 and IPv6 addresses of [host] with
+    [port], in the order the resolver prefers (usually IPv6 first where the
+    machine has IPv6 routes), without duplicates; for TCP and UDP alike. An IP
+    literal (["127.0.0.1"], ["::1"]) is its own address, with no lookup. Else
+    the lookup runs as {!getaddrinfo}'s, on [pool]: only the calling fiber
+    waits.
+
+    Raises [Invalid_argument] if [port] is not in 0 .. 65535.
+    @raise Unknown_host if [host] has no address.
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting (woken at once; the lookup
+      finishes on its thread). *)
+
+val connect_any :
+  sw:Braid.Switch.t -> ?attempt_timeout:float -> Unix.sockaddr list -> socket
+(** [connect_any ~sw addrs] tries {!connect} to each address of [addrs] in turn
+    and returns the first connection made; the sockets of failed attempts are
+    closed. One address at a time (no Happy Eyeballs race of IPv6 against IPv4):
+    an address that drops packets holds the next ones up until its attempt
+    fails, so give [attempt_timeout], in seconds, to bound each attempt
+    (default: none, the kernel's own limit of about two minutes).
+
+    Raises [Invalid_argument] if [addrs] is empty.
+    @raise Error
+      [{op = "connect"; _}] of the last address if none could be reached (the
+      earlier errors are dropped); [ETIMEDOUT] for an attempt that took longer
+      than [attempt_timeout].
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting (no further address is tried). *)
+
+val connect_host :
+  sw:Braid.Switch.t ->
+  ?pool:Blocking.t ->
+  ?attempt_timeout:float ->
+  string ->
+  int ->
+  socket
+(** [connect_host ~sw host port] is {!connect_any} to the addresses
+    {!resolve}[ host port] finds: a TCP connection to [host] by name (or IP
+    literal). Suspends only the calling fiber, while it resolves and while it
+    connects.
+
+    Raises [Invalid_argument] if [port] is not in 0 .. 65535.
+    @raise Unknown_host if [host] has no address.
+    @raise Error
+      [{op = "connect"; _}] if no address of [host] could be reached, as
+      {!connect_any}.
+    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 
 (** {1 Data} *)
 

@@ -7,3 +7,10 @@ external send : Unix.file_descr -> bytes -> int -> int -> int = "braid_io_send"
 
 external accept : Unix.file_descr -> (Unix.file_descr * Unix.sockaddr) option
   = "braid_io_accept"
+
+external recvfrom :
+  Unix.file_descr -> bytes -> int -> int -> (int * Unix.sockaddr) option
+  = "braid_io_recvfrom"
+
+external sendto : Unix.file_descr -> bytes -> int -> int -> Unix.sockaddr -> int
+  = "braid_io_sendto"

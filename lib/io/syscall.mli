@@ -16,3 +16,15 @@ val send : Unix.file_descr -> bytes -> int -> int -> int
 val accept : Unix.file_descr -> (Unix.file_descr * Unix.sockaddr) option
 (** [accept fd] is a pending connection (non-blocking, close-on-exec) and its
     peer's address, or [None] if none is pending. *)
+
+val recvfrom :
+  Unix.file_descr -> bytes -> int -> int -> (int * Unix.sockaddr) option
+(** [recvfrom fd buf off len] takes the next datagram, storing its first [len]
+    bytes at [off], and is [Some (length, source)]: [length] is the whole
+    datagram's ([MSG_TRUNC]), more than [len] if the rest was cut off. [None] if
+    no datagram is waiting. Bounds are not checked. *)
+
+val sendto : Unix.file_descr -> bytes -> int -> int -> Unix.sockaddr -> int
+(** [sendto fd buf off len addr] sends one datagram to [addr] and is its length
+    (a datagram goes whole or not at all), or [-1] if the socket's buffer is
+    full. Bounds are not checked. *)
