@@ -4,6 +4,7 @@ module Fd = Fd
 module Net = Net
 module Time = Time
 module Signal = Signal
+module Process = Process
 module Epoll = Epoll
 
 let run = Loop.run

@@ -35,6 +35,7 @@ module Fd = Fd
 module Net = Net
 module Time = Time
 module Signal = Signal
+module Process = Process
 module Epoll = Epoll
 
 (** {1 Running loops} *)
