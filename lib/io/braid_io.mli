@@ -1,5 +1,5 @@
 (** Braid's IO scheduler: an epoll event loop on the calling domain, with
-    direct-style networking, timers, timeouts and signals.
+    direct-style networking, timers, timeouts, signals and child processes.
 
     {[
       Braid_io.run @@ fun () ->

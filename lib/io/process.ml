@@ -121,7 +121,9 @@ let release t =
       Unix.kill t.pid Sys.sigkill;
       ignore (await t : Unix.process_status)
   | exception Unix.Unix_error (Unix.ECHILD, _, _) ->
-      (* Already reported to whoever awaits; nothing is left to clean. *)
+      (* Something else reaped the child (a waitpid on -1, or SIGCHLD
+         ignored): there is nothing left to kill or reap, and an [await]
+         reports it. *)
       ()
 
 let pipe_end name = function

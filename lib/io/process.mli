@@ -15,14 +15,15 @@
     ]}
 
     {b Starting.} The child is created with [posix_spawn] (OCaml 5's [Unix.fork]
-    refuses to run while several domains exist): the calling domain waits the
-    time the kernel takes to create the child and exec the program, typically
-    well under a millisecond, without holding the runtime lock. The child gets
-    the descriptors 0, 1 and 2 asked for and no other (every descriptor Braid
-    creates is close-on-exec), no signal blocked, and every signal at its
-    default disposition, whatever this program set for itself (an ignored
-    SIGPIPE, say). A program that cannot be started is an exception from
-    {!spawn}, not a child that exits with 127.
+    refuses to run while several domains exist), which returns once the child
+    has exec'd the program: a millisecond or so, tens of them on a loaded
+    machine. So {!spawn} makes the call on a systhread of its own and blocks
+    only the calling fiber, not the loop. The child gets the descriptors 0, 1
+    and 2 asked for and no other (every descriptor Braid creates is
+    close-on-exec), no signal blocked, and every signal at its default
+    disposition, whatever this program set for itself (an ignored SIGPIPE, say).
+    A program that cannot be started is an exception from {!spawn}, not a child
+    that exits with 127.
 
     {b Waiting.} {!await} blocks only the calling fiber. On Linux 5.3 and later
     it waits for a pidfd ([pidfd_open]) that epoll reports readable when the
@@ -38,7 +39,9 @@
     finishes, a child not yet reaped is killed with SIGKILL and reaped (the
     switch waits for it, this fiber only): no child outlives its switch and no
     zombie is left behind. Its pipe ends are closed with the switch too. To let
-    a program run longer, spawn it on a longer-lived switch.
+    a program run longer, spawn it on a longer-lived switch. A child that cannot
+    be killed (a set-user-ID program: [EPERM]) fails the switch with
+    [Unix.Unix_error] and is left running.
 
     {b Cancellation.} Cancelling a fiber blocked in {!await} wakes it at once
     with {!Braid.Cancelled}; the process keeps running and can be awaited again.
@@ -50,9 +53,9 @@
       (* None: make was killed after 5 s *)
     ]}
 
-    {b Threads.} Every function must be called from a fiber of the loop that
-    spawned the process ([Invalid_argument] otherwise), except the pipe ends'
-    {!Fd.close}. *)
+    {b Threads.} {!await}, {!status}, {!signal} and {!kill} must be called from
+    a fiber of the loop that spawned the process ([Invalid_argument] otherwise);
+    the pipe ends are {!Fd.t}s of that loop. *)
 
 type t
 (** A child process started by {!spawn}. *)
