@@ -5,6 +5,7 @@ module Net = Net
 module Udp = Udp
 module Time = Time
 module Signal = Signal
+module Process = Process
 module Epoll = Epoll
 module Blocking = Blocking
 

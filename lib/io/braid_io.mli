@@ -1,6 +1,6 @@
 (** Braid's IO scheduler: an epoll event loop on the calling domain, with
     direct-style networking (TCP, Unix-domain, UDP, host names), timers,
-    timeouts and signals.
+    timeouts, signals and child processes.
 
     {[
       Braid_io.run @@ fun () ->
@@ -37,6 +37,7 @@ module Net = Net
 module Udp = Udp
 module Time = Time
 module Signal = Signal
+module Process = Process
 module Epoll = Epoll
 module Blocking = Blocking
 
