@@ -183,21 +183,10 @@ let watch_exit loop pid ~op =
 (* [posix_spawn] returns once the child has exec'd the program: a
    millisecond or so, but tens of them on a loaded machine, and a loop that
    starts fifty children in one turn would stall for the sum. So it runs on
-   a systhread of its own (the stub releases the runtime lock), and only the
+   the Blocking pool (the stub releases the runtime lock), and only the
    calling fiber waits, shielded from cancellation: the wait is short, and a
    child started meanwhile must still be handed to the switch. *)
-let off_the_loop f =
-  let answer = Braid_sync.Promise.create () in
-  let run () =
-    Braid_sync.Promise.fill answer
-      (match f () with
-      | v -> Ok v
-      | exception e -> Error (e, Printexc.get_raw_backtrace ()))
-  in
-  let (_ : Thread.t) = Thread.create run () in
-  match Braid.Fiber.protect (fun () -> Braid_sync.Promise.await answer) with
-  | Ok v -> v
-  | Error (e, bt) -> Printexc.raise_with_backtrace e bt
+let off_the_loop f = Braid.Fiber.protect (fun () -> Blocking.run f)
 
 (* What the switch's release action knows: the process once started, and
    whether the switch has finished. *)

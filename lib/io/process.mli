@@ -17,9 +17,9 @@
     {b Starting.} The child is created with [posix_spawn] (OCaml 5's [Unix.fork]
     refuses to run while several domains exist), which returns once the child
     has exec'd the program: a millisecond or so, tens of them on a loaded
-    machine. So {!spawn} makes the call on a systhread of its own and blocks
-    only the calling fiber, not the loop. The child gets the descriptors 0, 1
-    and 2 asked for and no other (every descriptor Braid creates is
+    machine. So {!spawn} makes the call on the fiber's {!Blocking} pool and
+    blocks only the calling fiber, not the loop. The child gets the descriptors
+    0, 1 and 2 asked for and no other (every descriptor Braid creates is
     close-on-exec), no signal blocked, and every signal at its default
     disposition, whatever this program set for itself (an ignored SIGPIPE, say).
     A program that cannot be started is an exception from {!spawn}, not a child
