@@ -6,6 +6,8 @@ module Time = Time
 module Signal = Signal
 module Epoll = Epoll
 module Blocking = Blocking
+module File = File
+module Path = Path
 
 let run = Loop.run
 

@@ -37,6 +37,8 @@ module Time = Time
 module Signal = Signal
 module Epoll = Epoll
 module Blocking = Blocking
+module File = File
+module Path = Path
 
 (** {1 Running loops} *)
 
