@@ -1,5 +1,6 @@
 (** Braid's IO scheduler: an epoll event loop on the calling domain, with
-    direct-style networking, timers, timeouts and signals.
+    direct-style networking, files and directories, timers, timeouts and
+    signals.
 
     {[
       Braid_io.run @@ fun () ->
@@ -26,6 +27,10 @@
     [write], [connect] or [sleep] wakes it at once and removes its epoll or
     timer registration. Eio calls the same design [Eio_linux]; Lwt's is
     [Lwt_unix] with monadic code.
+
+    Files ({!File}, {!Path}) and other calls that block ({!Blocking}) run on a
+    pool of threads on a domain of their own, and likewise block only the
+    calling fiber.
 
     Linux only (epoll, eventfd). *)
 
