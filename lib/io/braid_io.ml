@@ -8,6 +8,8 @@ module Signal = Signal
 module Process = Process
 module Epoll = Epoll
 module Blocking = Blocking
+module File = File
+module Path = Path
 
 let run = Loop.run
 

@@ -1,6 +1,6 @@
 (** Braid's IO scheduler: an epoll event loop on the calling domain, with
-    direct-style networking (TCP, Unix-domain, UDP, host names), timers,
-    timeouts, signals and child processes.
+    direct-style networking (TCP, Unix-domain, UDP, host names), files and
+    directories, child processes, timers, timeouts and signals.
 
     {[
       Braid_io.run @@ fun () ->
@@ -28,6 +28,10 @@
     timer registration. Eio calls the same design [Eio_linux]; Lwt's is
     [Lwt_unix] with monadic code.
 
+    Files ({!File}, {!Path}) and other calls that block ({!Blocking}) run on a
+    pool of threads on a domain of their own, and likewise block only the
+    calling fiber.
+
     Linux only (epoll, eventfd). *)
 
 module Switch = Braid.Switch
@@ -40,6 +44,8 @@ module Signal = Signal
 module Process = Process
 module Epoll = Epoll
 module Blocking = Blocking
+module File = File
+module Path = Path
 
 (** {1 Running loops} *)
 

@@ -1,0 +1,45 @@
+external read_stub : Unix.file_descr -> bytes -> int -> int -> int -> int
+  = "braid_io_file_read"
+
+external write_stub : Unix.file_descr -> string -> int -> int -> int -> int
+  = "braid_io_file_write"
+
+(* file_stubs.c caps each call at the same size. *)
+let chunk = 1 lsl 20
+let read fd buf off len ~at = read_stub fd buf off len at
+
+let write_all fd data off len ~at =
+  let rec from written =
+    if written < len then
+      let at = if at < 0 then at else at + written in
+      from (written + write_stub fd data (off + written) (len - written) at)
+  in
+  from 0
+
+(* The file's size is only a hint (it may grow or shrink while we read): the
+   buffer grows as needed, and the first read past the hint checks the end. *)
+let read_to_end fd =
+  let hint =
+    match Unix.fstat fd with
+    | { st_kind = S_REG; st_size; _ } -> st_size + 1
+    | _ -> 65536
+    | exception Unix.Unix_error _ ->
+        (* fstat only sizes the buffer; the reads report real errors. *)
+        65536
+  in
+  let rec fill buf filled =
+    let buf =
+      if filled < Bytes.length buf then buf
+      else Bytes.extend buf 0 (max 65536 (Bytes.length buf))
+    in
+    match read fd buf filled (Bytes.length buf - filled) ~at:(-1) with
+    | 0 -> Bytes.sub_string buf 0 filled
+    | n -> fill buf (filled + n)
+  in
+  fill (Bytes.create (max 1 hint)) 0
+
+let with_path op path f =
+  try f ()
+  with Unix.Unix_error (error, _, _) ->
+    let backtrace = Printexc.get_raw_backtrace () in
+    Printexc.raise_with_backtrace (Unix.Unix_error (error, op, path)) backtrace
