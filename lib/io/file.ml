@@ -11,6 +11,8 @@ type t = {
   position : Mutex.t;
       (** Held by the pool thread of a call that streams at the file's position,
           so that such calls never interleave. *)
+  mutable switch_release : Braid.Switch.hook option;
+      (** Taken back from the switch by an earlier {!close}. *)
 }
 
 type create =
@@ -48,13 +50,16 @@ let on_pool t op call =
           File_syscall.with_path op t.path (fun () -> call t.fd)))
 
 let close t =
-  let now =
+  let now, release =
     Mutex.protect t.lock (fun () ->
-        if t.closing then false
+        if t.closing then (false, None)
         else (
           t.closing <- true;
-          t.users = 0))
+          let release = t.switch_release in
+          t.switch_release <- None;
+          (t.users = 0, release)))
   in
+  Option.iter Braid.Switch.remove_release release;
   if now then
     Braid.Fiber.protect (fun () ->
         Blocking.run (fun () ->
@@ -74,10 +79,13 @@ let open_with_flags ~sw ?(perm = 0o666) flags path =
       users = 0;
       closing = false;
       position = Mutex.create ();
+      switch_release = None;
     }
   in
-  match Braid.Switch.on_release sw (fun () -> close t) with
-  | () -> t
+  match Braid.Switch.on_release_removable sw (fun () -> close t) with
+  | hook ->
+      Mutex.protect t.lock (fun () -> t.switch_release <- Some hook);
+      t
   | exception (Invalid_argument _ as finished) ->
       close t;
       raise finished
