@@ -13,6 +13,7 @@ let experiments : experiment list =
     Bench_pool.fib;
     Bench_pool.pool_overhead;
     Bench_lwt.experiment;
+    Bench_file_io.experiment;
     Bench_server.http;
     Bench_server.reverse_post;
     Bench_io.echo;

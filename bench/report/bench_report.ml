@@ -187,6 +187,20 @@ let entries =
       chart = Bars (fun r -> r.unit = "ns" && r.metric <> "ratio");
     };
     {
+      name = "file-io";
+      title = "File reads from many fibers: Braid's Blocking pool vs Lwt's";
+      question =
+        "100 fibers read 2,000 files of 4 KiB whole, and 8 fibers read a 64 \
+         MiB file in 256 KiB chunks at offsets, from the page cache, while a \
+         ticker asks to wake every millisecond: files/s and MiB/s, process CPU \
+         per file and per MiB, longest stall of the loop. Braid_io.Path and \
+         File (16 pool threads on their own domain) against Lwt_io and \
+         Lwt_unix (pool size 16), rounds interleaved in one process.";
+      published = "—";
+      target = "Braid at least as fast as Lwt; no stall of either loop.";
+      chart = Bars (fun r -> r.metric = "files/s");
+    };
+    {
       name = "fib-server";
       title = "The thesis's Fibonacci server (§2.1, §6.2)";
       question =

@@ -13,7 +13,32 @@ type t = {
           so that such calls never interleave. *)
   mutable switch_release : Braid.Switch.hook option;
       (** Taken back from the switch by an earlier {!close}. *)
+  mutable spare_bounces : File_syscall.bounce list;
+      (** Guarded by [lock]: read buffers to use again, at most
+          [max_spare_bounces]. *)
 }
+
+let max_spare_bounces = 4
+
+(* A read buffer of at least [size] bytes: a spare one if it fits, so that
+   a stream of reads does not allocate (and page-fault) a buffer each. *)
+let take_bounce t size =
+  let spare =
+    Mutex.protect t.lock (fun () ->
+        match t.spare_bounces with
+        | b :: rest when Bigarray.Array1.dim b >= size ->
+            t.spare_bounces <- rest;
+            Some b
+        | _ -> None)
+  in
+  match spare with
+  | Some b -> b
+  | None -> File_syscall.create_bounce (max size 65536)
+
+let give_back_bounce t b =
+  Mutex.protect t.lock (fun () ->
+      if List.length t.spare_bounces < max_spare_bounces then
+        t.spare_bounces <- b :: t.spare_bounces)
 
 type create =
   [ `Never | `If_missing of int | `Or_truncate of int | `Exclusive of int ]
@@ -80,6 +105,7 @@ let open_with_flags ~sw ?(perm = 0o666) flags path =
       closing = false;
       position = Mutex.create ();
       switch_release = None;
+      spare_bounces = [];
     }
   in
   match Braid.Switch.on_release_removable sw (fun () -> close t) with
@@ -115,21 +141,32 @@ let check_offset fn file_offset =
   if file_offset < 0 then
     invalid_arg (Printf.sprintf "File.%s: negative file offset" fn)
 
-(* Reads into a buffer owned by the call, which the caller copies from once
-   it has the result: a cancelled call writes only into its own buffer. *)
+(* Reads into a buffer owned by the call (outside the OCaml heap, so the
+   system call needs no bounce of its own), which the caller copies from once
+   it has the result: a cancelled call writes only into its own buffer, which
+   goes back to the file's spares either way. *)
 let read_on_pool t op buf off len ~at =
   if len = 0 then 0
   else
-    let own = Bytes.create (min len File_syscall.chunk) in
-    let n =
+    let wanted = min len File_syscall.chunk in
+    let bounce = take_bounce t wanted in
+    match
       on_pool t op (fun fd ->
           if at < 0 then
             Mutex.protect t.position (fun () ->
-                File_syscall.read fd own 0 (Bytes.length own) ~at)
-          else File_syscall.read fd own 0 (Bytes.length own) ~at)
-    in
-    Bytes.blit own 0 buf off n;
-    n
+                File_syscall.read_bounce fd bounce wanted ~at)
+          else File_syscall.read_bounce fd bounce wanted ~at)
+    with
+    | n ->
+        File_syscall.blit_bounce bounce buf off n;
+        give_back_bounce t bounce;
+        n
+    | exception Braid.Cancelled ->
+        (* The call may still be reading into [bounce]: not a spare. *)
+        raise Braid.Cancelled
+    | exception e ->
+        give_back_bounce t bounce;
+        raise e
 
 let pread t buf off len ~file_offset =
   check_range "pread" buf off len;

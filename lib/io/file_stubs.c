@@ -8,6 +8,7 @@
 
 #define _GNU_SOURCE
 #define CAML_NAME_SPACE
+#include <caml/bigarray.h>
 #include <caml/fail.h>
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
@@ -72,4 +73,36 @@ value braid_io_file_read(value fd, value buf, value ofs, value len,
 value braid_io_file_write(value fd, value buf, value ofs, value len,
                           value at) {
   return transfer(fd, buf, ofs, len, at, WRITE);
+}
+
+/* Reads into a bigarray, which never moves: no bounce buffer, and the
+   runtime lock is released for the whole system call. The OCaml side
+   checks that [len] fits the bigarray. */
+value braid_io_file_read_bigarray(value fd, value ba, value len, value at) {
+  CAMLparam4(fd, ba, len, at);
+  long position = Long_val(at);
+  size_t n = (size_t)Long_val(len);
+  char *data = (char *)Caml_ba_data_val(ba);
+  int descriptor = Int_val(fd);
+  ssize_t done;
+  int error;
+  caml_enter_blocking_section();
+  do {
+    done = position < 0 ? read(descriptor, data, n)
+                        : pread(descriptor, data, n, position);
+  } while (done < 0 && errno == EINTR);
+  error = errno;
+  caml_leave_blocking_section();
+  if (done < 0)
+    caml_unix_error(error, position < 0 ? "read" : "pread", Nothing);
+  CAMLreturn(Val_long(done));
+}
+
+/* memcpy from a bigarray into bytes; bounds checked by the caller. */
+value braid_io_file_blit_bigarray(value ba, value src_off, value buf,
+                                  value dst_off, value len) {
+  memcpy(Bytes_val(buf) + Long_val(dst_off),
+         (char *)Caml_ba_data_val(ba) + Long_val(src_off),
+         (size_t)Long_val(len));
+  return Val_unit;
 }

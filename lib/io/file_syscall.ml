@@ -8,6 +8,31 @@ external write_stub : Unix.file_descr -> string -> int -> int -> int -> int
 let chunk = 1 lsl 20
 let read fd buf off len ~at = read_stub fd buf off len at
 
+type bounce =
+  (char, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+external read_bounce_stub : Unix.file_descr -> bounce -> int -> int -> int
+  = "braid_io_file_read_bigarray"
+
+external blit_bounce_stub : bounce -> int -> bytes -> int -> int -> unit
+  = "braid_io_file_blit_bigarray"
+[@@noalloc]
+
+let create_bounce size =
+  Bigarray.Array1.create Bigarray.char Bigarray.c_layout size
+
+let read_bounce fd bounce len ~at =
+  read_bounce_stub fd bounce (min len (Bigarray.Array1.dim bounce)) at
+
+let blit_bounce bounce buf off len =
+  if
+    len < 0
+    || len > Bigarray.Array1.dim bounce
+    || off < 0
+    || off > Bytes.length buf - len
+  then invalid_arg "File_syscall.blit_bounce";
+  blit_bounce_stub bounce 0 buf off len
+
 let write_all fd data off len ~at =
   let rec from written =
     if written < len then

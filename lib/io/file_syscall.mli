@@ -15,6 +15,24 @@ val read : Unix.file_descr -> bytes -> int -> int -> at:int -> int
 
     Raises [Unix.Unix_error (error, "pread" | "read", "")]. *)
 
+type bounce =
+  (char, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+(** Memory outside the OCaml heap, which never moves: a read into it releases
+    the runtime lock without a bounce through a malloc'd buffer, and a pool
+    thread can fill it while the caller's bytes stay untouched. *)
+
+val create_bounce : int -> bounce
+
+val read_bounce : Unix.file_descr -> bounce -> int -> at:int -> int
+(** [read_bounce fd bounce len ~at] is {!read} into [bounce] from its start, at
+    most [min len (dim bounce)] bytes. *)
+
+val blit_bounce : bounce -> bytes -> int -> int -> unit
+(** [blit_bounce bounce buf off len] copies the first [len] bytes of [bounce] to
+    [buf] at [off].
+
+    Raises [Invalid_argument] if the ranges do not fit. *)
+
 val write_all : Unix.file_descr -> string -> int -> int -> at:int -> unit
 (** [write_all fd data off len ~at] writes the [len] bytes of [data] at [off] to
     the file's offset [at] ([pwrite(2)]), or at its own position if [at < 0]
