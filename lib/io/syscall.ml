@@ -7,3 +7,9 @@ external send : Unix.file_descr -> bytes -> int -> int -> int = "braid_io_send"
 
 external accept : Unix.file_descr -> (Unix.file_descr * Unix.sockaddr) option
   = "braid_io_accept"
+
+external send_more : Unix.file_descr -> bytes -> int -> int -> int
+  = "braid_io_send_more"
+
+external sendfile : Unix.file_descr -> Unix.file_descr -> int -> int -> int
+  = "braid_io_sendfile"

@@ -16,3 +16,14 @@ val send : Unix.file_descr -> bytes -> int -> int -> int
 val accept : Unix.file_descr -> (Unix.file_descr * Unix.sockaddr) option
 (** [accept fd] is a pending connection (non-blocking, close-on-exec) and its
     peer's address, or [None] if none is pending. *)
+
+val send_more : Unix.file_descr -> bytes -> int -> int -> int
+(** Like {!send} with [MSG_MORE] too: the kernel holds the bytes until the next
+    send on the socket fills the packet. *)
+
+val sendfile : Unix.file_descr -> Unix.file_descr -> int -> int -> int
+(** [sendfile out file off len] sends at most [len] bytes of [file] from [off]
+    to [out] and returns how many ([0] if [file] has no byte at [off]), or [-1]
+    if [out] is full. Unlike the calls above, it releases the runtime lock: a
+    page of [file] not in memory is read from the disk meanwhile, which blocks
+    the calling thread. *)
