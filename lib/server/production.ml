@@ -181,7 +181,7 @@ let reader fd =
       closed := true;
       Unix.close fd)
   in
-  File.Reader { read; close }
+  File.Reader { read; close; file = Some fd }
 
 let open_file t path (info : File.info) =
   let cacheable =
