@@ -43,8 +43,11 @@ let write_head (c : Conn.t) ~now ~status ~headers framing ~keep_alive
   Output.add_string out "\r\n"
 
 (* The most one sendfile call is asked for: like the pipeline's writes, a
-   client that keeps reading takes each within the send timeout. *)
-let file_piece = 65536
+   client that keeps reading takes each within the send timeout. 256 KiB:
+   at 100 connections, a 1 MiB file cost 100 us of server CPU per request
+   in 256 KiB pieces, 150 us in 64 KiB ones (more sendfile calls, each with
+   its SIGPIPE mask), about as much as 256 KiB in 1 MiB ones. *)
+let file_piece = 262144
 
 (* A body that does not fit beside the head in the output buffer: the head
    leaves with MSG_MORE, so that the kernel sends it in the packet of the
