@@ -22,6 +22,7 @@ let experiments : experiment list =
     Bench_fib_server.experiment;
     Bench_conn_rate.experiment;
     Bench_scale.experiment;
+    Bench_static.experiment;
   ]
 
 let run_one ~quick (e : experiment) =

@@ -177,6 +177,21 @@ let entries =
       chart = Bars (fun r -> r.unit = "req/s");
     };
     {
+      name = "static";
+      title = "Static files: 1 KiB, 64 KiB and 1 MiB";
+      question =
+        "How fast are files of three sizes served to keep-alive clients? wrk \
+         -t1 -c100 (core 1) fetches a 1 KiB, a 64 KiB and a 1 MiB file from \
+         braid serve, nginx (sendfile and tcp_nopush on) and h2o, each one \
+         worker on core 0 with no access log, taking turns in three rounds of \
+         fresh processes (medians; server CPU from /proc over wrk's requests).";
+      published =
+        "Issue 16: Braid at 0.80x nginx for 64 KiB before sendfile (29k vs 35k \
+         req/s).";
+      target = "≥ 1.0× nginx and ≥ 1.0× h2o at every size.";
+      chart = Bars (fun r -> r.unit = "req/s");
+    };
+    {
       name = "lwt-bridge";
       title = "Lwt bridge";
       question =

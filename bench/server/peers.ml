@@ -16,7 +16,7 @@ let binary candidates = List.find_opt Sys.file_exists candidates
    Braid, never closes a keep-alive connection during a run. [connections]:
    room for that many connections, in descriptors too, and keep-alive
    connections left idle for as long as a run lasts. *)
-let nginx_config ~dir ~port ~root ~backlog ~connections =
+let nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile =
   let types =
     if Sys.file_exists "/etc/nginx/mime.types" then
       "include /etc/nginx/mime.types;"
@@ -49,6 +49,7 @@ http {
   %s
   access_log off;
   %s
+  %s
   client_body_temp_path %s/body;
   proxy_temp_path %s/proxy;
   fastcgi_temp_path %s/fastcgi;
@@ -60,7 +61,11 @@ http {
   }
 }
 |}
-    rlimit dir dir events types keep_alive dir dir dir dir dir port
+    rlimit dir dir events types keep_alive
+    (* As Debian's nginx.conf has it: the file by sendfile(2), its first
+       bytes in the header's packet (TCP_CORK). nginx's own default is off. *)
+    (if sendfile then "sendfile on;\n  tcp_nopush on;" else "")
+    dir dir dir dir dir port
     (match backlog with Some b -> " backlog=" ^ string_of_int b | None -> "")
     root
 
@@ -86,11 +91,12 @@ let start_in_temp_dir ~name ~paths ~cpu ~port ~config ~argv =
             Procs.stop p;
             remove_tree dir )
 
-let start_nginx ?backlog ?connections ~cpu ~port ~root () =
+let start_nginx ?backlog ?connections ?(sendfile = false) ~cpu ~port ~root () =
   start_in_temp_dir ~name:"nginx"
     ~paths:[ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
     ~cpu ~port
-    ~config:(fun dir -> nginx_config ~dir ~port ~root ~backlog ~connections)
+    ~config:(fun dir ->
+      nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile)
     ~argv:(fun dir nginx conf ->
       [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ])
 

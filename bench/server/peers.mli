@@ -16,6 +16,7 @@ val remove_tree : string -> unit
 val start_nginx :
   ?backlog:int ->
   ?connections:int ->
+  ?sendfile:bool ->
   cpu:int ->
   port:int ->
   root:string ->
@@ -30,7 +31,8 @@ val start_nginx :
     this process's hard limit), every waiting connection accepted at each
     wake-up ([multi_accept on]), and keep-alive connections kept for an hour
     whether busy or idle (else 4096 connections and nginx's keep-alive
-    defaults).
+    defaults). [sendfile] (default [false], nginx's own default) turns on
+    [sendfile] and [tcp_nopush], as Debian's packaged configuration does.
     @raise Failure as {!Procs.spawn}. *)
 
 val start_h2o :

@@ -16,6 +16,45 @@ let read_into = Fd.read_into
 let write_all = Fd.write_all
 let write_string = Fd.write_string
 
+(* Ownership is checked once per call; after each wake-up only whether
+   another fiber closed the socket meanwhile, as [Fd.write_all] does. *)
+let rec send_more s buf off len =
+  if len > 0 then
+    match Syscall.send_more (Fd.to_unix s) buf off len with
+    | -1 ->
+        Handle.wait_checked s ~write:true ~op:"write";
+        if not (Fd.is_open s) then fail "write" Unix.EBADF;
+        send_more s buf off len
+    | n -> send_more s buf (off + n) (len - n)
+    | exception Unix.Unix_error (error, _, _) -> fail "write" error
+
+let write_more s buf off len =
+  if off < 0 || len < 0 || off > Bytes.length buf - len then
+    invalid_arg "Braid_io.Net.write_more: invalid range";
+  if len > 0 then (
+    Handle.usable s ~op:"write";
+    send_more s buf off len)
+
+(* [sent] bytes of [len] went; the rest from [off]. *)
+let rec send_file s file ~off ~len ~sent =
+  if sent = len then sent
+  else
+    match Syscall.sendfile (Fd.to_unix s) file off (len - sent) with
+    | -1 ->
+        Handle.wait_checked s ~write:true ~op:"sendfile";
+        if not (Fd.is_open s) then fail "sendfile" Unix.EBADF;
+        send_file s file ~off ~len ~sent
+    | 0 -> sent (* The file ended before [len]. *)
+    | n -> send_file s file ~off:(off + n) ~len ~sent:(sent + n)
+    | exception Unix.Unix_error (error, _, _) -> fail "sendfile" error
+
+let sendfile s file ~off ~len =
+  if off < 0 || len < 0 then invalid_arg "Braid_io.Net.sendfile: invalid range";
+  if len = 0 then 0
+  else (
+    Handle.usable s ~op:"sendfile";
+    send_file s file ~off ~len ~sent:0)
+
 let checked op f s =
   Handle.usable s ~op;
   try f (Fd.to_unix s) with Unix.Unix_error (error, _, _) -> fail op error

@@ -7,10 +7,10 @@
     the other fibers. They must be called from fibers of the owning loop
     ([Invalid_argument] otherwise); {!close} may be called from anywhere.
 
-    Cancelling a fiber blocked in {!accept}, {!connect}, {!read_into} or
-    {!write_all} wakes it at once with {!Braid.Cancelled} and removes its
-    registration; closing a socket wakes the fibers blocked on it with {!Error}
-    ([EBADF]).
+    Cancelling a fiber blocked in {!accept}, {!connect}, {!read_into},
+    {!write_all}, {!write_more} or {!sendfile} wakes it at once with
+    {!Braid.Cancelled} and removes its registration; closing a socket wakes the
+    fibers blocked on it with {!Error} ([EBADF]).
     {[
       Braid_io.run @@ fun () ->
       Switch.run @@ fun sw ->
@@ -34,11 +34,11 @@ type socket = Fd.t
 
 exception Error of { op : string; error : Unix.error }
 (** The same exception as {!Fd.Error}: [op] names the failed operation
-    (["listen"], ["accept"], ["connect"], ["read"], ["write"], ["shutdown"],
-    ["close"], ...) and [error] the reason, e.g. [ECONNREFUSED] for [connect],
-    [ECONNRESET] for [read], [EPIPE] for [write] to a closed peer, [EBADF] for a
-    socket closed before or during the operation. [EINTR] and [EAGAIN] never
-    surface. *)
+    (["listen"], ["accept"], ["connect"], ["read"], ["write"], ["sendfile"],
+    ["shutdown"], ["close"], ...) and [error] the reason, e.g. [ECONNREFUSED]
+    for [connect], [ECONNRESET] for [read], [EPIPE] for [write] to a closed
+    peer, [EBADF] for a socket closed before or during the operation. [EINTR]
+    and [EAGAIN] never surface. *)
 
 (** {1 Addresses} *)
 
@@ -209,6 +209,43 @@ val write_all : socket -> bytes -> int -> int -> unit
 
 val write_string : socket -> string -> unit
 (** [write_string s str] sends all of [str], as {!write_all}. *)
+
+val write_more : socket -> bytes -> int -> int -> unit
+(** [write_more s buf off len] is {!write_all} telling the kernel that more
+    follows ([MSG_MORE]): the bytes wait in the socket until the next write or
+    {!sendfile} on [s] completes a packet (or for at most 200 ms), instead of
+    leaving alone in a short packet. For a response head followed by its body.
+
+    Raises [Invalid_argument] if [off] and [len] are not a valid range.
+    @raise Error [{op = "write"; _}] e.g. [EPIPE], [ECONNRESET].
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting; part of the data may have been
+      sent. *)
+
+val sendfile : socket -> Unix.file_descr -> off:int -> len:int -> int
+(** [sendfile s file ~off ~len] sends the [len] bytes of [file] from offset
+    [off] to [s] with sendfile(2), the kernel copying them from the page cache
+    without passing through this process, and waiting (this fiber only) while
+    the socket's buffer is full. It returns how many bytes were sent: [len], or
+    fewer if [file] ended first (it shrank meanwhile; a caller that promised
+    [len] bytes should close the connection). [file]'s own offset is neither
+    used nor moved, so several fibers may send one descriptor at once.
+
+    [file] is typically a regular file, whose pages not in memory are read from
+    the disk during the call: that blocks the calling domain (the runtime lock
+    is released meanwhile, so other threads run), as reading the file would. [s]
+    may be a pipe too.
+
+    Raises [Invalid_argument] if [off] or [len] is negative.
+    @raise Error
+      [{op = "sendfile"; _}] e.g. [EPIPE] or [ECONNRESET] from the peer;
+      [EINVAL] or [ENOSYS] when the kernel cannot send from [file] to [s] (not a
+      file it can map, or a descriptor not open for reading): checked before any
+      byte moves, it leaves the caller free to send the bytes by {!write_all}
+      instead; [EBADF] if [s] is or gets closed.
+    @raise Braid.Cancelled
+      if the fiber is cancelled while waiting; part of the file may have been
+      sent. *)
 
 val shutdown : socket -> Unix.shutdown_command -> unit
 (** [shutdown s cmd] shuts down one or both directions ([SHUTDOWN_SEND] makes

@@ -14,3 +14,9 @@ external recvfrom :
 
 external sendto : Unix.file_descr -> bytes -> int -> int -> Unix.sockaddr -> int
   = "braid_io_sendto"
+
+external send_more : Unix.file_descr -> bytes -> int -> int -> int
+  = "braid_io_send_more"
+
+external sendfile : Unix.file_descr -> Unix.file_descr -> int -> int -> int
+  = "braid_io_sendfile"

@@ -28,3 +28,14 @@ val sendto : Unix.file_descr -> bytes -> int -> int -> Unix.sockaddr -> int
 (** [sendto fd buf off len addr] sends one datagram to [addr] and is its length
     (a datagram goes whole or not at all), or [-1] if the socket's buffer is
     full. Bounds are not checked. *)
+
+val send_more : Unix.file_descr -> bytes -> int -> int -> int
+(** Like {!send} with [MSG_MORE] too: the kernel holds the bytes until the next
+    send on the socket fills the packet. *)
+
+val sendfile : Unix.file_descr -> Unix.file_descr -> int -> int -> int
+(** [sendfile out file off len] sends at most [len] bytes of [file] from [off]
+    to [out] and returns how many ([0] if [file] has no byte at [off]), or [-1]
+    if [out] is full. Unlike the calls above, it releases the runtime lock: a
+    page of [file] not in memory is read from the disk meanwhile, which blocks
+    the calling thread. *)

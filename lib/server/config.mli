@@ -35,8 +35,9 @@ type timeouts = {
           upload ends the connection ([408] if no response was started). *)
   send : float;
       (** Seconds a response may wait for the client to take its next 64 KiB
-          (its receive window full): a client that stops reading is closed
-          within two sweeps of the deadline, its connection slot freed. *)
+          (256 KiB of a file sent with sendfile) (its receive window full): a
+          client that stops reading is closed within two sweeps of the deadline,
+          its connection slot freed. *)
   handler : float option;
       (** Seconds a handler may run before its request is answered with [503]
           and [Connection: close] and the handler is cancelled (its blocking

@@ -1,3 +1,10 @@
+type file_sender = {
+  write_more : bytes -> int -> int -> unit;
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+}
+
+exception Cannot_send_file
+
 type t = {
   config : Config.t;
   dates : Date_cache.t;
@@ -7,6 +14,7 @@ type t = {
   control : Control.t;
   services : Services.t;
   await_input : (Control.t -> unit) option;
+  file_sender : file_sender option;
   mutable body : Body.t;
   mutable head_written : bool;
   mutable abandon_body : bool;

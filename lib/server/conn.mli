@@ -2,6 +2,23 @@
     input and output buffers, its control, and the services answering it. Owned
     by the connection's fiber. Internal. *)
 
+type file_sender = {
+  write_more : bytes -> int -> int -> unit;
+      (** Sends everything, as the connection's write, telling the kernel that
+          more follows at once ([MSG_MORE]): for the head before a file. *)
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+      (** [send_file fd ~off ~len] sends [len] bytes of the file [fd] from [off]
+          by sendfile(2) ({!Braid_io.Net.sendfile}) and returns how many: fewer
+          only if the file ended first. Raises {!Cannot_send_file}, having sent
+          nothing, where the kernel cannot send from [fd]. *)
+}
+(** How a socket connection sends a file without copying it through the process.
+    Both count as the connection's writes for the send timeout. *)
+
+exception Cannot_send_file
+(** Raised by [send_file] where sendfile(2) does not apply: the bytes must be
+    read and written instead. *)
+
 type t = {
   config : Config.t;
   dates : Date_cache.t;
@@ -17,6 +34,9 @@ type t = {
   await_input : (Control.t -> unit) option;
       (** Waits until the connection has bytes to read, without reading: the
           pipeline then waits for the next request holding no buffer. *)
+  file_sender : file_sender option;
+      (** On a socket: files are sent with sendfile(2). [None] (an in-memory
+          connection): they are read and written. *)
   mutable body : Body.t;
       (** The body of the request in progress ({!Body.empty} between requests).
           Closed when the exchange ends, however it ends: a fiber the handler

@@ -159,8 +159,8 @@ let storage c (config : Config.t) =
 (* Serves a connection registered for [drain] and [sweep]; they cancel its
    scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
    write: nothing can be delivered). *)
-let tracked ?await_input ?interrupt c (config : Config.t) buffers ~peer ~pending
-    ~read ~write =
+let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
+    ~peer ~pending ~read ~write =
   adjust_tick c config.timeouts;
   let control = Control.create c.draining in
   Option.iter
@@ -174,7 +174,8 @@ let tracked ?await_input ?interrupt c (config : Config.t) buffers ~peer ~pending
       Hashtbl.replace c.live id { control; scope; pending };
       match
         Pipeline.serve ~control ~buffers ?await_input
-          ?fixed_services:c.fixed_services config c.dates ~peer ~read ~write
+          ?fixed_services:c.fixed_services ?file_sender config c.dates ~peer
+          ~read ~write
       with
       | outcome ->
           Hashtbl.remove c.live id;
@@ -229,6 +230,22 @@ let input_waiting socket () =
   | n -> n > 0
   | exception Unix.Unix_error _ -> false
 
+(* sendfile(2) from the file to the socket; EINVAL, ENOSYS and ESPIPE say
+   that the
+   kernel cannot send from that descriptor (checked before any byte moves):
+   the pipeline then reads and writes. *)
+let file_sender socket : Conn.file_sender =
+  {
+    write_more = Net.write_more socket;
+    send_file =
+      (fun fd ~off ~len ->
+        match Net.sendfile socket fd ~off ~len with
+        | n -> n
+        | exception
+            Net.Error { op = "sendfile"; error = EINVAL | ENOSYS | ESPIPE } ->
+            raise Conn.Cannot_send_file);
+  }
+
 let serve c (config : Config.t) socket peer =
   (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
    with Unix.Unix_error _ -> ());
@@ -242,9 +259,9 @@ let serve c (config : Config.t) socket peer =
            again at the next request. *)
         if Buffer_pool.out output > crowd then control.release ();
         Fd.await_input socket)
-      ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
-      ~pending:(input_waiting socket) ~read:(Net.read_into socket)
-      ~write:(Net.write_all socket)
+      ~interrupt:(Fd.interrupt socket) ~file_sender:(file_sender socket)
+      ~peer:(Some peer) ~pending:(input_waiting socket)
+      ~read:(Net.read_into socket) ~write:(Net.write_all socket)
   with
   | Peer_closed -> ()
   | Server_closed ->

@@ -16,6 +16,7 @@ type contents =
   | Reader of {
       read : offset:int -> bytes -> int -> int -> int;
       close : unit -> unit;
+      file : Unix.file_descr option;
     }
 
 let error_to_string = function

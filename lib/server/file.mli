@@ -32,6 +32,12 @@ type contents =
               files cannot wait in epoll. Reads at increasing offsets are the
               fast path. *)
       close : unit -> unit;  (** Releases the descriptor; idempotent. *)
+      file : Unix.file_descr option;
+          (** The file's descriptor, open for reading, if the bytes are a file
+              the kernel can send: a socket connection then sends them with
+              sendfile(2) instead of [read] (which it may still use, for the
+              same bytes, where sendfile does not apply). Valid until [close].
+          *)
     }
 
 val same_version : info -> info -> bool

@@ -42,13 +42,30 @@ let write_head (c : Conn.t) ~now ~status ~headers framing ~keep_alive
     Output.add_string out "Connection: keep-alive\r\n";
   Output.add_string out "\r\n"
 
+(* The most one sendfile call is asked for: like the pipeline's writes, a
+   client that keeps reading takes each within the send timeout. 256 KiB:
+   at 100 connections, a 1 MiB file cost 100 us of server CPU per request
+   in 256 KiB pieces, 150 us in 64 KiB ones (more sendfile calls, each with
+   its SIGPIPE mask), about as much as 256 KiB in 1 MiB ones. *)
+let file_piece = 262144
+
+(* A body that does not fit beside the head in the output buffer: the head
+   leaves with MSG_MORE, so that the kernel sends it in the packet of the
+   body's first bytes rather than alone. *)
+let flush_head (c : Conn.t) ~length =
+  match c.file_sender with
+  | Some sender when length > Output.room c.out ->
+      Output.flush_with c.out sender.write_more
+  | _ -> ()
+
 let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
   match contents with
   | In_memory s ->
       (* The file changed size since its stat: the framing is lost. *)
       if offset + length > String.length s then raise Unwind.Abort;
+      if length > 4096 then flush_head c ~length;
       Output.send c.out (Bytes.unsafe_of_string s) offset length
-  | Reader { read; close } ->
+  | Reader { read; close; file } ->
       let rec copy offset remaining =
         if remaining > 0 then (
           let n =
@@ -58,8 +75,27 @@ let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
           if n = 0 then raise Unwind.Abort;
           copy (offset + n) (remaining - n))
       in
+      (* Fewer bytes than asked: the file shrank, and the Content-Length
+         promised cannot be kept. Where sendfile does not apply, nothing
+         was sent: the same bytes are read and written instead. *)
+      let rec send (sender : Conn.file_sender) fd offset remaining =
+        if remaining > 0 then
+          let piece =
+            if remaining > file_piece then file_piece else remaining
+          in
+          match sender.send_file fd ~off:offset ~len:piece with
+          | n when n < piece -> raise Unwind.Abort
+          | _ -> send sender fd (offset + piece) (remaining - piece)
+          | exception Conn.Cannot_send_file -> copy offset remaining
+      in
       Fun.protect ~finally:close (fun () ->
-          match copy offset length with
+          match
+            match (file, c.file_sender) with
+            | Some fd, Some sender when length > Output.room c.out ->
+                flush_head c ~length;
+                send sender fd offset length
+            | _ -> copy offset length
+          with
           | () -> ()
           | exception e when Unwind.is_connections_own e ->
               Printexc.raise_with_backtrace e (Printexc.get_raw_backtrace ())

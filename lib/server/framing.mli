@@ -29,10 +29,16 @@ val write_head :
 
 val write_file : Conn.t -> File.contents -> offset:int -> length:int -> unit
 (** [write_file c contents ~offset ~length] sends that region of an opened file,
-    closing it after.
+    closing it after. A region that does not fit beside the head in the output
+    buffer is sent with [c.file_sender] when the connection has one and the file
+    a descriptor (sendfile(2), the head sent just before with [MSG_MORE] so that
+    both share a packet), else read into the output buffer and written; where
+    sendfile does not apply ({!Conn.Cannot_send_file}), it is read and written
+    from there. Blocks the fiber while the socket is full, and the domain while
+    the disk reads the file.
     @raise Unwind.Abort
-      if the file got shorter or a read failed (logged): the head is out, the
-      connection must close. *)
+      if the file got shorter (fewer bytes than promised, by either way) or a
+      read failed (logged): the head is out, the connection must close. *)
 
 val write_stream :
   Conn.t ->

@@ -40,6 +40,12 @@ let flush t =
     t.len <- 0;
     t.write t.buf 0 n)
 
+let flush_with t write =
+  if t.len > 0 then (
+    let n = t.len in
+    t.len <- 0;
+    write t.buf 0 n)
+
 let rec grow t need =
   if Bytes.length t.buf = 0 then (
     attach t;

@@ -57,3 +57,8 @@ val fill_from : t -> (bytes -> int -> int -> int) -> int
 
 val flush : t -> unit
 (** [flush t] sends everything buffered. *)
+
+val flush_with : t -> (bytes -> int -> int -> unit) -> unit
+(** [flush_with t write] sends everything buffered with [write] instead of the
+    write function of {!create} (one that tells the kernel more follows, say).
+*)

@@ -221,8 +221,8 @@ let timed_read (c : Conn.t) read buf off len =
    through handlers as [Io_failed]. *)
 let failed e = Unwind.Io_failed (e, Printexc.get_raw_backtrace ())
 
-let serve ?control ?buffers ?await_input ?fixed_services (config : Config.t)
-    dates ~peer ~read ~write:write_socket =
+let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
+    (config : Config.t) dates ~peer ~read ~write:write_socket =
   let control =
     match control with
     | Some c -> c
@@ -254,6 +254,35 @@ let serve ?control ?buffers ?await_input ?fixed_services (config : Config.t)
     control.writes <- control.writes + 1;
     if piece < len then write buf (off + piece) (len - piece)
   in
+  (* The same count and wrapping for the head sent before a file and for
+     each piece of the file. *)
+  let file_sender =
+    Option.map
+      (fun (sender : Conn.file_sender) : Conn.file_sender ->
+        let counted f =
+          control.writes <- control.writes + 1;
+          match f () with
+          | v ->
+              control.writes <- control.writes + 1;
+              v
+          | exception ((Braid.Cancelled | Conn.Cannot_send_file) as e) ->
+              control.writes <- control.writes + 1;
+              raise e
+          | exception e -> raise (failed e)
+        in
+        let rec write_more buf off len =
+          let piece = if len > send_piece then send_piece else len in
+          counted (fun () -> sender.write_more buf off piece);
+          if piece < len then write_more buf (off + piece) (len - piece)
+        in
+        {
+          write_more;
+          send_file =
+            (fun fd ~off ~len ->
+              counted (fun () -> sender.send_file fd ~off ~len));
+        })
+      file_sender
+  in
   let out, input =
     match buffers with
     | Some (`Storage (i, o)) ->
@@ -280,6 +309,7 @@ let serve ?control ?buffers ?await_input ?fixed_services (config : Config.t)
       control;
       services;
       await_input;
+      file_sender;
       body = Body.empty;
       head_written = false;
       abandon_body = false;

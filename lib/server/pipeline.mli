@@ -48,6 +48,7 @@ val serve :
     | `Storage of Braid_http.Input.storage * Braid_http.Input.storage ] ->
   ?await_input:(Control.t -> unit) ->
   ?fixed_services:Services.t ->
+  ?file_sender:Conn.file_sender ->
   Config.t ->
   Date_cache.t ->
   peer:Unix.sockaddr option ->
@@ -71,8 +72,8 @@ val serve :
     [Connection: close]; only its blocking calls can be interrupted); each write
     may wait [timeouts.send] for the client to take data (enforced by the
     sweeper, see [Control.send_stalled]). Writes are handed to [write] at most
-    64 KiB at a time, so a client that keeps reading a large response is never
-    taken for stalled.
+    64 KiB at a time (files sent by [file_sender], 256 KiB), so a client that
+    keeps reading a large response is never taken for stalled.
 
     With [buffers = `Bytes (input, output)], those are the storage of the input
     and output buffers instead of new ones of the sizes [config] gives (they are
@@ -96,6 +97,11 @@ val serve :
 
     The parser's input handler is installed with {!Braid.Fiber.with_handler}: a
     fiber the handler forks may read the request body ({!Body}).
+
+    With [file_sender] (a socket connection), files are sent from their
+    descriptors with sendfile(2) ([Framing.write_file]); its functions count as
+    writes for the send timeout, and their exceptions come out of [serve] as
+    [write]'s do.
 
     [read buf off len] returns at least one byte, or [0] at end of stream;
     [write buf off len] sends everything. Both may block the fiber (a socket)

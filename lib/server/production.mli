@@ -49,7 +49,9 @@ type settings = {
 }
 
 val default_file_cache : file_cache
-(** 64 KiB files, 1024 entries. *)
+(** Files up to 48 KiB, 1024 entries. Larger files are sent from their
+    descriptor with sendfile(2) on a socket connection: beyond about 48 KiB that
+    costs less CPU than copying them from memory. *)
 
 val settings :
   ?log_level:Log.level ->
@@ -72,4 +74,5 @@ val services : t -> Services.t
     {!Braid_io.Time} uses, [sleep] and [timeout] those of {!Braid_io.Time}.
     [open_file] opens without blocking on special files ([O_NONBLOCK]) and
     refuses anything but a regular file; small files come from the cache when it
-    holds the version the [File.info] describes. *)
+    holds the version the [File.info] describes, others as a [File.Reader] that
+    carries the descriptor, for sendfile. *)

@@ -42,10 +42,17 @@ type site = { url : string; port : int; big : string }
 
 let big_content = String.init 200_000 (fun i -> Char.chr (i * 7 mod 256))
 
+(* Larger than the file cache and the socket buffers: sent with sendfile. *)
+let huge_size = 3 * 1024 * 1024
+
+let huge_content =
+  String.init huge_size (fun i -> Char.chr (((i * 13) + (i / 509)) land 255))
+
 let make_site () =
   let dir = Unix.realpath (Filename.temp_dir "braid-site" "") in
   write_file (dir ^ "/hello.txt") "hello, world\n";
   write_file (dir ^ "/big.bin") big_content;
+  write_file (dir ^ "/huge.bin") huge_content;
   Unix.mkdir (dir ^ "/sub") 0o755;
   write_file (dir ^ "/sub/index.html") "<p>sub</p>";
   (* A precompressed variant, made by the real gzip. *)
@@ -294,6 +301,92 @@ let curl_head_and_demo site () =
     "redirect" (Some "/sub/") (Wire.header r "location");
   let out, _ = curl [ "--location"; site.url ^ "/sub" ] in
   Alcotest.(check string) "index after redirect" "<p>sub</p>" out
+
+(* A 3 MiB file, by sendfile: whole (its checksum), a range in the middle,
+   several requests on one connection, and HEAD, which sends no body. *)
+let curl_sendfile site () =
+  let url = site.url ^ "/huge.bin" in
+  let out, _ = curl [ url ] in
+  Alcotest.(check int) "length" huge_size (String.length out);
+  Alcotest.(check string)
+    "checksum"
+    (Digest.to_hex (Digest.string huge_content))
+    (Digest.to_hex (Digest.string out));
+  let first = 1_234_567 and last = 2_345_678 in
+  let out, _ =
+    curl
+      [
+        "--range";
+        Printf.sprintf "%d-%d" first last;
+        "--write-out";
+        "\n%{http_code}";
+        url;
+      ]
+  in
+  Alcotest.(check bool)
+    "206 and the slice" true
+    (String.equal out
+       (String.sub huge_content first (last - first + 1) ^ "\n206"));
+  (* Three in a row on one connection: each ends where the next begins. *)
+  let out, _ = curl [ url; url; url ] in
+  Alcotest.(check bool)
+    "three on one connection" true
+    (String.equal out (huge_content ^ huge_content ^ huge_content));
+  (* HEAD: the length, no body (the connection goes on: a body sent would
+     be taken for the next response). *)
+  let out, _ = curl [ "--head"; url; "--head"; site.url ^ "/hello.txt" ] in
+  let rs = fst (Wire.parse ~heads:[ 0; 1 ] out) in
+  Alcotest.(check (list int)) "two HEADs" [ 200; 200 ] (statuses rs);
+  Alcotest.(check (option string))
+    "HEAD length"
+    (Some (string_of_int huge_size))
+    (Wire.header (List.hd rs) "content-length");
+  Alcotest.(check string) "HEAD: no body" "" (List.hd rs).body
+
+(* A file that shrinks while it is sent: the head promised its old length,
+   so the server closes the connection after what the file still holds,
+   without hanging and without sending bytes the file never had. 32 MiB,
+   more than the socket buffers of both ends hold, so that most of it is
+   still to be sent when it shrinks. *)
+let shrinking_file site () =
+  let size = 32 * 1024 * 1024 and shrunk = 1024 * 1024 in
+  let content = String.init size (fun i -> Char.chr (i / 4096 land 255)) in
+  let path = Filename.concat (Filename.dirname site.big) "shrinking.bin" in
+  write_file path content;
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect
+    ~finally:(fun () ->
+      Unix.close s;
+      Sys.remove path)
+    (fun () ->
+      Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, site.port));
+      send s "GET /shrinking.bin HTTP/1.1\r\nHost: x\r\n\r\n";
+      (* Read the head (and whatever body came with it). *)
+      let buf = Bytes.create 65536 in
+      let rec head acc =
+        match find acc "\r\n\r\n" with
+        | Some i ->
+            ( String.sub acc 0 i,
+              String.sub acc (i + 4) (String.length acc - i - 4) )
+        | None -> (
+            match Unix.read s buf 0 (Bytes.length buf) with
+            | 0 -> Alcotest.failf "closed before the head: %S" acc
+            | n -> head (acc ^ Bytes.sub_string buf 0 n))
+      in
+      let head, start = head "" in
+      Alcotest.(check bool)
+        "200 with the old length" true
+        (contains head "200 OK"
+        && contains head (Printf.sprintf "Content-Length: %d" size));
+      Unix.truncate path shrunk;
+      let body = start ^ read_to_end s in
+      Alcotest.(check bool)
+        (Printf.sprintf "cut short (%d of %d bytes)" (String.length body) size)
+        true
+        (String.length body < size);
+      Alcotest.(check bool)
+        "a prefix of the file" true
+        (String.equal body (String.sub content 0 (String.length body))))
 
 let curl_escapes site () =
   List.iter
@@ -592,6 +685,10 @@ let () =
           Alcotest.test_case "range" `Quick (curl_range site);
           Alcotest.test_case "HEAD, demo, stream, redirect" `Quick
             (curl_head_and_demo site);
+          Alcotest.test_case "3 MiB by sendfile, range, HEAD" `Quick
+            (curl_sendfile site);
+          Alcotest.test_case "a file shrinking while sent" `Quick
+            (shrinking_file site);
           Alcotest.test_case "escapes" `Quick (curl_escapes site);
           Alcotest.test_case "redirect injection" `Quick
             (curl_redirect_injection site);

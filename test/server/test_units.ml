@@ -915,7 +915,7 @@ let real_files () =
     | { body = File { path; info; offset; length }; _ } -> (
         match caps.open_file path info with
         | Ok (In_memory s) -> String.sub s offset length
-        | Ok (Reader { read; close }) ->
+        | Ok (Reader { read; close; _ }) ->
             let b = Bytes.create length in
             let n = read ~offset b 0 length in
             close ();
