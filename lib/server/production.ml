@@ -20,8 +20,13 @@ let settings ?(log_level = Log_event.Warning) ?access_log ?logger
 
 type cached = { version : File.info; content : string }
 
-(* A path's metadata as read during one poll of the loop. *)
-type looked_up = { poll : int; found : (File.info, File.error) result }
+(* A path's metadata as asked for during one poll of the loop: the answer
+   comes from a pool thread, and every request of that poll waits for the
+   same one. *)
+type looked_up = {
+  poll : int;
+  found : (File.info, File.error) result Braid_sync.Promise.t;
+}
 
 (* Keyed by path with [String.equal]: the generic table's polymorphic
    comparison costs more than the lookup on every request. *)
@@ -107,6 +112,24 @@ let system_stat ~follow path =
   | st -> Ok (info_of st)
   | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
 
+(* Every file-system call runs on a thread of the fiber's Blocking pool: a
+   disk that stalls delays the requests that wait for it, never the loop and
+   the other connections. *)
+let off_loop ?dispose call = Braid_io.Blocking.run ?dispose call
+
+(* A look at [path] that belongs to no request: it runs in a fiber of its
+   own, so that a request cancelled meanwhile (its connection timed out)
+   cannot leave the others of its poll waiting for an answer that never
+   comes. [system_stat] never raises. *)
+let look_up ~follow path =
+  let answer = Braid_sync.Promise.create () in
+  ignore
+    (Braid.Fiber.fork (fun () ->
+         Braid_sync.Promise.fill answer
+           (off_loop (fun () -> system_stat ~follow path)))
+      : unit Braid.Fiber.handle);
+  answer
+
 (* The requests one poll of the loop woke share one look at each path, as
    h2o's file cache does: a keep-alive crowd asking for the same file costs
    one system call per poll, not one per request, and a change made before
@@ -117,32 +140,36 @@ let stat t ~follow path =
     if (Domain.self () :> int) = (t.home :> int) then Braid_io.polls ()
     else None
   with
-  | None -> system_stat ~follow path
-  | Some poll -> (
-      (* The static server's lookups are lstats; the last one answers a
-         crowd asking for one file without hashing its path. *)
-      match t.last_lstat with
-      | Some (last_path, last)
-        when (not follow) && last.poll = poll && String.equal last_path path ->
-          last.found
-      | _ -> (
-          let table = if follow then t.stats else t.lstats in
-          match Paths.find_opt table path with
-          | Some seen when seen.poll = poll ->
-              if not follow then t.last_lstat <- Some (path, seen);
-              seen.found
-          | _ ->
-              let found = system_stat ~follow path in
-              if Paths.length table >= max_looked_up then Paths.reset table;
-              let seen = { poll; found } in
-              Paths.replace table path seen;
-              if not follow then t.last_lstat <- Some (path, seen);
-              found))
+  | None -> off_loop (fun () -> system_stat ~follow path)
+  | Some poll ->
+      let seen =
+        (* The static server's lookups are lstats; the last one answers a
+           crowd asking for one file without hashing its path. *)
+        match t.last_lstat with
+        | Some (last_path, last)
+          when (not follow) && last.poll = poll && String.equal last_path path
+          ->
+            last
+        | _ -> (
+            let table = if follow then t.stats else t.lstats in
+            match Paths.find_opt table path with
+            | Some seen when seen.poll = poll ->
+                if not follow then t.last_lstat <- Some (path, seen);
+                seen
+            | _ ->
+                if Paths.length table >= max_looked_up then Paths.reset table;
+                let seen = { poll; found = look_up ~follow path } in
+                Paths.replace table path seen;
+                if not follow then t.last_lstat <- Some (path, seen);
+                seen)
+      in
+      Braid_sync.Promise.await seen.found
 
 let realpath path =
-  match Unix.realpath path with
-  | p -> Ok p
-  | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
+  off_loop (fun () ->
+      match Unix.realpath path with
+      | p -> Ok p
+      | exception Unix.Unix_error (e, _, _) -> Error (error_of e))
 
 (* Opened without blocking: a FIFO swapped in after the stat must not hang
    the loop; anything but a regular file is refused after the fact. *)
@@ -170,14 +197,24 @@ let read_whole fd size =
   let n = go 0 in
   if n = size then Bytes.unsafe_to_string buf else Bytes.sub_string buf 0 n
 
+(* Reads go through a buffer of the call's own: a read whose request was
+   cancelled meanwhile must not write into the connection's buffer, which
+   has gone back to the pool. [Unix.pread] does not exist: the position is
+   the reader's, used by one fiber at a time. *)
 let reader fd =
   let pos = ref 0 and closed = ref false in
   let read ~offset buf off len =
-    if !pos <> offset then (
-      ignore (Unix.lseek fd offset SEEK_SET);
-      pos := offset);
-    let n = Unix.read fd buf off len in
-    pos := !pos + n;
+    let own, n =
+      off_loop (fun () ->
+          if !pos <> offset then (
+            ignore (Unix.lseek fd offset SEEK_SET);
+            pos := offset);
+          let own = Bytes.create len in
+          let n = Unix.read fd own 0 len in
+          pos := !pos + n;
+          (own, n))
+    in
+    Bytes.blit own 0 buf off n;
     n
   in
   let close () =
@@ -211,27 +248,39 @@ let open_file t path (info : File.info) =
   | Some c when File.same_version c.version info ->
       Ok (File.In_memory c.content)
   | _ -> (
-      match open_regular path with
+      let opened =
+        off_loop
+          ~dispose:(function
+            | Ok (`Content _) | Error _ -> ()
+            | Ok (`Open (fd, _)) -> Unix.close fd)
+          (fun () ->
+            match open_regular path with
+            | Error _ as e -> e
+            | Ok (fd, now) when cacheable -> (
+                match read_whole fd now.size with
+                | content ->
+                    Unix.close fd;
+                    Ok (`Content (now, content))
+                | exception Unix.Unix_error (e, _, _) ->
+                    Unix.close fd;
+                    Error (error_of e))
+            | Ok (fd, now) -> Ok (`Open (fd, now)))
+      in
+      match opened with
       | Error _ as e -> e
-      | Ok (fd, now) when cacheable -> (
-          match read_whole fd now.size with
-          | content ->
-              Unix.close fd;
-              (* Only a file still as the caller saw it is worth keeping. *)
-              (if File.same_version now info then
-                 match t.settings.file_cache with
-                 | Some c ->
-                     if Paths.length t.cache >= c.max_entries then
-                       Paths.reset t.cache;
-                     let entry = { version = now; content } in
-                     Paths.replace t.cache path entry;
-                     t.last_cached <- Some (path, entry)
-                 | None -> ());
-              Ok (File.In_memory content)
-          | exception Unix.Unix_error (e, _, _) ->
-              Unix.close fd;
-              Error (error_of e))
-      | Ok (fd, _) -> Ok (reader fd))
+      | Ok (`Content (now, content)) ->
+          (* Only a file still as the caller saw it is worth keeping. *)
+          (if File.same_version now info then
+             match t.settings.file_cache with
+             | Some c ->
+                 if Paths.length t.cache >= c.max_entries then
+                   Paths.reset t.cache;
+                 let entry = { version = now; content } in
+                 Paths.replace t.cache path entry;
+                 t.last_cached <- Some (path, entry)
+             | None -> ());
+          Ok (File.In_memory content)
+      | Ok (`Open (fd, _)) -> Ok (reader fd))
 
 let services t : Services.t =
   {

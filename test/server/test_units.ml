@@ -931,8 +931,29 @@ let real_files () =
   write_file (Filename.concat root "a.txt") "new file";
   Alcotest.(check string) "replaced (same size)" "new file" (contents ())
 
-(* On a loop, the requests one poll woke share one look at a path; the next
-   poll looks again. Outside a loop every call looks. *)
+(* Blocks a pool thread until opened, like a disk that does not answer. *)
+module Gate = struct
+  type t = { lock : Mutex.t; opened : Condition.t; mutable is_open : bool }
+
+  let create () =
+    { lock = Mutex.create (); opened = Condition.create (); is_open = false }
+
+  let wait t =
+    Mutex.protect t.lock (fun () ->
+        while not t.is_open do
+          Condition.wait t.opened t.lock
+        done)
+
+  let open_ t =
+    Mutex.protect t.lock (fun () ->
+        t.is_open <- true;
+        Condition.broadcast t.opened)
+end
+
+(* On a loop, the requests one poll woke share one look at a path, made on
+   a pool thread; a later poll looks again. Outside a loop every call looks.
+   The pool's one thread is held at a gate, so the looks asked for can be
+   counted while they wait. *)
 let metadata_per_poll () =
   with_temp_dir @@ fun dir ->
   let path = Filename.concat dir "a.txt" in
@@ -942,17 +963,37 @@ let metadata_per_poll () =
   let found () =
     match caps.stat ~follow:false path with Ok _ -> true | Error _ -> false
   in
+  let pool = Braid_io.Blocking.create ~max_threads:1 () in
+  Fun.protect ~finally:(fun () -> Braid_io.Blocking.shutdown pool) @@ fun () ->
   Braid_io.run (fun () ->
+      Braid_io.Blocking.with_pool pool @@ fun () ->
       write_file path "x";
       Alcotest.(check bool) "there" true (found ());
+      let gate = Gate.create () in
+      let held =
+        Braid.Fiber.fork (fun () ->
+            Braid_io.Blocking.run ~pool (fun () -> Gate.wait gate))
+      in
+      let rec until_held () =
+        if (Braid_io.Blocking.stats pool).busy = 0 then (
+          Braid_io.Time.sleep 0.001;
+          until_held ())
+      in
+      until_held ();
+      (* Three requests of one poll: one look, queued behind the gate. *)
+      let asks = List.init 3 (fun _ -> Braid.Fiber.fork found) in
+      Braid.Fiber.yield ();
+      Alcotest.(check int)
+        "one look for one poll" 1 (Braid_io.Blocking.stats pool).queued;
+      Gate.open_ gate;
+      Braid.Fiber.join held;
+      Alcotest.(check (list bool))
+        "all saw it" [ true; true; true ]
+        (List.map Braid.Fiber.join asks);
       Unix.unlink path;
-      Alcotest.(check bool) "same poll: the answer it saw" true (found ());
-      Braid_io.Time.sleep 0.001;
-      Alcotest.(check bool) "next poll: gone" false (found ());
+      Alcotest.(check bool) "a later poll looks again: gone" false (found ());
       write_file path "y";
-      Alcotest.(check bool) "same poll: still gone" false (found ());
-      Braid_io.Time.sleep 0.001;
-      Alcotest.(check bool) "next poll: back" true (found ()));
+      Alcotest.(check bool) "and back" true (found ()));
   Unix.unlink path;
   Alcotest.(check bool) "outside a loop: looks each time" false (found ())
 
