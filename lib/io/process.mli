@@ -93,8 +93,9 @@ val spawn :
     [`Inherit]. The process is killed and reaped when [sw] finishes if it has
     not been reaped by then.
 
-    Blocks the calling domain for the time the kernel takes to start the program
-    (see above), never waiting for the child to run.
+    Blocks only the calling fiber, for the time the kernel takes to start the
+    program on a {!Blocking} pool thread (see above), never waiting for the
+    child to run; that wait is not interrupted by cancellation.
 
     Raises [Unix.Unix_error (err, "posix_spawn", prog)] if the program cannot be
     started: [ENOENT] if it does not exist (or [cwd] does not), [EACCES] if it
