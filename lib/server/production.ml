@@ -44,6 +44,9 @@ type t = {
       (** The last path looked up in [lstats] and in [cache], and what was
           found: a crowd asks for one file, and comparing its path is cheaper
           than hashing it. *)
+  mutable cached_lookups : bool;
+      (** [System.open_if_cached] works here; false once the kernel said it has
+          no [openat2] or [RESOLVE_CACHED]. *)
 }
 
 let create settings =
@@ -55,6 +58,7 @@ let create settings =
     lstats = Paths.create 64;
     last_lstat = None;
     last_cached = None;
+    cached_lookups = true;
   }
 
 (* Entries of the metadata tables: as many as the file cache's. *)
@@ -117,6 +121,40 @@ let system_stat ~follow path =
    the other connections. *)
 let off_loop ?dispose call = Braid_io.Blocking.run ?dispose call
 
+(* On the loop's thread, a path the kernel has in its caches is looked at
+   (or opened) at once: [openat2] with [RESOLVE_CACHED] refuses with EAGAIN
+   what would wait for a disk, and only that goes to the pool. [None]: ask
+   the pool.
+   Only on [t]'s home domain, which alone touches [t.cached_lookups]. *)
+let open_if_cached t path how =
+  if (not t.cached_lookups) || (Domain.self () :> int) <> (t.home :> int) then
+    None
+  else
+    match System.open_if_cached path how with
+    | fd -> Some (Ok fd)
+    | exception Unix.Unix_error (EAGAIN, _, _) -> None
+    | exception Unix.Unix_error ((ENOSYS | EINVAL | E2BIG | EPERM), _, _) ->
+        t.cached_lookups <- false;
+        None
+    | exception Unix.Unix_error (e, _, _) -> Some (Error (error_of e))
+
+let fstat_info fd =
+  match Unix.fstat fd with
+  | st -> Ok (info_of st)
+  | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
+
+let stat_if_cached t ~follow path =
+  match
+    open_if_cached t path (if follow then System.Path_followed else Path_itself)
+  with
+  | None -> None
+  | Some (Error _ as e) -> Some e
+  | Some (Ok fd) ->
+      Some
+        (Fun.protect
+           ~finally:(fun () -> Unix.close fd)
+           (fun () -> fstat_info fd))
+
 (* A look at [path] that belongs to no request: it runs in a fiber of its
    own, so that a request cancelled meanwhile (its connection timed out)
    cannot leave the others of its poll waiting for an answer that never
@@ -158,7 +196,15 @@ let stat t ~follow path =
                 seen
             | _ ->
                 if Paths.length table >= max_looked_up then Paths.reset table;
-                let seen = { poll; found = look_up ~follow path } in
+                let found =
+                  match stat_if_cached t ~follow path with
+                  | Some answer ->
+                      let known = Braid_sync.Promise.create () in
+                      Braid_sync.Promise.fill known answer;
+                      known
+                  | None -> look_up ~follow path
+                in
+                let seen = { poll; found } in
                 Paths.replace table path seen;
                 if not follow then t.last_lstat <- Some (path, seen);
                 seen)
@@ -171,20 +217,23 @@ let realpath path =
       | p -> Ok p
       | exception Unix.Unix_error (e, _, _) -> Error (error_of e))
 
-(* Opened without blocking: a FIFO swapped in after the stat must not hang
-   the loop; anything but a regular file is refused after the fact. *)
+(* A descriptor just opened for reading: anything but a regular file (a
+   FIFO swapped in after the stat, opened without blocking) is refused. *)
+let regular_only fd =
+  match Unix.fstat fd with
+  | { st_kind = S_REG; _ } as st -> Ok (fd, info_of st)
+  | _ ->
+      Unix.close fd;
+      Error File.Forbidden
+  | exception Unix.Unix_error (e, _, _) ->
+      Unix.close fd;
+      Error (error_of e)
+
+(* On a pool thread, which may wait: see [System.open_regular_for_reading]. *)
 let open_regular path =
-  match Unix.openfile path [ O_RDONLY; O_NONBLOCK; O_CLOEXEC ] 0 with
+  match System.open_regular_for_reading path with
   | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
-  | fd -> (
-      match Unix.fstat fd with
-      | { st_kind = S_REG; _ } as st -> Ok (fd, info_of st)
-      | _ ->
-          Unix.close fd;
-          Error File.Forbidden
-      | exception Unix.Unix_error (e, _, _) ->
-          Unix.close fd;
-          Error (error_of e))
+  | fd -> regular_only fd
 
 (* Reads up to [size] bytes from the start; fewer if the file shrank. *)
 let read_whole fd size =
@@ -247,28 +296,40 @@ let open_file t path (info : File.info) =
   match recent with
   | Some c when File.same_version c.version info ->
       Ok (File.In_memory c.content)
+  | _ when not cacheable -> (
+      (* A file sent from its descriptor: opened at once if the kernel has
+         its path cached (the open then does no IO), else on the pool. *)
+      match open_if_cached t path For_reading with
+      | Some (Error _ as e) -> e
+      | Some (Ok fd) -> (
+          match regular_only fd with
+          | Ok (fd, _) -> Ok (reader fd)
+          | Error _ as e -> e)
+      | None -> (
+          match
+            off_loop
+              ~dispose:(function Ok (fd, _) -> Unix.close fd | Error _ -> ())
+              (fun () -> open_regular path)
+          with
+          | Ok (fd, _) -> Ok (reader fd)
+          | Error _ as e -> e))
   | _ -> (
       let opened =
-        off_loop
-          ~dispose:(function
-            | Ok (`Content _) | Error _ -> ()
-            | Ok (`Open (fd, _)) -> Unix.close fd)
-          (fun () ->
+        off_loop (fun () ->
             match open_regular path with
             | Error _ as e -> e
-            | Ok (fd, now) when cacheable -> (
+            | Ok (fd, now) -> (
                 match read_whole fd now.size with
                 | content ->
                     Unix.close fd;
-                    Ok (`Content (now, content))
+                    Ok (now, content)
                 | exception Unix.Unix_error (e, _, _) ->
                     Unix.close fd;
-                    Error (error_of e))
-            | Ok (fd, now) -> Ok (`Open (fd, now)))
+                    Error (error_of e)))
       in
       match opened with
       | Error _ as e -> e
-      | Ok (`Content (now, content)) ->
+      | Ok (now, content) ->
           (* Only a file still as the caller saw it is worth keeping. *)
           (if File.same_version now info then
              match t.settings.file_cache with
@@ -279,8 +340,7 @@ let open_file t path (info : File.info) =
                  Paths.replace t.cache path entry;
                  t.last_cached <- Some (path, entry)
              | None -> ());
-          Ok (File.In_memory content)
-      | Ok (`Open (fd, _)) -> Ok (reader fd))
+          Ok (File.In_memory content))
 
 let services t : Services.t =
   {
