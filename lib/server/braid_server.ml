@@ -1,5 +1,6 @@
 module Response = Response
 module Body = Body
+module Upgraded = Upgraded
 module Handler = Handler
 module Router = Router
 module Log_event = Log_event

@@ -39,6 +39,7 @@ module Response : sig
 end
 
 module Body = Body
+module Upgraded = Upgraded
 module Handler = Handler
 module Router = Router
 module Log_event = Log_event
