@@ -40,6 +40,7 @@ end
 
 module Body = Body
 module Upgraded = Upgraded
+module Websocket = Websocket
 module Handler = Handler
 module Router = Router
 module Log_event = Log_event
