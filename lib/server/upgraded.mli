@@ -37,8 +37,10 @@ val read : t -> bytes -> int -> int -> int
 
 val write : t -> string -> unit
 (** [write t s] sends all of [s]; blocks the fiber while the socket is full.
-    Raises [Invalid_argument] if another fiber is writing, the socket's error
-    on a reset. @raise Braid.Cancelled
+
+    Raises [Invalid_argument] if another fiber is writing, the socket's error on
+    a reset.
+    @raise Braid.Cancelled
       if the fiber is cancelled, or the send timeout expired. *)
 
 val write_bytes : t -> bytes -> int -> int -> unit
