@@ -138,7 +138,22 @@ module Frame = struct
 
   let apply_mask ~mask ?(start = 0) b off len =
     if String.length mask <> 4 then invalid_arg "Websocket.Frame.apply_mask";
-    for i = 0 to len - 1 do
+    if off < 0 || len < 0 || off > Bytes.length b - len then
+      invalid_arg "Websocket.Frame.apply_mask";
+    (* Eight bytes at a time: the key, from [start], repeats every four. *)
+    let i = ref 0 in
+    (if len >= 8 then
+       let word =
+         Bytes.get_int64_le
+           (Bytes.init 8 (fun k -> mask.[(start + k) land 3]))
+           0
+       in
+       while !i + 8 <= len do
+         let j = off + !i in
+         Bytes.set_int64_le b j (Int64.logxor (Bytes.get_int64_le b j) word);
+         i := !i + 8
+       done);
+    for i = !i to len - 1 do
       let j = off + i in
       Bytes.unsafe_set b j
         (Char.unsafe_chr
@@ -212,6 +227,7 @@ type t = {
   mutable lim : int;
   wlock : Braid_sync.Mutex.t;
   mutable close_sent : bool;
+  mutable receiving : bool;  (** A fiber is in {!receive}. *)
   mutable broken : bool;  (** A write failed: nothing more can be sent. *)
   mutable closed : (int * string) option;
       (** What {!receive} answers from now on. *)
@@ -233,6 +249,7 @@ let of_upgraded ?(limits = default_limits) ?protocol up =
     lim = 0;
     wlock = Braid_sync.Mutex.create ();
     close_sent = false;
+    receiving = false;
     broken = false;
     closed = None;
     message = Buffer.create 256;
@@ -446,7 +463,7 @@ let data t (h : Frame.header) payload =
         Some (`Text s)
     | _ -> Some (`Binary s)
 
-let rec receive t =
+let rec next_message t =
   match t.closed with
   | Some (code, reason) -> `Close (code, reason)
   | None -> (
@@ -466,8 +483,8 @@ let rec receive t =
               (match send_frame t Pong payload with
               | () -> ()
               | exception Closed -> ());
-              receive t
-          | Pong -> receive t
+              next_message t
+          | Pong -> next_message t
           | Close -> (
               match peer_close t payload with
               | v -> v
@@ -475,11 +492,19 @@ let rec receive t =
           | _ -> (
               match data t h payload with
               | exception Fail (code, reason) -> fail t code reason
-              | None -> receive t
+              | None -> next_message t
               | Some _ when t.close_sent ->
                   (* Closing: messages are dropped until the peer's close. *)
-                  receive t
+                  next_message t
               | Some m -> (m :> message))))
+
+let receive t =
+  if t.receiving then
+    invalid_arg "Braid_server.Websocket.receive: another fiber is receiving";
+  t.receiving <- true;
+  Fun.protect
+    ~finally:(fun () -> t.receiving <- false)
+    (fun () -> next_message t)
 
 (* {1 The handshake} *)
 

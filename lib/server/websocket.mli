@@ -111,7 +111,7 @@ val receive : t -> message
     above), and from then on. Pings are answered (a pong with the same payload)
     and pongs dropped, inside. Blocks the fiber until a message or the close.
 
-    Raises [Invalid_argument] if another fiber is receiving.
+    Raises [Invalid_argument] if another fiber is in [receive].
     @raise Braid.Cancelled if the fiber is cancelled. *)
 
 val send_text : t -> string -> unit
@@ -221,7 +221,9 @@ module Frame : sig
 
   val apply_mask : mask:string -> ?start:int -> bytes -> int -> int -> unit
   (** [apply_mask ~mask b off len] masks (or unmasks) [len] bytes at [off] in
-      place, as if they began at offset [start] (default 0) of the payload.
+      place, as if they began at offset [start] (default 0) of the payload;
+      eight bytes at a time.
 
-      Raises [Invalid_argument] if [mask] is not 4 bytes. *)
+      Raises [Invalid_argument] if [mask] is not 4 bytes or [off] and [len] are
+      not a valid slice of [b]. *)
 end

@@ -117,6 +117,26 @@ let masking () =
     "pieces = whole" (Bytes.to_string whole) (Bytes.to_string b);
   Frame.apply_mask ~mask b 0 12;
   Alcotest.(check string) "involution" "hello, world" (Bytes.to_string b);
+  (* Word-wide and byte-wide paths agree, from any offset of the key. *)
+  let text = String.init 101 (fun i -> Char.chr (i * 37 land 255)) in
+  let whole = Bytes.of_string text in
+  Frame.apply_mask ~mask whole 0 101;
+  List.iter
+    (fun cut ->
+      let b = Bytes.of_string text in
+      Frame.apply_mask ~mask b 0 cut;
+      Frame.apply_mask ~mask ~start:cut b cut (101 - cut);
+      Alcotest.(check string)
+        (Printf.sprintf "cut at %d" cut)
+        (Bytes.to_string whole) (Bytes.to_string b))
+    [ 0; 1; 3; 5; 8; 13; 50; 100 ];
+  let byte_by_byte = Bytes.of_string text in
+  for i = 0 to 100 do
+    Frame.apply_mask ~mask ~start:i byte_by_byte i 1
+  done;
+  Alcotest.(check string)
+    "byte by byte" (Bytes.to_string whole)
+    (Bytes.to_string byte_by_byte);
   Alcotest.check_raises "a 3-byte key"
     (Invalid_argument "Websocket.Frame.apply_mask") (fun () ->
       Frame.apply_mask ~mask:"abc" b 0 1)
