@@ -57,6 +57,8 @@ let await_input fd =
   if not (Loop.may_be_readable fd) then
     Handle.wait_checked fd ~write:false ~op:"await_input"
 
+let io_budget = Loop.io_budget
+
 let check_range name buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
     invalid_arg ("Braid_io." ^ name ^ ": invalid range")
@@ -84,6 +86,7 @@ and wait_then_read fd buf off len =
 let read_into fd buf off len =
   check_range "read_into" buf off len;
   Handle.usable fd ~op:"read";
+  Loop.spend fd;
   read fd buf off len
 
 let rec write fd buf off len =
@@ -104,10 +107,12 @@ let write_all fd buf off len =
   check_range "write_all" buf off len;
   if len > 0 then (
     Handle.usable fd ~op:"write";
+    Loop.spend fd;
     write fd buf off len)
 
 (* The bytes are only read by the system call. *)
 let write_string fd s =
   if s <> "" then (
     Handle.usable fd ~op:"write";
+    Loop.spend fd;
     write fd (Bytes.unsafe_of_string s) 0 (String.length s))

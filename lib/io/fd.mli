@@ -68,14 +68,26 @@ val await_input : t -> unit
       [{op = "await_input"; error = EBADF}] if [fd] is or gets closed.
     @raise Braid.Cancelled if the fiber is cancelled (woken at once). *)
 
+val io_budget : int
+(** Fairness: the reads and writes ({!read_into}, {!write_all}, {!write_string},
+    and [Net]'s) a fiber may start in a row without the loop switching fibers:
+    64. The next one first yields ({!Braid.Fiber.yield}), so the other runnable
+    fibers run, and the loop looks at the descriptors and timers, before it goes
+    on. A fiber whose socket always has data (a flooding peer) or room thus
+    cannot starve the others. The cost is one increment and comparison per
+    operation, and a yield per 64 operations only for a fiber that never waits.
+*)
+
 val read_into : t -> bytes -> int -> int -> int
 (** [read_into fd buf off len] reads at most [len] bytes into [buf] at [off] and
     returns how many, [0] at end of file (or if [len = 0]). Blocks only the
-    calling fiber, until some data is available.
+    calling fiber, until some data is available (or it yields, see
+    {!io_budget}).
 
     Raises [Invalid_argument] if [off] and [len] are not a valid range.
     @raise Error [{op = "read"; _}]
-    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
+    @raise Braid.Cancelled if the fiber is cancelled while waiting or yielding.
+*)
 
 val write_all : t -> bytes -> int -> int -> unit
 (** [write_all fd buf off len] writes the [len] bytes of [buf] at [off], waiting
@@ -85,8 +97,8 @@ val write_all : t -> bytes -> int -> int -> unit
     Raises [Invalid_argument] if [off] and [len] are not a valid range.
     @raise Error [{op = "write"; _}]
     @raise Braid.Cancelled
-      if the fiber is cancelled while waiting; part of the data may have been
-      written. *)
+      if the fiber is cancelled while waiting or yielding ({!io_budget}); part
+      of the data may have been written. *)
 
 val write_string : t -> string -> unit
 (** [write_string fd s] writes all of [s], as {!write_all}. *)

@@ -56,6 +56,8 @@ and t = {
   mutable last_foreign : int;
       (** When a resumption last came from another thread ({!now_ns}). *)
   mutable polls : int;  (** Completed calls of [poll]. *)
+  mutable streak : int;
+      (** Reads and writes started since the loop last switched fibers. *)
 }
 
 let wake_token = 0
@@ -200,6 +202,22 @@ let read_returned fd ~wanted n =
     fd.may_be_readable <- false
 
 let is_open fd = fd.is_open
+
+(* Fairness: a fiber whose descriptors are always ready never waits, so it
+   would never give the loop back. Every [io_budget] reads and writes it
+   starts without the loop switching fibers, it yields: the other runnable
+   fibers run, and the loop looks at the descriptors and timers, first.
+   One increment and compare per operation; [run_ready] resets the count. *)
+let io_budget = 64
+
+let spend fd =
+  let t = fd.loop in
+  let streak = t.streak + 1 in
+  if streak < io_budget then t.streak <- streak
+  else (
+    t.streak <- 0;
+    Fiber.yield ())
+
 let loop_of fd = fd.loop
 let not_waiting : unit resumer = fun _ -> false
 
@@ -368,6 +386,7 @@ let create () =
             fibers = Private.Scheduler.tally ();
             last_foreign = min_int;
             polls = 0;
+            streak = 0;
           })
 
 let make_ops t =
@@ -388,12 +407,14 @@ let foreign_batch = 1024
    next turn, after a look at the descriptors, so IO is never starved. *)
 let run_ready t =
   for _ = 1 to Private.Task_queue.length t.runnable do
+    t.streak <- 0;
     (Private.Task_queue.pop t.runnable) ()
   done;
   let rec drain n =
     if n > 0 then
       match Incoming.pop_opt t.incoming with
       | Some task ->
+          t.streak <- 0;
           task ();
           drain (n - 1)
       | None -> n

@@ -63,6 +63,17 @@ val may_be_readable : fd -> bool
 val nothing_more_to_read : fd -> unit
 (** [nothing_more_to_read fd] records that a read got EAGAIN. *)
 
+val io_budget : int
+(** How many reads and writes a fiber may start without the loop switching
+    fibers (64) before {!spend} makes it yield. *)
+
+val spend : fd -> unit
+(** [spend fd] counts one read or write on [fd]'s loop, and yields
+    ({!Braid.Fiber.yield}) once the running fiber has started {!io_budget} of
+    them since the loop last switched fibers: a fiber that always finds data
+    ready cannot starve the others.
+    @raise Braid.Cancelled if the fiber is cancelled and it yields. *)
+
 val read_returned : fd -> wanted:int -> int -> unit
 (** [read_returned fd ~wanted n] records that a read of [wanted] bytes got [n]:
     fewer (but some) on a TCP socket drained it, unless the peer hung up (its

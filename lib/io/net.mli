@@ -191,7 +191,9 @@ val connect_host :
 val read_into : socket -> bytes -> int -> int -> int
 (** [read_into s buf off len] reads at most [len] bytes into [buf] at [off],
     waiting (this fiber only) until some are available; [0] means the peer
-    closed its side (or [len = 0]).
+    closed its side (or [len = 0]). Like every read and write of a socket, it
+    first yields if the fiber has started {!Fd.io_budget} of them in a row
+    without waiting (fairness).
 
     Raises [Invalid_argument] if [off] and [len] are not a valid range.
     @raise Error [{op = "read"; _}] e.g. [ECONNRESET].

@@ -1,5 +1,7 @@
 module Response = Response
 module Body = Body
+module Upgraded = Upgraded
+module Websocket = Websocket
 module Handler = Handler
 module Router = Router
 module Log_event = Log_event

@@ -39,6 +39,8 @@ module Response : sig
 end
 
 module Body = Body
+module Upgraded = Upgraded
+module Websocket = Websocket
 module Handler = Handler
 module Router = Router
 module Log_event = Log_event

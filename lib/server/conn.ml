@@ -18,6 +18,8 @@ type t = {
   mutable body : Body.t;
   mutable head_written : bool;
   mutable abandon_body : bool;
+  upgraded_read : bytes -> int -> int -> int;
+  upgraded_write : bytes -> int -> int -> unit;
 }
 
 let log_error c text =

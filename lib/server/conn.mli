@@ -45,6 +45,12 @@ type t = {
   mutable head_written : bool;
   mutable abandon_body : bool;
       (** The handler was cancelled: its body is not worth draining. *)
+  upgraded_read : bytes -> int -> int -> int;
+      (** The connection's read with no timeout and no flush, for an upgraded
+          connection ({!Upgraded}). *)
+  upgraded_write : bytes -> int -> int -> unit;
+      (** The connection's write, counted for the send timeout, its exceptions
+          unwrapped, for an upgraded connection. *)
 }
 
 val log_error : t -> string -> unit

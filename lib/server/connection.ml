@@ -23,6 +23,8 @@ type context = {
 and live = {
   control : Control.t;
   scope : Fiber.Scope.t;  (** Cancelling it ends the connection. *)
+  interrupt : (exn -> unit) option;
+      (** Wakes the connection's blocked read with an exception. *)
   pending : unit -> bool;
       (** Whether bytes are waiting to be read: a request that arrived while the
           loop could not run (the process was stopped, or starved) and that the
@@ -52,12 +54,25 @@ let context ?(draining = Atomic.make false) ?fixed_services () =
 
 let drain c =
   Atomic.set c.draining true;
-  let idle =
+  let idle, upgraded =
     Hashtbl.fold
-      (fun _ l acc -> if Control.is_idle l.control then l.scope :: acc else acc)
-      c.live []
+      (fun _ l (idle, upgraded) ->
+        if Control.is_idle l.control then (l.scope :: idle, upgraded)
+        else if l.control.phase = Upgraded then (idle, l :: upgraded)
+        else (idle, upgraded))
+      c.live ([], [])
   in
-  List.iter Fiber.Scope.cancel idle
+  List.iter Fiber.Scope.cancel idle;
+  (* An upgraded connection is told, so that its protocol can say goodbye:
+     a blocked read raises [Upgraded.Shutdown], and so does every read
+     that would block from now on. Without a way to wake it, it is
+     cancelled. *)
+  List.iter
+    (fun l ->
+      match l.interrupt with
+      | Some interrupt -> ( try interrupt Upgraded.Shutdown with _ -> ())
+      | None -> Fiber.Scope.cancel l.scope)
+    upgraded
 
 (* At the connection limit, nginx's rule: the connection that has waited
    longest for a request (an idle keep-alive one, or one that has sent
@@ -171,7 +186,7 @@ let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
   let id = c.next_id in
   c.next_id <- id + 1;
   Fiber.Scope.run (fun scope ->
-      Hashtbl.replace c.live id { control; scope; pending };
+      Hashtbl.replace c.live id { control; scope; pending; interrupt };
       match
         Pipeline.serve ~control ~buffers ?await_input
           ?fixed_services:c.fixed_services ?file_sender config c.dates ~peer

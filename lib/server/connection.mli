@@ -24,7 +24,9 @@ val drain : context -> unit
 (** [drain c] sets the context's draining flag and closes at once the
     connections of [c] that are idle (waiting for a request: their fibers are
     cancelled and return normally); the others close after their current
-    request. *)
+    request. An upgraded connection ({!Upgraded}) blocked in a read is woken
+    with {!Upgraded.Shutdown} (with no [interrupt], it is cancelled), and its
+    later reads raise it. *)
 
 val evict_idle : context -> bool
 (** [evict_idle c] closes the connection of [c] that has waited longest for a

@@ -1,4 +1,4 @@
-type phase = Idle | Head | Body
+type phase = Idle | Head | Body | Upgraded
 
 type t = {
   draining : bool Atomic.t;

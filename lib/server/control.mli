@@ -9,6 +9,9 @@ type phase =
   | Idle  (** Waiting for the first byte of a request; owes nothing. *)
   | Head  (** Reading a request head. *)
   | Body  (** Serving a request: its body, its handler, its response. *)
+  | Upgraded
+      (** Handed over after a [101] ({!Upgraded}): never idle, closed by
+          {!Upgraded.Shutdown} when the server drains. *)
 
 type t = {
   draining : bool Atomic.t;

@@ -10,6 +10,7 @@ let of_response (response : Response.t) ~chunked =
     | String s -> Length (String.length s)
     | File { length; _ } -> Length length
     | Stream _ -> if chunked then Chunked else Unframed
+    | Upgrade _ -> Unframed
 
 (* Fields the pipeline writes itself. *)
 let is_framing name =
@@ -20,8 +21,8 @@ let is_framing name =
   | 17 -> Headers.equal_name name "transfer-encoding"
   | _ -> false
 
-let write_head (c : Conn.t) ~now ~status ~headers framing ~keep_alive
-    ~(version : Request.version) =
+let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
+    ~keep_alive ~(version : Request.version) =
   let out = c.out in
   c.head_written <- true;
   Output.add_string out (Status.status_line status);
@@ -37,7 +38,8 @@ let write_head (c : Conn.t) ~now ~status ~headers framing ~keep_alive
       Output.add_string out "\r\n"
   | Chunked -> Output.add_string out "Transfer-Encoding: chunked\r\n"
   | Unframed -> ());
-  if not keep_alive then Output.add_string out "Connection: close\r\n"
+  if upgrade then Output.add_string out "Connection: Upgrade\r\n"
+  else if not keep_alive then Output.add_string out "Connection: close\r\n"
   else if version = Http_1_0 then
     Output.add_string out "Connection: keep-alive\r\n";
   Output.add_string out "\r\n"

@@ -13,6 +13,7 @@ val of_response : Response.t -> chunked:bool -> t
 (** How [response] is framed when its stream (if any) is [chunked]. *)
 
 val write_head :
+  ?upgrade:bool ->
   Conn.t ->
   now:float ->
   status:int ->
@@ -25,7 +26,8 @@ val write_head :
     the head: the handler's fields but [Date], [Connection], [Content-Length]
     and [Transfer-Encoding], which it writes itself ([Connection: close] when
     not [keep_alive], [Connection: keep-alive] to an HTTP/1.0 client that keeps
-    it). *)
+    it). With [upgrade], the [Connection] field is [Upgrade] instead (a [101]).
+*)
 
 val write_file : Conn.t -> File.contents -> offset:int -> length:int -> unit
 (** [write_file c contents ~offset ~length] sends that region of an opened file,

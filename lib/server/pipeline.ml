@@ -6,11 +6,121 @@ type outcome = Peer_closed | Server_closed
    finishes a piece within the send timeout, however large the response. *)
 let send_piece = 65536
 
+(* Whether [req] asked for [protocol] (RFC 9110 §7.8): only an HTTP/1.1
+   request can, with the protocol in its Upgrade field and "upgrade" among
+   its connection options. *)
+let asked_for (req : Request.t) protocol =
+  let name p =
+    match String.index_opt p '/' with Some i -> String.sub p 0 i | None -> p
+  in
+  req.version = Http_1_1
+  && Headers.has_token req.headers "connection" "upgrade"
+  && List.exists
+       (fun v ->
+         List.exists
+           (fun p ->
+             let p = String.trim p in
+             String.equal (String.lowercase_ascii p)
+               (String.lowercase_ascii protocol)
+             || (not (String.contains protocol '/'))
+                && String.equal
+                     (String.lowercase_ascii (name p))
+                     (String.lowercase_ascii protocol))
+           (String.split_on_char ',' v))
+       (Headers.find_all req.headers "upgrade")
+
+(* The handler answered an upgrade the request did not ask for (or before
+   reading its body): its mistake, a 500. *)
+let refused_upgrade (c : Conn.t) (req : Request.t) ~time why =
+  c.services.log
+    (Handler_failed
+       {
+         time;
+         request = req;
+         exn = Invalid_argument ("Braid_server.Response.upgrade: " ^ why);
+         backtrace = Printexc.get_callstack 0;
+       });
+  Response.error 500 ""
+
+(* The 101 is out: the connection is the callback's until it returns, then
+   it closes. *)
+let run_upgrade (c : Conn.t) (req : Request.t) ~now ~protocol
+    (response : Response.t) run =
+  let control = c.control in
+  Framing.write_head ~upgrade:true c ~now ~status:101 ~headers:response.headers
+    Unframed ~keep_alive:false ~version:req.version;
+  c.services.log
+    (Access
+       {
+         peer = c.peer;
+         time = now;
+         request = Some req;
+         status = 101;
+         body_bytes = 0;
+       });
+  Output.flush c.out;
+  Output.release c.out;
+  (* The bytes read past the request: the new protocol's first. *)
+  let input = c.input in
+  let n = Input.length input in
+  let buffered = Bytes.sub_string input.buf input.pos n in
+  Input.consume input n;
+  Input.release input;
+  control.phase <- Upgraded;
+  let up =
+    Upgraded.make ?peer:c.peer ~buffered
+      ~shutting_down:(fun () -> Atomic.get control.draining)
+      ~read:c.upgraded_read ~write:c.upgraded_write ()
+  in
+  ignore protocol;
+  match run up with
+  | () -> Upgraded.finish up
+  | exception Upgraded.Shutdown -> Upgraded.finish up
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      Upgraded.finish up;
+      if Unwind.is_connections_own e then Printexc.raise_with_backtrace e bt
+      else if Upgraded.failed_io up e then
+        (* A reset: the connection's end, as for a request's read. *)
+        raise (Unwind.Io_failed (e, bt))
+      else
+        c.services.log
+          (Handler_failed
+             {
+               time = Date_cache.now c.dates c.services;
+               request = req;
+               exn = e;
+               backtrace = bt;
+             })
+
 (* Serves one parsed request; [true] if the connection goes on. *)
-let exchange (c : Conn.t) (req : Request.t) =
+let rec exchange (c : Conn.t) (req : Request.t) =
   let now = Date_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
   let response, body = Dispatch.dispatch c req ~now ~path ~query in
+  match response.body with
+  | Upgrade { protocol; run } -> upgrade c req ~now response body ~protocol run
+  | Empty | String _ | Stream _ | File _ -> respond c req ~now response body
+
+and upgrade c req ~now response body ~protocol run =
+  if c.abandon_body then respond c req ~now response body
+  else if not (asked_for req protocol) then
+    respond c req ~now
+      (refused_upgrade c req ~time:now
+         (Printf.sprintf "the request did not ask for %S" protocol))
+      body
+  else
+    match Settlement.settle body with
+    | Consumed ->
+        run_upgrade c req ~now ~protocol response run;
+        false
+    | Unread ->
+        respond c req ~now
+          (refused_upgrade c req ~time:now "the request's body was not read")
+          body
+    | Failed e -> respond c req ~now (Response.error e.status e.reason) body
+
+and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
   let is_stream = match response.body with Stream _ -> true | _ -> false in
   (* Settled before the head, so that the head tells the truth about the
      connection; a stream may read the body while it runs, so later. *)
@@ -52,7 +162,7 @@ let exchange (c : Conn.t) (req : Request.t) =
     if no_content then 0
     else
       match (response.body, contents) with
-      | Empty, _ | File _, None -> 0
+      | Empty, _ | File _, None | Upgrade _, _ -> 0
       | String s, _ ->
           Output.send c.out (Bytes.unsafe_of_string s) 0 (String.length s);
           String.length s
@@ -216,6 +326,10 @@ let timed_read (c : Conn.t) read buf off len =
       match c.services.timeout timeouts.body (fun () -> read buf off len) with
       | Some n -> n
       | None -> raise Unwind.Timed_out)
+  | Upgraded ->
+      (* Not through the parser's input: an upgraded connection reads with
+         [c.upgraded_read]. *)
+      read buf off len
 
 (* The connection's own read and write: their exceptions are carried
    through handlers as [Io_failed]. *)
@@ -244,15 +358,18 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
   control.send_timeout <- Control.ns_of_seconds config.timeouts.send;
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
-  let rec write buf off len =
+  let rec counted_write buf off len =
     let piece = if len > send_piece then send_piece else len in
     control.writes <- control.writes + 1;
-    (match write_socket buf off piece with
+    write_socket buf off piece;
+    control.writes <- control.writes + 1;
+    if piece < len then counted_write buf (off + piece) (len - piece)
+  in
+  let write buf off len =
+    match counted_write buf off len with
     | () -> ()
     | exception (Braid.Cancelled as e) -> raise e
-    | exception e -> raise (failed e));
-    control.writes <- control.writes + 1;
-    if piece < len then write buf (off + piece) (len - piece)
+    | exception e -> raise (failed e)
   in
   (* The same count and wrapping for the head sent before a file and for
      each piece of the file. *)
@@ -313,6 +430,8 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
       body = Body.empty;
       head_written = false;
       abandon_body = false;
+      upgraded_read = read;
+      upgraded_write = counted_write;
     }
   in
   (* Whatever is buffered goes out before the connection waits for more:

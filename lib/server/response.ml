@@ -20,6 +20,7 @@ type body =
   | String of string
   | Stream of (Writer.t -> unit)
   | File of { path : string; info : File.info; offset : int; length : int }
+  | Upgrade of { protocol : string; run : Upgraded.t -> unit }
 
 type t = { status : int; headers : (string * string) list; body : body }
 
@@ -45,6 +46,30 @@ let check_field (name, value) =
 
 let check_fields headers = List.iter check_field headers
 
+(* A 101 and an upgrade go together: the pipeline hands the connection over
+   for nothing else. *)
+let check_body status body =
+  match body with
+  | Upgrade _ when status <> 101 ->
+      invalid_arg
+        (Printf.sprintf
+           "Braid_server.Response: an upgrade must have status 101, not %d"
+           status)
+  | (Empty | String _ | Stream _ | File _) when status = 101 ->
+      invalid_arg
+        "Braid_server.Response: status 101 is only for Response.upgrade"
+  | _ -> ()
+
+(* A protocol of an [Upgrade] field: a token, or token "/" token (RFC 9110
+   §7.8). *)
+let is_protocol p =
+  match String.index_opt p '/' with
+  | None -> Braid_http.Headers.is_name p
+  | Some i ->
+      Braid_http.Headers.is_name (String.sub p 0 i)
+      && Braid_http.Headers.is_name
+           (String.sub p (i + 1) (String.length p - i - 1))
+
 (* {1 Construction} *)
 
 let plain = "text/plain; charset=utf-8"
@@ -55,11 +80,13 @@ let trusted ?(headers = []) status body = { status; headers; body }
 let make ?(headers = []) status body =
   check_status status;
   check_fields headers;
+  check_body status body;
   { status; headers; body }
 
 let with_type ~content_type status headers body =
   check_status status;
   check_fields headers;
+  check_body status body;
   let headers =
     (* The default is known to be valid. *)
     if content_type == plain then ("Content-Type", plain) :: headers
@@ -83,6 +110,7 @@ let empty ?headers status = make ?headers status Empty
 
 let error ?headers status detail =
   check_status status;
+  check_body status Empty;
   let line = string_of_int status ^ " " ^ Braid_http.Status.reason status in
   let text = if detail = "" then line ^ "\n" else line ^ ": " ^ detail ^ "\n" in
   string ~status ?headers text
@@ -90,12 +118,27 @@ let error ?headers status detail =
 let redirect ?(status = 301) location =
   let field = ("Location", location) in
   check_status status;
+  check_body status Empty;
   check_field field;
   {
     status;
     headers = [ field; ("Content-Type", plain) ];
     body = String (location ^ "\n");
   }
+
+let upgrade ?(headers = []) ~protocol run =
+  if not (is_protocol protocol) then
+    invalid_arg
+      (Printf.sprintf "Braid_server.Response.upgrade: %S is not a protocol"
+         protocol);
+  check_fields headers;
+  let headers =
+    ("Upgrade", protocol)
+    :: List.filter
+         (fun (n, _) -> not (Braid_http.Headers.equal_name n "upgrade"))
+         headers
+  in
+  { status = 101; headers; body = Upgrade { protocol; run } }
 
 let header t name =
   List.find_map

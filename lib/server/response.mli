@@ -51,6 +51,9 @@ type body =
       (** [length] bytes of the file at [path] from [offset], read through the
           file services. [info] is the stat the handler made: a cache checks the
           content against it. *)
+  | Upgrade of { protocol : string; run : Upgraded.t -> unit }
+      (** The connection switches to [protocol] after the [101] head: see
+          {!upgrade}. Only with status [101]. *)
 
 type t = private {
   status : int;  (** 100 to 599. *)
@@ -63,8 +66,9 @@ val make : ?headers:(string * string) list -> int -> body -> t
 
     Raises [Invalid_argument] if [status] is not in 100-599, or a field of
     [headers] has a name that is not a token or a value holding CR, LF, NUL or
-    another control character but tab. Every function below that takes a status
-    or fields checks them the same way. *)
+    another control character but tab, or if [status] is [101] and [body] is not
+    an [Upgrade] or the other way round. Every function below that takes a
+    status or fields checks them the same way. *)
 
 val string :
   ?status:int ->
@@ -97,6 +101,29 @@ val redirect : ?status:int -> string -> t
 (** [redirect location] is a [301] (or [status]) to [location], which is checked
     as a field value: a location built from user input with a CR or LF in it is
     refused ([Invalid_argument]). *)
+
+val upgrade :
+  ?headers:(string * string) list ->
+  protocol:string ->
+  (Upgraded.t -> unit) ->
+  t
+(** [upgrade ~protocol run] answers [101 Switching Protocols] with
+    [Upgrade: protocol] and [Connection: Upgrade], then hands the connection
+    over: [run] is called in the connection's fiber with the socket and the
+    bytes the server had already read after the request, and the connection
+    closes when it returns (or raises: an exception other than the socket's own
+    errors is logged as a handler failure). See {!Upgraded} for what still
+    applies (the connection limit, the send timeout, graceful shutdown).
+
+    The pipeline checks that the request asked for it: an HTTP/1.1 request whose
+    [Upgrade] field lists [protocol] (case-insensitively) and whose [Connection]
+    field lists [upgrade], with its body (if any) read whole. Otherwise the
+    handler is at fault: the request gets a [500] and a [Handler_failed] log
+    event. A protocol handshake ([Websocket.accept]) makes its own checks first
+    and answers the client's mistakes with a [4xx].
+
+    Raises [Invalid_argument] if [protocol] is not [token] or [token/token], or
+    a field of [headers] is invalid. *)
 
 val header : t -> string -> string option
 (** [header r name] is the first field called [name] (case-insensitively). *)

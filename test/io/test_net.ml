@@ -268,6 +268,51 @@ let outside_the_loop () =
   outside "Time.timeout" (fun () -> ignore (Time.timeout 1. ignore));
   outside "nested run" (fun () -> run (fun () -> run ignore))
 
+(* Fairness: connection A's sender has flooded it (its receive queue holds
+   32 KiB), and its reader takes a byte per read, so every read finds data
+   and never waits. Connection B's writer, runnable all along, must still
+   get its turn within the I/O budget, not after A's 32,768 reads. *)
+let flooding_reader_yields () =
+  run @@ fun () ->
+  within "fairness" @@ fun () ->
+  Switch.run @@ fun sw ->
+  let a_sender, a = pair ~sw in
+  let b, b_peer = pair ~sw in
+  let flood = 32768 in
+  Net.write_all a_sender (Bytes.make flood 'x') 0 flood;
+  (* Wait until all of it is readable at [a]. *)
+  let rec settle_queue () =
+    let pending =
+      Unix.recv (Fd.to_unix a) (Bytes.create flood) 0 flood [ MSG_PEEK ]
+    in
+    if pending < flood then (
+      Time.sleep 0.001;
+      settle_queue ())
+  in
+  settle_queue ();
+  let read_by_a = ref 0 and seen_by_b = ref (-1) in
+  let reader =
+    Fiber.fork ~sw (fun () ->
+        let buf = Bytes.create 1 in
+        while !read_by_a < flood do
+          read_by_a := !read_by_a + Net.read_into a buf 0 1
+        done)
+  in
+  let writer =
+    Fiber.fork ~sw (fun () ->
+        Net.write_string b "tick";
+        seen_by_b := !read_by_a)
+  in
+  Fiber.join reader;
+  Fiber.join writer;
+  let tick = Bytes.create 4 in
+  read_exactly b_peer tick 4;
+  Alcotest.(check bool)
+    (Printf.sprintf "B wrote after A's read %d (budget %d), not after %d"
+       !seen_by_b Fd.io_budget flood)
+    true
+    (!seen_by_b >= 0 && !seen_by_b <= 2 * Fd.io_budget)
+
 let () =
   let case name f = Alcotest.test_case name `Quick f in
   Alcotest.run "net"
@@ -295,4 +340,6 @@ let () =
         ] );
       ( "accept",
         [ case "several fibers accept on one listener" several_acceptors ] );
+      ( "fairness",
+        [ case "a flooded reader yields to a writer" flooding_reader_yields ] );
     ]

@@ -52,6 +52,26 @@ let routes =
          Response.string (String.make 200_000 'x'))
   |> Router.add GET "/close" (fun _ ->
          Response.string ~headers:[ ("Connection", "close") ] "bye")
+  |> Router.add GET "/up" (fun _ ->
+         Response.upgrade
+           ~headers:[ ("Connection", "keep-alive") ]
+           ~protocol:"echo"
+           (fun up ->
+             (* Echoes upper-cased until the end of the stream. *)
+             let buf = Bytes.create 2 in
+             let rec loop () =
+               match Upgraded.read up buf 0 2 with
+               | 0 -> Upgraded.write up "<eof>"
+               | n ->
+                   Upgraded.write up
+                     (String.uppercase_ascii (Bytes.sub_string buf 0 n));
+                   loop ()
+             in
+             loop ()))
+  |> Router.add GET "/up-boom" (fun _ ->
+         Response.upgrade ~protocol:"echo" (fun up ->
+             Upgraded.write up "x";
+             failwith "upgrade boom"))
   |> Router.add GET "/log" (fun r ->
          ignore r;
          Log.info "from a handler";
@@ -146,6 +166,84 @@ let get ?(version = "1.1") ?(headers = []) path =
     (String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") headers))
 
 (* {1 Connections} *)
+
+let upgrade_headers = [ ("Connection", "Upgrade"); ("Upgrade", "echo") ]
+
+let upgrade () =
+  (* The bytes after the head, read with it, come first. *)
+  let r =
+    drive
+      [
+        Send (get ~headers:upgrade_headers "/up" ^ "abc");
+        Expect_sent "ABC";
+        Send "def";
+      ]
+  in
+  let head, rest =
+    match find r.output "\r\n\r\n" with
+    | Some i ->
+        ( String.sub r.output 0 i,
+          String.sub r.output (i + 4) (String.length r.output - i - 4) )
+    | None -> Alcotest.failf "no head in %S" r.output
+  in
+  Alcotest.(check bool)
+    "101" true
+    (String.starts_with ~prefix:"HTTP/1.1 101 Switching Protocols\r\n" head);
+  Alcotest.(check bool)
+    "Connection: Upgrade, the handler's field dropped" true
+    (contains head "Connection: Upgrade" && not (contains head "keep-alive"));
+  Alcotest.(check bool) "Upgrade: echo" true (contains head "Upgrade: echo");
+  Alcotest.(check bool) "no length" false (contains head "Content-Length");
+  Alcotest.(check string) "the new protocol" "ABCDEF<eof>" rest;
+  Alcotest.check outcome "closed after" Server_closed r.outcome
+
+let upgrade_refused () =
+  (* Not asked for: the handler's mistake, a 500; the connection goes on. *)
+  let r, rs = run (get "/up" ^ get "/hello") in
+  check_statuses "500 then 200" [ 500; 200 ] rs;
+  Alcotest.(check bool)
+    "logged" true
+    (List.exists
+       (function Log_event.Handler_failed _ -> true | _ -> false)
+       (In_memory.events r.mem));
+  let _, rs =
+    run (get ~version:"1.0" ~headers:upgrade_headers "/up" ^ get "/hello")
+  in
+  check_statuses "HTTP/1.0 cannot upgrade" [ 500 ] rs;
+  let _, rs =
+    run
+      (get ~headers:[ ("Connection", "Upgrade"); ("Upgrade", "h2c") ] "/up"
+      ^ get "/hello")
+  in
+  check_statuses "another protocol" [ 500; 200 ] rs;
+  (* A failing callback is logged; the connection closes. *)
+  let r = drive [ Send (get ~headers:upgrade_headers "/up-boom") ] in
+  Alcotest.(check bool)
+    "101 sent, then the callback's byte" true
+    (contains r.output "101 Switching" && String.ends_with ~suffix:"x" r.output);
+  Alcotest.(check bool)
+    "the failure logged" true
+    (List.exists
+       (function
+         | Log_event.Handler_failed { exn = Failure _; _ } -> true | _ -> false)
+       (In_memory.events r.mem));
+  Alcotest.check outcome "closed" Server_closed r.outcome;
+  (* 101 and an upgrade go together. *)
+  let refused f =
+    match f () with
+    | (_ : Response.t) -> false
+    | exception Invalid_argument _ -> true
+  in
+  Alcotest.(check bool)
+    "101 without an upgrade" true
+    (refused (fun () -> Response.empty 101));
+  Alcotest.(check bool)
+    "an upgrade with another status" true
+    (refused (fun () ->
+         Response.make 200 (Upgrade { protocol = "x"; run = ignore })));
+  Alcotest.(check bool)
+    "a bad protocol" true
+    (refused (fun () -> Response.upgrade ~protocol:"a b" ignore))
 
 let keep_alive () =
   let r, rs = run (get "/hello" ^ get "/echo/x%20y") in
@@ -731,6 +829,8 @@ let () =
             expect_continue_refused;
           Alcotest.test_case "chunked upload" `Quick chunked_upload;
           Alcotest.test_case "unread body drained" `Quick unread_body_drained;
+          Alcotest.test_case "upgrade" `Quick upgrade;
+          Alcotest.test_case "upgrade refused" `Quick upgrade_refused;
           Alcotest.test_case "streams" `Quick streams;
           Alcotest.test_case "large response in pieces" `Quick
             large_response_in_pieces;

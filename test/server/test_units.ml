@@ -511,6 +511,7 @@ let body (r : Response.t) =
   | File { path; offset; length; _ } ->
       Printf.sprintf "file %s %d+%d" path offset length
   | Stream _ -> "stream"
+  | Upgrade { protocol; _ } -> "upgrade to " ^ protocol
 
 let check_status name expected (r : Response.t) =
   Alcotest.(check int) name expected r.status

@@ -1,0 +1,229 @@
+(** WebSocket (RFC 6455), server side: the handshake, then messages in direct
+    style.
+
+    {[
+      let echo request =
+        Websocket.accept request (fun ws ->
+            let rec loop () =
+              match Websocket.receive ws with
+              | `Text s ->
+                  Websocket.send_text ws s;
+                  loop ()
+              | `Binary s ->
+                  Websocket.send_binary ws s;
+                  loop ()
+              | `Close _ -> ()
+            in
+            loop ())
+
+      let router = Router.empty |> Router.add GET "/echo" echo
+    ]}
+
+    {b Threads.} A connection belongs to the event loop (the domain) that
+    accepted it. One fiber at a time may {!receive}; any fiber of that loop may
+    send, concurrently with the receiver and with other senders: each frame is
+    written whole under a lock ({!Braid_sync.Mutex}), so frames never
+    interleave. Sending from another domain raises [Invalid_argument]: to reach
+    a connection from elsewhere (a chat room's other members), pass messages
+    through a {!Braid_sync.Channel} to a fiber of the connection's own (see
+    [examples/chat]). Every function blocks only the calling fiber: {!receive}
+    until a message arrives, the senders while the socket is full.
+
+    {b What is checked} (a client's frame that breaks a rule fails the
+    connection: a close frame with the code goes out, {!receive} returns
+    [`Close (code, reason)] and the application should return):
+    - every client frame is masked, no reserved bit is set, its opcode is known,
+      a control frame is at most 125 bytes and not fragmented, fragments follow
+      the rules: else [1002] (protocol error);
+    - a text message (across its fragments, checked as they arrive) and a close
+      reason are UTF-8: else [1007];
+    - a frame is at most [limits.max_frame] bytes, a message (its fragments
+      together) at most [limits.max_message]: else [1009];
+    - a close frame carries a code a peer may send: else [1002].
+
+    {b Closing.} A close frame from the client is answered with the same code,
+    and {!receive} returns [`Close (code, reason)] (code [1005] if it had none);
+    when the callback returns, the server closes the TCP connection. {!close}
+    sends a close frame; a fiber still receiving then drops messages until the
+    client's close frame arrives. When the callback of {!accept} returns without
+    a close, the server sends [1000]; when it raises, [1011] (the exception is
+    logged). No byte from the client for [limits.idle_timeout] seconds: close
+    [1001] ("idle timeout"). A graceful shutdown of the server: close [1001]
+    ("server shutting down") at the next {!receive}, blocked or not. The
+    connection ending without a close frame (a reset, end of stream):
+    [`Close (1006, "")], nothing sent.
+
+    {b Limits and the server.} The connection counts against the server's
+    [max_connections] while it lives; it is never closed as idle to admit
+    another; the send timeout applies to each write (a client that stops reading
+    is cut off: the blocked sender gets {!Braid.Cancelled}); no handler timeout
+    applies after the handshake. *)
+
+type t
+(** An open WebSocket connection. *)
+
+type limits = {
+  max_frame : int;  (** Bytes of one frame's payload; at least 125. *)
+  max_message : int;
+      (** Bytes of a message, fragments together; also the most {!send_text} and
+          {!send_binary} accept. *)
+  idle_timeout : float option;
+      (** Seconds without a byte from the client before closing with [1001];
+          [None]: no limit. A client that sends pings (Python's [websockets]
+          does every 20 s) is never idle. *)
+}
+
+val default_limits : limits
+(** 1 MiB frames, 1 MiB messages, 60 s idle. *)
+
+type message = [ `Text of string | `Binary of string | `Close of int * string ]
+
+exception Closed
+(** Raised by the senders once a close frame was sent (by {!close}, by an answer
+    to the client's close, by a failed connection) or a write failed. Escaping
+    the callback of {!accept}, it ends the connection quietly. *)
+
+val accept :
+  ?limits:limits ->
+  ?protocols:(string list -> string option) ->
+  ?headers:(string * string) list ->
+  Handler.request ->
+  (t -> unit) ->
+  Response.t
+(** [accept request f] is the handler's response to a WebSocket handshake: a
+    [101] with [Sec-WebSocket-Accept] after which [f] runs with the connection
+    ({!Response.upgrade}), or, if [request] is no valid handshake, an error: a
+    [400] for a method other than GET, an HTTP/1.0 request or a missing or
+    malformed [Sec-WebSocket-Key] (not 16 bytes in base64); a [426] with
+    [Upgrade: websocket] for a request that does not ask for an upgrade to
+    WebSocket; a [426] with [Sec-WebSocket-Version: 13] for another version.
+
+    [protocols offered] (called only when the client offers subprotocols in
+    [Sec-WebSocket-Protocol], in its order of preference) chooses one, or [None]
+    (the default: none chosen). [headers] are added to the [101].
+
+    Raises [Invalid_argument] if [protocols] returns a subprotocol the client
+    did not offer (the handler's mistake: a [500]). *)
+
+val receive : t -> message
+(** [receive t] is the next message: a text (valid UTF-8) or binary message,
+    fragments joined, or [`Close (code, reason)] once the connection closes (see
+    above), and from then on. Pings are answered (a pong with the same payload)
+    and pongs dropped, inside. Blocks the fiber until a message or the close.
+
+    Raises [Invalid_argument] if another fiber is in [receive].
+    @raise Braid.Cancelled if the fiber is cancelled. *)
+
+val send_text : t -> string -> unit
+(** [send_text t s] sends [s] as one text frame.
+
+    Raises [Invalid_argument] if [s] is not UTF-8 or longer than
+    [limits.max_message], or on another domain; {!Closed} after a close.
+    @raise Braid.Cancelled
+      if the fiber is cancelled, or the send timeout expired, while it waits for
+      the lock or the socket (the connection can send nothing more). *)
+
+val send_binary : t -> string -> unit
+(** [send_binary t s] sends [s] as one binary frame; as {!send_text}. *)
+
+val ping : ?payload:string -> t -> unit
+(** [ping t] sends a ping ([payload] at most 125 bytes, default empty); the
+    client's pong is dropped by {!receive}. As {!send_text}. *)
+
+val close : ?code:int -> ?reason:string -> t -> unit
+(** [close t] sends a close frame with [code] (default [1000]) and [reason]
+    (default empty), unless one was sent. It does not wait for the client's
+    answer: a fiber receiving sees it; or return from the callback, and the
+    server closes the connection.
+
+    Raises [Invalid_argument] if [code] is not one an endpoint may send
+    (1000-1003, 1007-1014, 3000-4999) or [reason] is over 123 bytes or not
+    UTF-8, or on another domain.
+    @raise Braid.Cancelled as {!send_text}. *)
+
+val protocol : t -> string option
+(** The subprotocol chosen at the handshake. *)
+
+val peer : t -> Unix.sockaddr option
+(** The client's address. *)
+
+val of_upgraded : ?limits:limits -> ?protocol:string -> Upgraded.t -> t
+(** [of_upgraded up] speaks WebSocket (the server's side) over a connection
+    whose handshake is done: what {!accept} does after the [101]. For tests and
+    for a handshake of one's own. The idle timeout needs the server's services
+    ({!Services.run}).
+
+    Raises [Invalid_argument] if [limits.max_frame < 125] or
+    [limits.max_message < 1]. *)
+
+(** {1 Parts, for tests} *)
+
+val accept_key : string -> string
+(** [accept_key key] is the [Sec-WebSocket-Accept] for [Sec-WebSocket-Key]
+    [key]: base64 (SHA-1 ([key] ^ the RFC's GUID)). *)
+
+(** UTF-8 validation, incremental: a text message is checked fragment by
+    fragment, a code point may straddle two. Rejects what RFC 3629 forbids:
+    overlong forms, surrogates (U+D800-U+DFFF), code points past U+10FFFF, stray
+    continuation bytes, truncated sequences. *)
+module Utf8 : sig
+  type state
+
+  val start : state
+  val feed : state -> string -> state
+
+  val is_invalid : state -> bool
+  (** No continuation can make the bytes fed valid. *)
+
+  val is_complete : state -> bool
+  (** The bytes fed are valid UTF-8, no sequence left open. *)
+
+  val is_valid : string -> bool
+  (** [is_valid s] is [is_complete (feed start s)]. *)
+end
+
+(** Frames (RFC 6455 §5.2). *)
+module Frame : sig
+  type opcode =
+    | Continuation
+    | Text
+    | Binary
+    | Close
+    | Ping
+    | Pong
+    | Reserved of int  (** 3-7, 11-15. *)
+
+  val is_control : opcode -> bool
+
+  type header = {
+    fin : bool;
+    rsv : int;  (** The three reserved bits. *)
+    opcode : opcode;
+    mask : string option;  (** The 4-byte masking key. *)
+    length : int;  (** Of the payload. *)
+  }
+
+  type parsed =
+    | Header of header * int  (** The header and its size in bytes. *)
+    | Need_more
+    | Invalid of string  (** A 64-bit length with its top bit set. *)
+
+  val parse_header : bytes -> int -> int -> parsed
+  (** [parse_header b off len] reads a frame's header from [len] bytes at [off].
+  *)
+
+  val serialize :
+    ?mask:string -> ?fin:bool -> ?rsv:int -> opcode -> string -> string
+  (** [serialize op payload] is a whole frame ([fin] by default, unmasked unless
+      [mask]: a client's 4-byte key).
+
+      Raises [Invalid_argument] if [mask] is not 4 bytes. *)
+
+  val apply_mask : mask:string -> ?start:int -> bytes -> int -> int -> unit
+  (** [apply_mask ~mask b off len] masks (or unmasks) [len] bytes at [off] in
+      place, as if they began at offset [start] (default 0) of the payload;
+      eight bytes at a time.
+
+      Raises [Invalid_argument] if [mask] is not 4 bytes or [off] and [len] are
+      not a valid slice of [b]. *)
+end
