@@ -6,6 +6,7 @@ type settings = {
   access_log : (string -> unit) option;
   logger : Log_writer.t option;
   file_cache : file_cache option;
+  cached_lookups : bool;
 }
 
 (* Measured at 100 keep-alive connections (issue 16): a 20 or 40 KiB file
@@ -15,8 +16,8 @@ type settings = {
 let default_file_cache = { max_file_size = 49152; max_entries = 1024 }
 
 let settings ?(log_level = Log_event.Warning) ?access_log ?logger
-    ?(file_cache = Some default_file_cache) router =
-  { router; log_level; access_log; logger; file_cache }
+    ?(file_cache = Some default_file_cache) ?(cached_lookups = true) router =
+  { router; log_level; access_log; logger; file_cache; cached_lookups }
 
 type cached = { version : File.info; content : string }
 
@@ -58,7 +59,7 @@ let create settings =
     lstats = Paths.create 64;
     last_lstat = None;
     last_cached = None;
-    cached_lookups = true;
+    cached_lookups = settings.cached_lookups;
   }
 
 (* Entries of the metadata tables: as many as the file cache's. *)

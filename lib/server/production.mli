@@ -8,15 +8,24 @@
     connection inherits them), with two exceptions: [sleep] and [timeout] need a
     fiber of a {!Braid_io} loop ([Invalid_argument] elsewhere), and the file
     cache is used only on the domain that made [t] (it has no lock; other
-    domains read the file). Every function blocks only as its system call does:
-    [stat], [realpath] and file reads block the domain for the duration of a
-    disk access (regular files cannot wait in epoll), like nginx without thread
-    pools.
+    domains read the file).
+
+    {b The disk never stalls the loop.} [stat], [realpath], [open_file] and a
+    [File.Reader]'s reads wait for the file system on a thread of the calling
+    fiber's {!Braid_io.Blocking} pool and suspend only the calling fiber: a slow
+    or stalled disk delays the requests that wait on it, never the other
+    connections of the loop. A path the kernel has entirely in its caches is
+    looked at (and opened) at once on the loop's thread instead, with [openat2]
+    and [RESOLVE_CACHED], which refuses with [EAGAIN] what would wait for a
+    disk: a hot file costs no hand-off to the pool (see
+    [settings.cached_lookups]). sendfile(2), used by the connection for large
+    files, still reads from the page cache on the loop's thread, and a page not
+    in memory makes it wait for the disk.
 
     On the loop's thread, [stat] looks at a path once per poll of the loop
     ({!Braid_io.polls}): the requests one poll woke share its answer, as they do
     in h2o's file cache, so a crowd of keep-alive clients asking for one file
-    costs one [stat] per poll rather than one per request. A change on disk is
+    costs one look per poll rather than one per request. A change on disk is
     seen by every request that arrives after it. *)
 
 type file_cache = {
@@ -46,6 +55,14 @@ type settings = {
           Without it, messages go to stderr, written by the connection's fiber.
       *)
   file_cache : file_cache option;
+  cached_lookups : bool;
+      (** On the loop's thread, look at and open a path at once when the kernel
+          has all of it in its caches ([openat2] with [RESOLVE_CACHED], Linux
+          5.12), and send only the others to the thread pool. [false] sends
+          every file-system call to the pool: for a file system where even a
+          cached path can wait (NFS revalidates attributes over the network).
+          Ignored where the kernel lacks [openat2]: everything goes to the pool.
+      *)
 }
 
 val default_file_cache : file_cache
@@ -58,9 +75,11 @@ val settings :
   ?access_log:(string -> unit) ->
   ?logger:Log_writer.t ->
   ?file_cache:file_cache option ->
+  ?cached_lookups:bool ->
   Router.t ->
   settings
-(** Defaults: [Warning], no access log, no logger, {!default_file_cache}. *)
+(** Defaults: [Warning], no access log, no logger, {!default_file_cache}, cached
+    lookups on the loop. *)
 
 type t
 

@@ -388,6 +388,76 @@ let shrinking_file site () =
         "a prefix of the file" true
         (String.equal body (String.sub content 0 (String.length body))))
 
+(* A stalled disk delays only the requests that wait on it. A file lease
+   makes a real open(2) wait: while a Python process holds a write lease on
+   slow.bin, opening it for reading blocks until the holder lets go (or the
+   kernel's 45 s lease-break time). The server must keep answering other
+   requests meanwhile, and serve slow.bin in full once the lease goes. *)
+let py_lease_holder =
+  {|
+import fcntl, os, signal, sys, time
+broken = []
+signal.signal(signal.SIGIO, lambda *_: broken.append(1))
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+print("leased", flush=True)
+while not broken:
+    time.sleep(0.005)
+print("broken", flush=True)
+sys.stdin.readline()
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+os.close(fd)
+print("released", flush=True)
+|}
+
+let stalled_open site () =
+  let slow_size = 100_000 in
+  let slow_content = String.init slow_size (fun i -> Char.chr (i land 127)) in
+  let path = Filename.concat (Filename.dirname site.big) "slow.bin" in
+  write_file path slow_content;
+  let to_holder_r, to_holder_w = Unix.pipe ~cloexec:true ()
+  and from_holder_r, from_holder_w = Unix.pipe ~cloexec:true () in
+  let holder =
+    Unix.create_process "python3"
+      [| "python3"; "-c"; py_lease_holder; path |]
+      to_holder_r from_holder_w Unix.stderr
+  in
+  Unix.close to_holder_r;
+  Unix.close from_holder_w;
+  let from_holder = Unix.in_channel_of_descr from_holder_r in
+  let expect line =
+    match In_channel.input_line from_holder with
+    | Some l when l = line -> ()
+    | Some l -> Alcotest.failf "lease holder said %S, not %S" l line
+    | None -> Alcotest.failf "lease holder ended before %S" line
+  in
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect
+    ~finally:(fun () ->
+      Unix.close s;
+      (try Unix.kill holder Sys.sigkill with Unix.Unix_error _ -> ());
+      ignore (waitpid holder);
+      In_channel.close from_holder;
+      (try Unix.close to_holder_w with Unix.Unix_error _ -> ());
+      Sys.remove path)
+    (fun () ->
+      expect "leased";
+      Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, site.port));
+      send s "GET /slow.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+      (* The server's open of slow.bin now waits for the lease. *)
+      expect "broken";
+      let out, _ = curl [ "--max-time"; "10"; site.url ^ "/hello.txt" ] in
+      Alcotest.(check string) "another file, meanwhile" "hello, world\n" out;
+      ignore (Unix.write_substring to_holder_w "release\n" 0 8);
+      expect "released";
+      let response = read_to_end s in
+      Alcotest.(check bool)
+        "slow.bin: 200 once the lease is gone" true
+        (contains response "200 OK");
+      Alcotest.(check bool)
+        "slow.bin: in full" true
+        (String.ends_with ~suffix:slow_content response))
+
 let curl_escapes site () =
   List.iter
     (fun path ->
@@ -689,6 +759,8 @@ let () =
             (curl_sendfile site);
           Alcotest.test_case "a file shrinking while sent" `Quick
             (shrinking_file site);
+          Alcotest.test_case "a stalled open delays no one else" `Quick
+            (stalled_open site);
           Alcotest.test_case "escapes" `Quick (curl_escapes site);
           Alcotest.test_case "redirect injection" `Quick
             (curl_redirect_injection site);
