@@ -9,6 +9,7 @@ type fiber = {
   id : int;
   cancelled : bool Atomic.t;
   waker : (unit -> unit) Atomic.t;
+  mutable shields : int;  (** Nesting depth of [protect]. *)
 }
 
 type _ Effect.t +=
@@ -17,7 +18,17 @@ type _ Effect.t +=
 
 let suspend block = Effect.perform (Suspend block)
 let self_id () = (Effect.perform Self).id
-let protect f = f ()
+
+(* As in Braid.Fiber: inside [protect] the fiber is not cancelled; a
+   cancellation takes effect at its next suspension outside. *)
+let is_cancelled fiber =
+  let cancelled = Atomic.get fiber.cancelled in
+  cancelled && fiber.shields = 0
+
+let protect f =
+  let fiber = Effect.perform Self in
+  fiber.shields <- fiber.shields + 1;
+  Fun.protect ~finally:(fun () -> fiber.shields <- fiber.shields - 1) f
 
 (* The model runs on one real thread: plain state is safe here. *)
 let ready : (unit -> unit) Queue.t = Queue.create ()
@@ -32,7 +43,7 @@ let resume k = function
   | Error e -> Effect.Deep.discontinue k e
 
 let suspend_fiber fiber block k =
-  if Atomic.get fiber.cancelled then Effect.Deep.discontinue k Cancelled
+  if is_cancelled fiber then Effect.Deep.discontinue k Cancelled
   else
     let resumed = Atomic.make false in
     let resumer r =
@@ -46,7 +57,7 @@ let suspend_fiber fiber block k =
     | exception e -> Effect.Deep.discontinue k e
     | None ->
         let wake () =
-          if Atomic.get fiber.cancelled then ignore (resumer (Error Cancelled))
+          if is_cancelled fiber then ignore (resumer (Error Cancelled))
         in
         Atomic.set fiber.waker wake;
         wake ()
@@ -70,16 +81,29 @@ let handle fiber f =
 
 type 'a sim = { fiber : fiber; mutable outcome : ('a, exn) result option }
 
-(* Runs [f] as a new fiber on the calling dscheck thread until it finishes
-   or blocks. *)
-let start f =
+(* A fiber not started yet: it can already be cancelled, as a real fiber
+   can be before its first run. *)
+let create () =
   incr next_id;
   let fiber =
-    { id = !next_id; cancelled = Atomic.make false; waker = Atomic.make ignore }
+    {
+      id = !next_id;
+      cancelled = Atomic.make false;
+      waker = Atomic.make ignore;
+      shields = 0;
+    }
   in
-  let sim = { fiber; outcome = None } in
-  handle fiber (fun () ->
-      sim.outcome <- Some (match f () with v -> Ok v | exception e -> Error e));
+  { fiber; outcome = None }
+
+(* Runs [f] as [sim]'s fiber on the calling dscheck thread until it
+   finishes or blocks. *)
+let run sim f =
+  handle sim.fiber (fun () ->
+      sim.outcome <- Some (match f () with v -> Ok v | exception e -> Error e))
+
+let start f =
+  let sim = create () in
+  run sim f;
   sim
 
 let cancel sim =

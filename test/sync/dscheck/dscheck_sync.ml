@@ -9,13 +9,14 @@ let spawn f =
       f ();
       Contract.drain ())
 
+(* The fiber exists before its thread runs, so that a canceller always has
+   it to cancel, possibly before it starts. *)
 let started f =
-  let cell = ref None in
-  spawn (fun () -> cell := Some (Contract.start f));
-  cell
+  let sim = Contract.create () in
+  spawn (fun () -> Contract.run sim f);
+  sim
 
-let outcome cell =
-  match !cell with Some { Contract.outcome; _ } -> outcome | None -> None
+let outcome sim = sim.Contract.outcome
 
 let is_cancelled = function
   | Some (Error Contract.Cancelled) -> true
@@ -41,7 +42,7 @@ let promise_fill () =
 let promise_cancel () =
   let p = Promise.create () in
   let a = started (fun () -> Promise.await p) in
-  spawn (fun () -> Option.iter Contract.cancel !a);
+  spawn (fun () -> Contract.cancel a);
   spawn (fun () -> ignore (Contract.start (fun () -> Promise.fill p 1)));
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -71,7 +72,7 @@ let mvar_handoff () =
 let mvar_cancel_taker () =
   let m = Mvar.create_empty () in
   let a = started (fun () -> Mvar.take m) in
-  spawn (fun () -> Option.iter Contract.cancel !a);
+  spawn (fun () -> Contract.cancel a);
   spawn (fun () -> ignore (Contract.start (fun () -> Mvar.put m 7)));
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -85,7 +86,7 @@ let mvar_cancel_taker () =
 let mvar_cancel_putter () =
   let m = Mvar.create 0 in
   let p = started (fun () -> Mvar.put m 1) in
-  spawn (fun () -> Option.iter Contract.cancel !p);
+  spawn (fun () -> Contract.cancel p);
   let t = started (fun () -> Mvar.take m) in
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -120,24 +121,183 @@ let mutex_exclusion () =
    cancelled waiter. *)
 let mutex_cancel_waiter () =
   let m = Mutex.create () in
-  let owner_sim = ref None in
   let waiter =
     started (fun () ->
         Mutex.lock m;
         Mutex.unlock m)
   in
-  spawn (fun () ->
-      owner_sim :=
-        Some
-          (Contract.start (fun () ->
-               Mutex.lock m;
-               Mutex.unlock m)));
-  spawn (fun () -> Option.iter Contract.cancel !waiter);
+  let owner =
+    started (fun () ->
+        Mutex.lock m;
+        Mutex.unlock m)
+  in
+  spawn (fun () -> Contract.cancel waiter);
   Atomic.final (fun () ->
       Atomic.check (fun () ->
-          outcome owner_sim = Some (Ok ())
+          outcome owner = Some (Ok ())
           && (outcome waiter = Some (Ok ()) || is_cancelled (outcome waiter))
           && not (Mutex.is_locked m)))
+
+(* Semaphore: a waiter cancelled while a permit is released either got the
+   permit or left it behind; the permit is never lost. *)
+let semaphore_cancel_waiter () =
+  let s = Semaphore.make 0 in
+  let a = started (fun () -> Semaphore.acquire s) in
+  spawn (fun () -> Contract.cancel a);
+  spawn (fun () -> Semaphore.release s);
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          match outcome a with
+          | Some (Ok ()) -> Semaphore.get_value s = 0
+          | Some (Error Contract.Cancelled) -> Semaphore.get_value s = 1
+          | _ -> false))
+
+(* Semaphore: two waiters, the first cancelled, one release: if the first
+   did not take the permit, the second did, or it is still counted. *)
+let semaphore_pass_on () =
+  let s = Semaphore.make 0 in
+  let a = started (fun () -> Semaphore.acquire s) in
+  spawn (fun () -> Contract.cancel a);
+  let b = Contract.create () in
+  spawn (fun () ->
+      Contract.run b (fun () -> Semaphore.acquire s);
+      Semaphore.release s);
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          let got =
+            List.length
+              (List.filter (fun o -> outcome o = Some (Ok ())) [ a; b ])
+          in
+          got + Semaphore.get_value s = 1
+          && (outcome a = Some (Ok ()) || is_cancelled (outcome a))
+          && (Semaphore.get_value s = 0 || outcome b = Some (Ok ()))))
+
+(* Condition: two waiters for one token, the first cancelled: the token is
+   consumed by exactly one waiter, never lost with the cancelled one, and
+   the mutex ends free. *)
+let condition_cancel_waiter () =
+  let m = Mutex.create () and c = Condition.create () in
+  let tokens = ref 0 in
+  (* A cancelled [wait] raises holding the mutex again: [protect] frees it. *)
+  let consume () =
+    Mutex.protect m (fun () ->
+        while !tokens = 0 do
+          Condition.wait c m
+        done;
+        decr tokens)
+  in
+  let a = started consume in
+  spawn (fun () -> Contract.cancel a);
+  let b = Contract.create () in
+  spawn (fun () ->
+      Contract.run b consume;
+      ignore
+        (Contract.start (fun () ->
+             Mutex.lock m;
+             incr tokens;
+             Condition.signal c;
+             Mutex.unlock m)));
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          (not (Mutex.is_locked m))
+          && !tokens = 0
+          &&
+          match (outcome a, outcome b) with
+          | Some (Ok ()), None -> true
+          | (None | Some (Error Contract.Cancelled)), Some (Ok ()) -> true
+          | _ -> false))
+
+(* Channel with [capacity] slots, full beforehand: a sender cancelled while
+   a receiver takes either sent its value (it is next in the channel) or did
+   not (and the channel holds nothing more); nothing is lost or doubled. *)
+let channel_cancel_sender capacity () =
+  let ch = Channel.create capacity in
+  for i = 1 to capacity do
+    assert (Channel.try_send ch i)
+  done;
+  let s = started (fun () -> Channel.send ch 0) in
+  spawn (fun () -> Contract.cancel s);
+  let r = started (fun () -> Channel.recv ch) in
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          let rest =
+            List.init (Channel.length ch) (fun _ -> Channel.try_recv ch)
+          in
+          let expected_rest =
+            List.init (max 0 (capacity - 1)) (fun i -> Some (i + 2))
+          in
+          let first = if capacity = 0 then 0 else 1 in
+          match outcome s with
+          | Some (Ok ()) ->
+              outcome r = Some (Ok first)
+              && rest = expected_rest @ if capacity = 0 then [] else [ Some 0 ]
+          | Some (Error Contract.Cancelled) ->
+              rest = expected_rest
+              && (outcome r = Some (Ok first)
+                 || (capacity = 0 && outcome r = None))
+          | _ -> false))
+
+(* Channel with [capacity] slots: a receiver cancelled while a value is
+   sent either received it or left it to the next receiver. *)
+let channel_cancel_receiver capacity () =
+  let ch = Channel.create capacity in
+  let r = started (fun () -> Channel.recv ch) in
+  spawn (fun () -> Contract.cancel r);
+  let s = started (fun () -> Channel.send ch 1) in
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          match outcome r with
+          | Some (Ok 1) -> outcome s = Some (Ok ()) && Channel.length ch = 0
+          | Some (Error Contract.Cancelled) ->
+              (* The value waits in a slot, or with its blocked sender. *)
+              (capacity > 0 || outcome s = None) && Channel.try_recv ch = Some 1
+          | _ -> false))
+
+(* Channel: two receivers, the first cancelled, one send: the value goes to
+   exactly one of them or stays in the channel, never to the cancelled one
+   unless it returned it. *)
+let channel_pass_on capacity () =
+  let ch = Channel.create capacity in
+  let a = started (fun () -> Channel.recv ch) in
+  spawn (fun () -> Contract.cancel a);
+  let b = Contract.create () in
+  spawn (fun () ->
+      Contract.run b (fun () -> Channel.recv ch);
+      ignore (Contract.start (fun () -> Channel.send ch 1)));
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          match (outcome a, outcome b) with
+          | Some (Ok 1), None -> true
+          | (None | Some (Error Contract.Cancelled)), Some (Ok 1) -> true
+          | _ -> false))
+
+(* Channel: closing wakes a blocked receiver with [Closed], or it received
+   the value sent before. *)
+let channel_close () =
+  let ch = Channel.create 0 in
+  let r = started (fun () -> Channel.recv ch) in
+  spawn (fun () -> Channel.close ch);
+  Atomic.final (fun () ->
+      Atomic.check (fun () -> outcome r = Some (Error Channel.Closed)))
+
+(* Lazy: the forcer waits inside the computation and a second fiber waits
+   for it; whichever of them is cancelled, the other gets the value and the
+   lazy value ends forced (a cancelled forcer hands the computation on). *)
+let lazy_cancel ~cancel_forcer () =
+  let p = Promise.create () in
+  let l = Lazy.from_fun (fun () -> Promise.await p) in
+  let a = started (fun () -> Lazy.force l) in
+  let b = started (fun () -> Lazy.force l) in
+  let victim = if cancel_forcer then a else b in
+  spawn (fun () ->
+      Contract.cancel victim;
+      ignore (Contract.start (fun () -> Promise.fill p 1)));
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          let ok o = outcome o = Some (Ok 1) in
+          let other = if cancel_forcer then b else a in
+          Lazy.is_val l && ok other
+          && (ok victim || is_cancelled (outcome victim))))
 
 let () =
   run "promise fill" promise_fill;
@@ -146,4 +306,20 @@ let () =
   run "mvar cancel taker" mvar_cancel_taker;
   run "mvar cancel putter" mvar_cancel_putter;
   run "mutex exclusion" mutex_exclusion;
-  run "mutex cancel waiter" mutex_cancel_waiter
+  run "mutex cancel waiter" mutex_cancel_waiter;
+  run "semaphore cancel waiter" semaphore_cancel_waiter;
+  run "semaphore pass on" semaphore_pass_on;
+  run "condition cancel waiter" condition_cancel_waiter;
+  List.iter
+    (fun n ->
+      run
+        (Printf.sprintf "channel(%d) cancel sender" n)
+        (channel_cancel_sender n);
+      run
+        (Printf.sprintf "channel(%d) cancel receiver" n)
+        (channel_cancel_receiver n);
+      run (Printf.sprintf "channel(%d) pass on" n) (channel_pass_on n))
+    [ 0; 1; 2 ];
+  run "channel close" channel_close;
+  run "lazy cancel forcer" (lazy_cancel ~cancel_forcer:true);
+  run "lazy cancel waiter" (lazy_cancel ~cancel_forcer:false)
