@@ -1,5 +1,6 @@
-(* Every interleaving of small scenarios on Promise, Mvar and Mutex, with
-   and without cancellation. Blocked fibers continue when some thread drains
+(* Every interleaving of small scenarios on each lib/sync structure, with
+   and without cancellation, on lib/core's real suspension and cancellation
+   handshake (see sim.ml). Blocked fibers continue when some thread drains
    the ready queue, as in a real scheduler; the final checks are the
    structures' promises: no lost value, no lost wake-up, no leaked waiter, no
    lock held by a cancelled waiter. *)
@@ -7,16 +8,16 @@
 let spawn f =
   Atomic.spawn (fun () ->
       f ();
-      Contract.drain ())
+      Sim.drain ())
 
 (* The fiber exists before its thread runs, so that a canceller always has
    it to cancel, possibly before it starts. *)
 let started f =
-  let sim = Contract.create () in
-  spawn (fun () -> Contract.run sim f);
+  let sim = Sim.create f in
+  spawn (fun () -> Sim.run sim);
   sim
 
-let outcome sim = sim.Contract.outcome
+let outcome = Sim.outcome
 
 let is_cancelled = function
   | Some (Error Contract.Cancelled) -> true
@@ -24,14 +25,24 @@ let is_cancelled = function
 
 let run name scenario =
   Atomic.trace (fun () ->
-      Contract.reset ();
+      Sim.reset ();
       scenario ());
   Printf.printf "%s: every interleaving checked\n%!" name
+
+(* lib/core's handshake alone: a cancellation racing with the fiber's
+   suspension (before, during or after it publishes its waker) always wakes
+   it, and nothing else resumes it. *)
+let cancel_wakes () =
+  let p = Promise.create () in
+  let a = started (fun () -> Promise.await p) in
+  spawn (fun () -> Sim.cancel a);
+  Atomic.final (fun () ->
+      Atomic.check (fun () -> is_cancelled (outcome a) && Promise.peek p = None))
 
 (* Promise: both waiters see the value, whenever they arrive. *)
 let promise_fill () =
   let p = Promise.create () in
-  spawn (fun () -> ignore (Contract.start (fun () -> Promise.fill p 1)));
+  spawn (fun () -> ignore (Sim.start (fun () -> Promise.fill p 1)));
   let a = started (fun () -> Promise.await p) in
   let b = started (fun () -> Promise.await p) in
   Atomic.final (fun () ->
@@ -42,8 +53,8 @@ let promise_fill () =
 let promise_cancel () =
   let p = Promise.create () in
   let a = started (fun () -> Promise.await p) in
-  spawn (fun () -> Contract.cancel a);
-  spawn (fun () -> ignore (Contract.start (fun () -> Promise.fill p 1)));
+  spawn (fun () -> Sim.cancel a);
+  spawn (fun () -> ignore (Sim.start (fun () -> Promise.fill p 1)));
   Atomic.final (fun () ->
       Atomic.check (fun () ->
           (outcome a = Some (Ok 1) || is_cancelled (outcome a))
@@ -72,8 +83,8 @@ let mvar_handoff () =
 let mvar_cancel_taker () =
   let m = Mvar.create_empty () in
   let a = started (fun () -> Mvar.take m) in
-  spawn (fun () -> Contract.cancel a);
-  spawn (fun () -> ignore (Contract.start (fun () -> Mvar.put m 7)));
+  spawn (fun () -> Sim.cancel a);
+  spawn (fun () -> ignore (Sim.start (fun () -> Mvar.put m 7)));
   Atomic.final (fun () ->
       Atomic.check (fun () ->
           match outcome a with
@@ -86,7 +97,7 @@ let mvar_cancel_taker () =
 let mvar_cancel_putter () =
   let m = Mvar.create 0 in
   let p = started (fun () -> Mvar.put m 1) in
-  spawn (fun () -> Contract.cancel p);
+  spawn (fun () -> Sim.cancel p);
   let t = started (fun () -> Mvar.take m) in
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -131,7 +142,7 @@ let mutex_cancel_waiter () =
         Mutex.lock m;
         Mutex.unlock m)
   in
-  spawn (fun () -> Contract.cancel waiter);
+  spawn (fun () -> Sim.cancel waiter);
   Atomic.final (fun () ->
       Atomic.check (fun () ->
           outcome owner = Some (Ok ())
@@ -143,7 +154,7 @@ let mutex_cancel_waiter () =
 let semaphore_cancel_waiter () =
   let s = Semaphore.make 0 in
   let a = started (fun () -> Semaphore.acquire s) in
-  spawn (fun () -> Contract.cancel a);
+  spawn (fun () -> Sim.cancel a);
   spawn (fun () -> Semaphore.release s);
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -157,10 +168,10 @@ let semaphore_cancel_waiter () =
 let semaphore_pass_on () =
   let s = Semaphore.make 0 in
   let a = started (fun () -> Semaphore.acquire s) in
-  spawn (fun () -> Contract.cancel a);
-  let b = Contract.create () in
+  spawn (fun () -> Sim.cancel a);
+  let b = Sim.create (fun () -> Semaphore.acquire s) in
   spawn (fun () ->
-      Contract.run b (fun () -> Semaphore.acquire s);
+      Sim.run b;
       Semaphore.release s);
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -187,12 +198,12 @@ let condition_cancel_waiter () =
         decr tokens)
   in
   let a = started consume in
-  spawn (fun () -> Contract.cancel a);
-  let b = Contract.create () in
+  spawn (fun () -> Sim.cancel a);
+  let b = Sim.create consume in
   spawn (fun () ->
-      Contract.run b consume;
+      Sim.run b;
       ignore
-        (Contract.start (fun () ->
+        (Sim.start (fun () ->
              Mutex.lock m;
              incr tokens;
              Condition.signal c;
@@ -216,7 +227,7 @@ let channel_cancel_sender capacity () =
     assert (Channel.try_send ch i)
   done;
   let s = started (fun () -> Channel.send ch 0) in
-  spawn (fun () -> Contract.cancel s);
+  spawn (fun () -> Sim.cancel s);
   let r = started (fun () -> Channel.recv ch) in
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -242,7 +253,7 @@ let channel_cancel_sender capacity () =
 let channel_cancel_receiver capacity () =
   let ch = Channel.create capacity in
   let r = started (fun () -> Channel.recv ch) in
-  spawn (fun () -> Contract.cancel r);
+  spawn (fun () -> Sim.cancel r);
   let s = started (fun () -> Channel.send ch 1) in
   Atomic.final (fun () ->
       Atomic.check (fun () ->
@@ -259,11 +270,11 @@ let channel_cancel_receiver capacity () =
 let channel_pass_on capacity () =
   let ch = Channel.create capacity in
   let a = started (fun () -> Channel.recv ch) in
-  spawn (fun () -> Contract.cancel a);
-  let b = Contract.create () in
+  spawn (fun () -> Sim.cancel a);
+  let b = Sim.create (fun () -> Channel.recv ch) in
   spawn (fun () ->
-      Contract.run b (fun () -> Channel.recv ch);
-      ignore (Contract.start (fun () -> Channel.send ch 1)));
+      Sim.run b;
+      ignore (Sim.start (fun () -> Channel.send ch 1)));
   Atomic.final (fun () ->
       Atomic.check (fun () ->
           match (outcome a, outcome b) with
@@ -290,8 +301,8 @@ let lazy_cancel ~cancel_forcer () =
   let b = started (fun () -> Lazy.force l) in
   let victim = if cancel_forcer then a else b in
   spawn (fun () ->
-      Contract.cancel victim;
-      ignore (Contract.start (fun () -> Promise.fill p 1)));
+      Sim.cancel victim;
+      ignore (Sim.start (fun () -> Promise.fill p 1)));
   Atomic.final (fun () ->
       Atomic.check (fun () ->
           let ok o = outcome o = Some (Ok 1) in
@@ -300,6 +311,7 @@ let lazy_cancel ~cancel_forcer () =
           && (ok victim || is_cancelled (outcome victim))))
 
 let () =
+  run "cancel wakes a waiter" cancel_wakes;
   run "promise fill" promise_fill;
   run "promise cancel" promise_cancel;
   run "mvar handoff" mvar_handoff;
