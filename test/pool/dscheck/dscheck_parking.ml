@@ -7,10 +7,12 @@
    already being woken, which that worker must pass on. *)
 
 let run name scenario =
+  let runs = ref 0 in
   Atomic.trace (fun () ->
+      incr runs;
       Sim.reset ();
       scenario ());
-  Printf.printf "%s: every interleaving checked\n%!" name
+  Printf.printf "%s: every interleaving checked (%d runs)\n%!" name !runs
 
 (* Work items are a counter: taking one is a decrement. *)
 let rec take work =

@@ -24,10 +24,12 @@ let is_cancelled = function
   | _ -> false
 
 let run name scenario =
+  let runs = ref 0 in
   Atomic.trace (fun () ->
+      incr runs;
       Sim.reset ();
       scenario ());
-  Printf.printf "%s: every interleaving checked\n%!" name
+  Printf.printf "%s: every interleaving checked (%d runs)\n%!" name !runs
 
 (* lib/core's handshake alone: a cancellation racing with the fiber's
    suspension (before, during or after it publishes its waker) always wakes
