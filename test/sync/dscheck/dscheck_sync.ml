@@ -293,6 +293,29 @@ let channel_close () =
   Atomic.final (fun () ->
       Atomic.check (fun () -> outcome r = Some (Error Channel.Closed)))
 
+(* Channel: a sender blocked when the channel closes still delivers its
+   value (as documented); one that arrives after the close raises [Closed].
+   The receiver drains what was sent, then gets [Closed]. *)
+let channel_close_drains () =
+  let ch = Channel.create 1 in
+  assert (Channel.try_send ch 1);
+  let s = started (fun () -> Channel.send ch 2) in
+  spawn (fun () -> Channel.close ch);
+  let r =
+    started (fun () ->
+        let a = Channel.recv ch in
+        let b = Channel.recv ch in
+        match Channel.recv ch with
+        | _ -> None
+        | exception Channel.Closed -> Some (a, b))
+  in
+  Atomic.final (fun () ->
+      Atomic.check (fun () ->
+          match (outcome s, outcome r) with
+          | Some (Ok ()), Some (Ok (Some (1, 2))) -> true
+          | Some (Error Channel.Closed), Some (Error Channel.Closed) -> true
+          | _ -> false))
+
 (* Lazy: the forcer waits inside the computation and a second fiber waits
    for it; whichever of them is cancelled, the other gets the value and the
    lazy value ends forced (a cancelled forcer hands the computation on). *)
@@ -335,5 +358,6 @@ let () =
       run (Printf.sprintf "channel(%d) pass on" n) (channel_pass_on n))
     [ 0; 1; 2 ];
   run "channel close" channel_close;
+  run "channel close drains a blocked sender" channel_close_drains;
   run "lazy cancel forcer" (lazy_cancel ~cancel_forcer:true);
   run "lazy cancel waiter" (lazy_cancel ~cancel_forcer:false)
