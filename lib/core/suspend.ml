@@ -8,10 +8,12 @@ let () =
     | Cancelled -> Some "Braid.Cancelled"
     | _ -> None)
 
-(* Parking for callers no scheduler handles. The mutex/condition pair is
+(* Parking for callers no scheduler handles. (Stdlib's Mutex and Condition
+   by their full names: the model checks in test/sync/dscheck compile this
+   file next to Braid_sync's.) The mutex/condition pair is
    cached per domain and only created when the caller really goes to sleep;
    a second systhread parking on the same domain at once makes its own. *)
-type sleeper = { mutex : Mutex.t; condition : Condition.t }
+type sleeper = { mutex : Stdlib.Mutex.t; condition : Stdlib.Condition.t }
 type 'a parking = Waiting | Sleeping of sleeper | Resumed of ('a, exn) result
 
 let cached_sleeper : sleeper option Atomic.t Domain.DLS.key =
@@ -20,7 +22,8 @@ let cached_sleeper : sleeper option Atomic.t Domain.DLS.key =
 let acquire_sleeper () =
   match Atomic.exchange (Domain.DLS.get cached_sleeper) None with
   | Some s -> s
-  | None -> { mutex = Mutex.create (); condition = Condition.create () }
+  | None ->
+      { mutex = Stdlib.Mutex.create (); condition = Stdlib.Condition.create () }
 
 let release_sleeper s = Atomic.set (Domain.DLS.get cached_sleeper) (Some s)
 
@@ -35,9 +38,9 @@ let rec resume_parked cell r =
       Atomic.compare_and_set cell seen (Resumed r) || resume_parked cell r
   | Sleeping s as seen ->
       if Atomic.compare_and_set cell seen (Resumed r) then (
-        Mutex.lock s.mutex;
-        Condition.signal s.condition;
-        Mutex.unlock s.mutex;
+        Stdlib.Mutex.lock s.mutex;
+        Stdlib.Condition.signal s.condition;
+        Stdlib.Mutex.unlock s.mutex;
         true)
       else resume_parked cell r
 
@@ -55,16 +58,16 @@ let rec spin cell n =
 let sleep cell =
   let s = acquire_sleeper () in
   if Atomic.compare_and_set cell Waiting (Sleeping s) then (
-    Mutex.lock s.mutex;
+    Stdlib.Mutex.lock s.mutex;
     let rec wait () =
       match Atomic.get cell with
       | Resumed r -> r
       | Waiting | Sleeping _ ->
-          Condition.wait s.condition s.mutex;
+          Stdlib.Condition.wait s.condition s.mutex;
           wait ()
     in
     let r = wait () in
-    Mutex.unlock s.mutex;
+    Stdlib.Mutex.unlock s.mutex;
     release_sleeper s;
     r)
   else (
