@@ -58,6 +58,10 @@ val run : (unit -> 'a) -> 'a
     never joined, [run] re-raises it after all fibers finished
     ({!Braid.Fiber.Multiple} if several did).
 
+    The loop's thread blocks SIGPIPE while [run] runs (sendfile(2) has no
+    [MSG_NOSIGNAL]): a write to a closed pipe or socket from this thread fails
+    with [EPIPE] instead of killing the program.
+
     Fibers run one at a time on this thread. When none is runnable the loop
     sleeps in [epoll_wait] until a descriptor is ready, a timer is due, a signal
     arrives, or a resumer on another domain or systhread wakes one of its

@@ -573,9 +573,13 @@ let run main =
   | None -> ());
   let t = create () in
   Domain.DLS.set running (Some t);
+  (* sendfile(2) has no MSG_NOSIGNAL: a loop's thread blocks SIGPIPE while
+     it runs (see sendfile_stubs.c). *)
+  let sigpipe_was_blocked = Syscall.block_sigpipe () in
   Fun.protect
     ~finally:(fun () ->
       Domain.DLS.set running None;
+      if not sigpipe_was_blocked then Syscall.unblock_sigpipe ();
       shut_down t)
     (fun () ->
       let fiber, handle, body = Private.Fiber.prepare main in

@@ -21,29 +21,39 @@
 
 /* sendfile(2) has no MSG_NOSIGNAL: writing to a socket whose peer is gone
    raises SIGPIPE, which kills the process by default, even when the call
-   then returns the bytes it sent before the error. So SIGPIPE is blocked in
-   the calling thread for the call, and a call that sent less than asked
-   (EPIPE, or a short count: the socket filled, or an error cut it short)
-   takes the SIGPIPE it may have left pending (sigtimedwait, no wait) before
-   the mask is restored. A thread that already blocks SIGPIPE is left as it
-   is. Two rt_sigprocmask calls per sendfile, a third after a short one:
-   small beside the up to 64 KiB each moves. */
-static ssize_t sendfile_nosignal(int out_fd, int in_fd, off_t *offset,
-                                 size_t count, int *error) {
+   then returns the bytes it sent before the error. Every event loop blocks
+   SIGPIPE in its own thread while it runs (braid_io_block_sigpipe below,
+   called by Loop.run), and Net.sendfile runs only on a loop's thread: the
+   signal then stays pending, harmless, and the call fails with EPIPE. One
+   system call per sendfile, where a guard around each call cost two more
+   (rt_sigprocmask, before and after). */
+
+static void sigpipe_set(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGPIPE);
+}
+
+/* Blocks SIGPIPE in the calling thread; true if it was blocked already. */
+value braid_io_block_sigpipe(value unit) {
+  (void)unit;
   sigset_t pipe_set, old;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
+  sigpipe_set(&pipe_set);
   pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-  ssize_t r = sendfile(out_fd, in_fd, offset, count);
-  *error = errno;
-  if (((r < 0 && *error == EPIPE) || (r >= 0 && (size_t)r < count)) &&
-      !sigismember(&old, SIGPIPE)) {
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
-    }
+  return Val_bool(sigismember(&old, SIGPIPE));
+}
+
+/* Unblocks SIGPIPE in the calling thread, first taking (sigtimedwait, no
+   wait) the one a failed send may have left pending: unblocked, it would
+   kill the process. */
+value braid_io_unblock_sigpipe(value unit) {
+  (void)unit;
+  sigset_t pipe_set;
+  struct timespec zero = {0, 0};
+  sigpipe_set(&pipe_set);
+  while (sigtimedwait(&pipe_set, NULL, &zero) >= 0 || errno == EINTR) {
   }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return r;
+  pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
+  return Val_unit;
 }
 
 /* sendfile(out, in, &off, len): the byte count (0 once [in] has no byte at
@@ -52,7 +62,7 @@ static ssize_t sendfile_nosignal(int out_fd, int in_fd, off_t *offset,
    disk: so the runtime lock is released around the call itself (only C
    values are used meanwhile), as Unix.read does for files. EINTR is
    retried; other errors raise Unix.Unix_error (EPIPE for a vanished peer,
-   without a SIGPIPE). The caller checked that [off] and [len] are not
+   without a SIGPIPE in a loop's thread, see above). The caller checked that [off] and [len] are not
    negative. */
 value braid_io_sendfile(value out, value in, value off, value len) {
   CAMLparam4(out, in, off, len);
@@ -63,7 +73,8 @@ value braid_io_sendfile(value out, value in, value off, value len) {
   int error;
   do {
     caml_enter_blocking_section();
-    r = sendfile_nosignal(out_fd, in_fd, &offset, count, &error);
+    r = sendfile(out_fd, in_fd, &offset, count);
+    error = errno;
     caml_leave_blocking_section();
   } while (r < 0 && error == EINTR);
   if (r < 0) {

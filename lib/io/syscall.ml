@@ -20,3 +20,6 @@ external send_more : Unix.file_descr -> bytes -> int -> int -> int
 
 external sendfile : Unix.file_descr -> Unix.file_descr -> int -> int -> int
   = "braid_io_sendfile"
+
+external block_sigpipe : unit -> bool = "braid_io_block_sigpipe"
+external unblock_sigpipe : unit -> unit = "braid_io_unblock_sigpipe"

@@ -39,3 +39,13 @@ val sendfile : Unix.file_descr -> Unix.file_descr -> int -> int -> int
     if [out] is full. Unlike the calls above, it releases the runtime lock: a
     page of [file] not in memory is read from the disk meanwhile, which blocks
     the calling thread. *)
+
+val block_sigpipe : unit -> bool
+(** [block_sigpipe ()] blocks SIGPIPE in the calling thread and is [true] if it
+    was blocked already. A send to a vanished peer then fails with [EPIPE] and
+    leaves the signal pending instead of killing the process: what {!sendfile},
+    which has no [MSG_NOSIGNAL], relies on. *)
+
+val unblock_sigpipe : unit -> unit
+(** [unblock_sigpipe ()] takes a pending SIGPIPE, if any, and unblocks it in the
+    calling thread. *)

@@ -139,6 +139,30 @@ let vanished_peer () =
       Net.Error { op = "sendfile"; error = Unix.EPIPE | Unix.ECONNRESET } ->
       ()
 
+(* SIGPIPE is blocked in a loop's thread only while the loop runs: after it,
+   the thread's mask is as before (and the SIGPIPE the vanished peer left
+   pending was taken, or the unblocking would have killed this test). *)
+let sigpipe_blocked_in_this_thread () =
+  In_channel.with_open_text "/proc/thread-self/status" In_channel.input_all
+  |> String.split_on_char '\n'
+  |> List.find_map (fun line ->
+         match String.split_on_char ':' line with
+         | [ "SigBlk"; mask ] ->
+             let mask = Int64.of_string ("0x" ^ String.trim mask) in
+             (* Bit 12: SIGPIPE is signal 13. *)
+             Some (Int64.logand mask 0x1000L <> 0L)
+         | _ -> None)
+  |> Option.get
+
+let sigpipe_only_while_running () =
+  Alcotest.(check bool) "before" false (sigpipe_blocked_in_this_thread ());
+  vanished_peer ();
+  run (fun () ->
+      Alcotest.(check bool)
+        "while a loop runs" true
+        (sigpipe_blocked_in_this_thread ()));
+  Alcotest.(check bool) "after" false (sigpipe_blocked_in_this_thread ())
+
 (* The peer stops reading and the sender waits; closing the socket wakes
    it with EBADF, as for write_all. *)
 let close_wakes_the_sender () =
@@ -202,6 +226,8 @@ let () =
           case "offsets and lengths" offsets_and_lengths;
           case "write_more, then the file" head_then_file;
           case "a vanished peer gives EPIPE" vanished_peer;
+          case "SIGPIPE blocked only while a loop runs"
+            sigpipe_only_while_running;
           case "close wakes a waiting sender" close_wakes_the_sender;
           case "a pipe cannot be sent from" not_a_file;
         ] );
