@@ -15,10 +15,13 @@ type t = {
       (** Taken back from the switch by an earlier {!close}. *)
   mutable spare_bounces : File_syscall.bounce list;
       (** Guarded by [lock]: read buffers to use again, at most
-          [max_spare_bounces]. *)
+          [max_spare_bytes] in all. *)
 }
 
-let max_spare_bounces = 4
+(* Enough for the reads several fibers make at once in chunks of 256 KiB
+   (eight), or two of the largest (1 MiB): a buffer more is allocated and
+   dropped for each read, which costs page faults and munmaps. *)
+let max_spare_bytes = 2 * 1024 * 1024
 
 (* A read buffer of at least [size] bytes: a spare one if it fits, so that
    a stream of reads does not allocate (and page-fault) a buffer each. *)
@@ -37,7 +40,12 @@ let take_bounce t size =
 
 let give_back_bounce t b =
   Mutex.protect t.lock (fun () ->
-      if List.length t.spare_bounces < max_spare_bounces then
+      let kept =
+        List.fold_left
+          (fun n spare -> n + Bigarray.Array1.dim spare)
+          0 t.spare_bounces
+      in
+      if kept + Bigarray.Array1.dim b <= max_spare_bytes then
         t.spare_bounces <- b :: t.spare_bounces)
 
 type create =
