@@ -8,6 +8,13 @@ open Braid_cli
 
 (* {1 Signals and background fibers} *)
 
+(* systemd's state notifications are advisory: one that cannot be sent is
+   reported on stderr and the server goes on. *)
+let notify state =
+  match Systemd.notify state with
+  | Ok () -> ()
+  | Error msg -> prerr_endline ("braid: warning: " ^ msg)
+
 (* SIGTERM or SIGINT: a graceful shutdown; a second one: stop at once.
    [ready] is filled once subscribed, so no signal goes unseen after the
    "serving" line. *)
@@ -16,6 +23,7 @@ let on_termination server ~deadline ~ready () =
   let signals = Braid_io.Signal.subscribe ~sw [ Sys.sigterm; Sys.sigint ] in
   Braid_sync.Promise.fill ready ();
   ignore (Braid_io.Signal.wait signals);
+  notify "STOPPING=1";
   Server.shutdown server ~deadline;
   ignore (Braid_io.Signal.wait signals);
   Server.stop server
@@ -43,7 +51,7 @@ let address_to_string = function
    connections in progress keep theirs, and a file that does not load or
    check leaves the current one in force. What cannot change live (the
    address, the number of loops) is reported. Outcomes are always logged. *)
-let on_reload server writer ~defaults ~file ~flags ~ready () =
+let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
   Braid_io.Switch.run @@ fun sw ->
   let signals = Braid_io.Signal.subscribe ~sw [ Sys.sighup ] in
   Braid_sync.Promise.fill ready ();
@@ -62,6 +70,8 @@ let on_reload server writer ~defaults ~file ~flags ~ready () =
     match file with
     | None -> log "warning: SIGHUP: no configuration file to re-read (--config)"
     | Some path -> (
+        notify "RELOADING=1";
+        Fun.protect ~finally:(fun () -> notify "READY=1") @@ fun () ->
         match reload path with
         | Error msg ->
             log
@@ -70,7 +80,7 @@ let on_reload server writer ~defaults ~file ~flags ~ready () =
         | Ok ((config : Config.t), running) ->
             Log_writer.set_paths writer ~access:config.access_log
               ~error:config.error_log;
-            if config.listen <> running.listen then
+            if config.listen <> running.listen && not activated then
               log
                 (Printf.sprintf
                    ("warning: %s: Listen %s needs a restart; "
@@ -105,11 +115,31 @@ let serve flags config_file demo log_level shutdown_timeout =
       | None -> Ok None
       | Some path -> Result.map Option.some (Config_file.load path)
     in
-    Cli.config ~defaults ~file flags
+    let* config = Cli.config ~defaults ~file flags in
+    (* Sockets passed by systemd (socket activation): the server listens on
+       them, never binds, and a restart refuses no connection. *)
+    let* passed = Systemd.listeners () in
+    let* listening =
+      match passed with
+      | [] -> Ok None
+      | [ one ] -> Ok (Some one.fd)
+      | several -> (
+          match
+            List.find_opt
+              (fun (l : Systemd.listener) -> l.name = "http")
+              several
+          with
+          | Some l -> Ok (Some l.fd)
+          | None ->
+              Error
+                "socket activation: several sockets passed and none named \
+                 \"http\" (FileDescriptorName=http)")
+    in
+    Ok (config, listening)
   in
   match configured with
   | Error msg -> `Error (false, msg)
-  | Ok config ->
+  | Ok (config, listening) ->
       (* The pool's domains and the event loops share the cores. *)
       let pool =
         if demo then
@@ -142,7 +172,7 @@ let serve flags config_file demo log_level shutdown_timeout =
                 on_termination server ~deadline:shutdown_timeout ~ready;
                 (fun () -> Log_writer.run writer);
                 on_reload server writer ~defaults ~file:config_file ~flags
-                  ~ready:reload_ready;
+                  ~activated:(Option.is_some listening) ~ready:reload_ready;
               ]
             in
             let on_listen address =
@@ -159,10 +189,12 @@ let serve flags config_file demo log_level shutdown_timeout =
                 (if demo then " (demo routes)" else "")
                 config.domains
                 (if config.domains = 1 then "" else "s")
-                config.max_connections
+                config.max_connections;
+              notify "READY=1"
             in
             match
-              Server.run ~on_listen ~background:(background fibers) server
+              Server.run ~on_listen ~background:(background fibers) ?listening
+                server
             with
             | () -> `Ok ()
             | exception Braid_io.Net.Error { op; error } ->
@@ -201,6 +233,13 @@ let serve_cmd =
          connections close, requests in progress finish (with $(b,Connection: \
          close)) for up to $(b,--shutdown-timeout) seconds, then the rest are \
          closed and $(tname) exits 0.";
+      `P
+        "Under systemd: with socket activation ($(b,LISTEN_FDS), a socket \
+         unit), $(tname) accepts on the socket it is given (the one named \
+         $(b,http) if several) and ignores $(b,--host), $(b,--port) and \
+         $(b,Listen); with $(b,NOTIFY_SOCKET) set ($(b,Type=notify)) it \
+         reports READY=1 once serving, RELOADING=1 and READY=1 around a \
+         reload, and STOPPING=1 at shutdown. Units: examples/systemd/.";
       `S Manpage.s_examples;
       `Pre "  braid serve --demo --root examples/public --port 8080";
       `Pre "  curl -d hello http://127.0.0.1:8080/reverse";

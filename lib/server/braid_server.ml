@@ -12,6 +12,7 @@ module Production = Production
 module In_memory = In_memory
 module Log_writer = Log_writer
 module Config = Config
+module Systemd = Systemd
 module Server = Server
 
 module Private = struct

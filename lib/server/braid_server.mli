@@ -57,6 +57,7 @@ module Log_writer = Log_writer
 (** {1 Serving} *)
 
 module Config = Config
+module Systemd = Systemd
 
 module Server : sig
   include module type of struct

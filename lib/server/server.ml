@@ -332,7 +332,14 @@ let size_minor_heap words =
   let gc = Gc.get () in
   if gc.minor_heap_size < words then Gc.set { gc with minor_heap_size = words }
 
-let serve_domain t ~domain ~port ~on_listen ~background =
+(* A socket passed by the parent, already listening: each loop registers a
+   copy of its own (one socket, several epolls), closed with the loop. *)
+let adopt ~sw listening =
+  let copy = Unix.dup ~cloexec:true listening in
+  Unix.set_nonblock copy;
+  Braid_io.Fd.of_unix ~sw copy
+
+let serve_domain t ~domain ~port ~on_listen ~background ~listening =
   size_minor_heap (Atomic.get t.config).minor_heap_words;
   let services = Production.services (Production.create t.settings) in
   let context =
@@ -348,7 +355,11 @@ let serve_domain t ~domain ~port ~on_listen ~background =
         if domain = 0 then t.address
         else with_port t.address (Promise.await port)
       in
-      let listener = Net.listen ~sw ~reuse_port:(t.domains > 1) address in
+      let listener =
+        match listening with
+        | Some fd -> adopt ~sw fd
+        | None -> Net.listen ~sw ~reuse_port:(t.domains > 1) address
+      in
       let background =
         if domain = 0 then (
           let b = Fiber.fork ~sw background in
@@ -366,11 +377,11 @@ let serve_domain t ~domain ~port ~on_listen ~background =
           Fiber.cancel b)
         background)
 
-let run ?(on_listen = ignore) ?(background = ignore) t =
+let run ?(on_listen = ignore) ?(background = ignore) ?listening t =
   let port = Promise.create () in
   ignore
     (Braid_io.run_domains ~domains:t.domains (fun ~domain ->
-         serve_domain t ~domain ~port ~on_listen ~background))
+         serve_domain t ~domain ~port ~on_listen ~background ~listening))
 
 module Private = struct
   let create_with_direct_calls ~settings config =

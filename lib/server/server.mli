@@ -71,10 +71,19 @@ val set_config : t -> Config.t -> (unit, string) result
     those. Callable from any domain or thread. *)
 
 val run :
-  ?on_listen:(Unix.sockaddr -> unit) -> ?background:(unit -> unit) -> t -> unit
+  ?on_listen:(Unix.sockaddr -> unit) ->
+  ?background:(unit -> unit) ->
+  ?listening:Unix.file_descr ->
+  t ->
+  unit
 (** [run t] listens and serves until {!stop}, or until {!shutdown} has let the
     connections finish, then returns. [on_listen] gets the bound address (the
     port the kernel chose for port 0) once the first loop listens.
+
+    With [listening], a socket already bound and listening (passed by systemd,
+    see {!Systemd.listeners}), the server accepts on it instead of binding
+    [config.listen]: each loop accepts on a duplicate of it, closed when the
+    loop ends; [listening] itself stays open, the caller's.
 
     [background ()] runs in a fiber of the first loop (with the services in
     force), forked before [on_listen] is called (so [on_listen] may wait for it

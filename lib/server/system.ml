@@ -16,3 +16,5 @@ let open_if_cached path how =
 
 external open_regular_for_reading : string -> Unix.file_descr
   = "braid_open_regular_for_reading"
+
+external inherited_fd : int -> Unix.file_descr = "braid_inherited_fd"

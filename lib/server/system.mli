@@ -40,3 +40,8 @@ val open_regular_for_reading : string -> Unix.file_descr
     Releases the runtime lock meanwhile. Raises
     [Unix.Unix_error (EACCES, "open", path)] for a file that is not regular, the
     open's own error otherwise. *)
+
+val inherited_fd : int -> Unix.file_descr
+(** [inherited_fd n] is the descriptor number [n], open in this process since it
+    started (passed by the parent). Raises [Unix.Unix_error (EBADF, _, _)] if
+    [n] is not open. *)

@@ -131,3 +131,12 @@ value braid_open_regular_for_reading(value path)
   if (error != 0) caml_unix_error(error, "open", path);
   CAMLreturn(Val_int(fd));
 }
+
+/* A descriptor number inherited from the parent (systemd's socket
+   activation passes listening sockets as 3, 4, ...): a Unix.file_descr is
+   that int. Checked to be open. */
+value braid_inherited_fd(value n)
+{
+  if (fcntl(Int_val(n), F_GETFD) < 0) caml_uerror("fcntl", Nothing);
+  return n;
+}

@@ -549,6 +549,72 @@ let per_client_cap () =
   Unix.close again;
   Alcotest.(check int) "after they left" 200 (status_of answer)
 
+(* Socket activation and notifications, with Debian's systemd-socket-activate
+   as the parent: it listens, starts braid serve at the first connection
+   with the socket as descriptor 3, and that first connection (queued in the
+   backlog meanwhile) is served. READY=1 and STOPPING=1 reach NOTIFY_SOCKET. *)
+let socket_activation () =
+  let port =
+    let s = Unix.socket PF_INET SOCK_STREAM 0 in
+    Unix.bind s (ADDR_INET (Unix.inet_addr_loopback, 0));
+    let port =
+      match Unix.getsockname s with ADDR_INET (_, p) -> p | _ -> assert false
+    in
+    Unix.close s;
+    port
+  in
+  let notify_path = Filename.temp_file "braid-notify" ".sock" in
+  Sys.remove notify_path;
+  let notifications = Unix.socket ~cloexec:true PF_UNIX SOCK_DGRAM 0 in
+  Unix.bind notifications (ADDR_UNIX notify_path);
+  let next_notification () =
+    match Unix.select [ notifications ] [] [] 20. with
+    | [], _, _ -> Alcotest.fail "no notification within 20 s"
+    | _ ->
+        let buf = Bytes.create 256 in
+        let n = Unix.recv notifications buf 0 256 [] in
+        Bytes.sub_string buf 0 n
+  in
+  let p =
+    start
+      ~prefix:
+        [
+          "systemd-socket-activate";
+          "-l";
+          Printf.sprintf "127.0.0.1:%d" port;
+          "--fdname=http";
+          "-E";
+          "NOTIFY_SOCKET=" ^ notify_path;
+        ]
+      [ "--demo" ]
+  in
+  Fun.protect ~finally:(fun () ->
+      finish p;
+      Unix.close notifications;
+      Sys.remove notify_path)
+  @@ fun () ->
+  (* The parent listens before braid runs: connect until it does. *)
+  let rec first_connection n =
+    match connect port with
+    | s -> s
+    | exception Unix.Unix_error (ECONNREFUSED, _, _) when n > 0 ->
+        Unix.sleepf 0.02;
+        first_connection (n - 1)
+  in
+  let s = first_connection 500 in
+  send s "GET /sleep/0 HTTP/1.1\r\nHost: x\r\n\r\n";
+  Alcotest.(check int)
+    "the first connection, served" 200 (read_response s).status;
+  Unix.close s;
+  Alcotest.(check int) "on the passed socket" port (port_of p);
+  Alcotest.(check string) "ready" "READY=1" (next_notification ());
+  Unix.kill p.pid Sys.sigterm;
+  Alcotest.(check string) "stopping" "STOPPING=1" (next_notification ());
+  match waitpid p.pid with
+  | WEXITED 0 -> ()
+  | WEXITED n -> Alcotest.failf "exited with %d: %s" n (read_file p.err)
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
+
 (* SIGTERM during a slow request: it completes (with Connection: close), an
    idle connection is closed at once, new connections are refused, and the
    process exits 0. *)
@@ -660,6 +726,7 @@ let () =
       ( "shutdown",
         [
           Alcotest.test_case "graceful" `Quick graceful_shutdown;
+          Alcotest.test_case "socket activation" `Quick socket_activation;
           Alcotest.test_case "deadline" `Quick shutdown_deadline;
         ] );
     ]
