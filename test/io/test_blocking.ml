@@ -4,26 +4,7 @@
 
 open Braid_io
 open Common
-
-(* A call that blocks its pool thread until the test opens the gate: the test
-   decides when a call ends, with no timing involved. *)
-module Gate = struct
-  type t = { lock : Mutex.t; opened : Condition.t; mutable is_open : bool }
-
-  let create () =
-    { lock = Mutex.create (); opened = Condition.create (); is_open = false }
-
-  let wait t =
-    Mutex.protect t.lock (fun () ->
-        while not t.is_open do
-          Condition.wait t.opened t.lock
-        done)
-
-  let open_ t =
-    Mutex.protect t.lock (fun () ->
-        t.is_open <- true;
-        Condition.broadcast t.opened)
-end
+module Gate = Test_support.Gate
 
 (* Waits (in a fiber) until [condition ()] holds. *)
 let eventually what condition =

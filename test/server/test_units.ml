@@ -932,24 +932,7 @@ let real_files () =
   write_file (Filename.concat root "a.txt") "new file";
   Alcotest.(check string) "replaced (same size)" "new file" (contents ())
 
-(* Blocks a pool thread until opened, like a disk that does not answer. *)
-module Gate = struct
-  type t = { lock : Mutex.t; opened : Condition.t; mutable is_open : bool }
-
-  let create () =
-    { lock = Mutex.create (); opened = Condition.create (); is_open = false }
-
-  let wait t =
-    Mutex.protect t.lock (fun () ->
-        while not t.is_open do
-          Condition.wait t.opened t.lock
-        done)
-
-  let open_ t =
-    Mutex.protect t.lock (fun () ->
-        t.is_open <- true;
-        Condition.broadcast t.opened)
-end
+module Gate = Test_support.Gate
 
 (* On a loop, the requests one poll woke share one look at a path; a later
    poll looks again. Outside a loop every call looks. The look is made on the
@@ -997,18 +980,21 @@ let metadata_per_poll_on_the_pool () =
       Braid_io.Blocking.with_pool pool @@ fun () ->
       write_file path "x";
       Alcotest.(check bool) "there" true (found ());
-      let gate = Gate.create () in
+      let gate = Gate.create () and holding = Atomic.make false in
       let held =
         Braid.Fiber.fork (fun () ->
-            Braid_io.Blocking.run ~pool (fun () -> Gate.wait gate))
+            Braid_io.Blocking.run ~pool (fun () ->
+                Atomic.set holding true;
+                Gate.wait gate))
       in
       (* Whatever the checks below say, the gate opens: a failed check must
          not leave the loop waiting for ever. *)
       Fun.protect
         ~finally:(fun () -> Gate.open_ gate)
         (fun () ->
+          (* Not [busy]: the thread may still be finishing the last look. *)
           let rec until_held () =
-            if (Braid_io.Blocking.stats pool).busy = 0 then (
+            if not (Atomic.get holding) then (
               Braid_io.Time.sleep 0.001;
               until_held ())
           in
