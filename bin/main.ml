@@ -18,12 +18,22 @@ let notify state =
 (* SIGTERM or SIGINT: a graceful shutdown; a second one: stop at once.
    [ready] is filled once subscribed, so no signal goes unseen after the
    "serving" line. *)
-let on_termination server ~deadline ~ready () =
+(* The listening socket [braid serve] holds besides the loops' copies: closed
+   when listening stops, so that the socket closes with the loops' copies
+   (new connections are then refused) unless a successor holds one. *)
+let stop_listening listening =
+  try Unix.close listening
+  with Unix.Unix_error (EBADF, _, _) ->
+    (* Closed already, by an upgrade that began the drain. *)
+    ()
+
+let on_termination server ~listening ~deadline ~ready () =
   Braid_io.Switch.run @@ fun sw ->
   let signals = Braid_io.Signal.subscribe ~sw [ Sys.sigterm; Sys.sigint ] in
   Braid_sync.Promise.fill ready ();
   ignore (Braid_io.Signal.wait signals);
   notify "STOPPING=1";
+  stop_listening listening;
   Server.shutdown server ~deadline;
   ignore (Braid_io.Signal.wait signals);
   Server.stop server
@@ -94,6 +104,31 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
             log ("info: configuration reloaded from " ^ path))
   done
 
+(* SIGUSR2: a binary upgrade. A new copy of the executable (the file on disk
+   now: the new version) gets the listening socket; once it serves, this
+   process stops accepting and drains as for SIGTERM. If it fails to start,
+   this one goes on serving and says why. *)
+let on_upgrade server writer ~listening ~deadline ~ready () =
+  Braid_io.Switch.run @@ fun sw ->
+  let signals = Braid_io.Signal.subscribe ~sw [ Sys.sigusr2 ] in
+  Braid_sync.Promise.fill ready ();
+  let log text = Log_writer.error writer ~time:(Services.now ()) text in
+  let rec wait () =
+    ignore (Braid_io.Signal.wait signals);
+    log ("info: upgrade: starting " ^ Sys.executable_name);
+    match Handover.start_successor ~listening Sys.executable_name Sys.argv with
+    | Ok pid ->
+        Printf.printf "braid: upgraded: process %d serves; draining\n%!" pid;
+        log (Printf.sprintf "info: upgrade: process %d serves; draining" pid);
+        notify (Printf.sprintf "MAINPID=%d" pid);
+        stop_listening listening;
+        Server.shutdown server ~deadline
+    | Error why ->
+        log ("error: upgrade failed, still serving: " ^ why);
+        wait ()
+  in
+  wait ()
+
 (* {1 braid serve} *)
 
 let serve flags config_file demo log_level shutdown_timeout =
@@ -121,15 +156,29 @@ let serve flags config_file demo log_level shutdown_timeout =
     let* passed = Systemd.listeners () in
     let* listening =
       match passed with
-      | [] -> Ok None
-      | [ one ] -> Ok (Some one.fd)
+      | [] -> (
+          (* Handed over by a predecessor (binary upgrade), else bound here:
+             one socket, which every loop accepts on and SIGUSR2 can hand
+             over in turn. *)
+          let* inherited = Handover.inherited () in
+          match inherited with
+          | Some fd -> Ok (fd, true)
+          | None -> (
+              match Handover.listen config.listen with
+              | fd -> Ok (fd, false)
+              | exception Unix.Unix_error (e, _, _) ->
+                  Error
+                    (Printf.sprintf "listen %s: %s"
+                       (address_to_string config.listen)
+                       (Unix.error_message e))))
+      | [ one ] -> Ok (one.fd, true)
       | several -> (
           match
             List.find_opt
               (fun (l : Systemd.listener) -> l.name = "http")
               several
           with
-          | Some l -> Ok (Some l.fd)
+          | Some l -> Ok (l.fd, true)
           | None ->
               Error
                 "socket activation: several sockets passed and none named \
@@ -139,7 +188,7 @@ let serve flags config_file demo log_level shutdown_timeout =
   in
   match configured with
   | Error msg -> `Error (false, msg)
-  | Ok (config, listening) ->
+  | Ok (config, (listening, passed)) ->
       (* The pool's domains and the event loops share the cores. *)
       let pool =
         if demo then
@@ -167,17 +216,22 @@ let serve flags config_file demo log_level shutdown_timeout =
         | Ok server -> (
             let ready = Braid_sync.Promise.create () in
             let reload_ready = Braid_sync.Promise.create () in
+            let upgrade_ready = Braid_sync.Promise.create () in
             let fibers =
               [
-                on_termination server ~deadline:shutdown_timeout ~ready;
+                on_termination server ~listening ~deadline:shutdown_timeout
+                  ~ready;
                 (fun () -> Log_writer.run writer);
                 on_reload server writer ~defaults ~file:config_file ~flags
-                  ~activated:(Option.is_some listening) ~ready:reload_ready;
+                  ~activated:passed ~ready:reload_ready;
+                on_upgrade server writer ~listening ~deadline:shutdown_timeout
+                  ~ready:upgrade_ready;
               ]
             in
             let on_listen address =
               Braid_sync.Promise.await ready;
               Braid_sync.Promise.await reload_ready;
+              Braid_sync.Promise.await upgrade_ready;
               Printf.printf
                 "braid: serving http://%s/%s%s with %d loop%s, up to %d \
                  connections\n\
@@ -190,10 +244,11 @@ let serve flags config_file demo log_level shutdown_timeout =
                 config.domains
                 (if config.domains = 1 then "" else "s")
                 config.max_connections;
-              notify "READY=1"
+              notify "READY=1";
+              Handover.ready ()
             in
             match
-              Server.run ~on_listen ~background:(background fibers) ?listening
+              Server.run ~on_listen ~background:(background fibers) ~listening
                 server
             with
             | () -> `Ok ()
@@ -229,10 +284,13 @@ let serve_cmd =
          $(b,Domains) need a restart. Command-line options keep overriding the \
          file.";
       `P
-        "SIGTERM or SIGINT shuts it down gracefully: listening stops, idle \
-         connections close, requests in progress finish (with $(b,Connection: \
-         close)) for up to $(b,--shutdown-timeout) seconds, then the rest are \
-         closed and $(tname) exits 0.";
+        "SIGTERM or SIGINT shuts it down gracefully: listening stops, a \
+         connection waiting for a request may still send one for a second, \
+         requests in progress finish (with $(b,Connection: close)) for up to \
+         $(b,--shutdown-timeout) seconds, then the rest are closed and \
+         $(tname) exits 0. SIGUSR2 upgrades the binary: the executable is \
+         started again with the listening socket, and once it serves, this \
+         process drains as for SIGTERM (if it fails, this one goes on).";
       `P
         "Under systemd: with socket activation ($(b,LISTEN_FDS), a socket \
          unit), $(tname) accepts on the socket it is given (the one named \

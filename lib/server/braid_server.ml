@@ -13,6 +13,7 @@ module In_memory = In_memory
 module Log_writer = Log_writer
 module Config = Config
 module Systemd = Systemd
+module Handover = Handover
 module Server = Server
 
 module Private = struct

@@ -58,6 +58,7 @@ module Log_writer = Log_writer
 
 module Config = Config
 module Systemd = Systemd
+module Handover = Handover
 
 module Server : sig
   include module type of struct

@@ -52,17 +52,25 @@ let context ?(draining = Atomic.make false) ?fixed_services () =
     peak = 0;
   }
 
+(* A connection waiting for a request when the drain begins is not closed
+   at once: its client may have sent the request already (a connection
+   accepted just before listening stopped, or a keep-alive one reused at
+   that instant), and closing it would fail that request, which HTTP
+   clients do not all retry. It may read one more request, answered with
+   [Connection: close]; [close_idle] ends the wait. *)
+let close_idle c =
+  Hashtbl.iter
+    (fun _ l -> if Control.is_idle l.control then Fiber.Scope.cancel l.scope)
+    c.live
+
 let drain c =
   Atomic.set c.draining true;
-  let idle, upgraded =
+  let upgraded =
     Hashtbl.fold
-      (fun _ l (idle, upgraded) ->
-        if Control.is_idle l.control then (l.scope :: idle, upgraded)
-        else if l.control.phase = Upgraded then (idle, l :: upgraded)
-        else (idle, upgraded))
-      c.live ([], [])
+      (fun _ l upgraded ->
+        if l.control.phase = Upgraded then l :: upgraded else upgraded)
+      c.live []
   in
-  List.iter Fiber.Scope.cancel idle;
   (* An upgraded connection is told, so that its protocol can say goodbye:
      a blocked read raises [Upgraded.Shutdown], and so does every read
      that would block from now on. Without a way to wake it, it is

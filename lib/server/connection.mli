@@ -21,12 +21,17 @@ val context :
     request (the direct-calls baseline of the benchmarks). *)
 
 val drain : context -> unit
-(** [drain c] sets the context's draining flag and closes at once the
-    connections of [c] that are idle (waiting for a request: their fibers are
-    cancelled and return normally); the others close after their current
-    request. An upgraded connection ({!Upgraded}) blocked in a read is woken
-    with {!Upgraded.Shutdown} (with no [interrupt], it is cancelled), and its
-    later reads raise it. *)
+(** [drain c] sets the context's draining flag: every connection of [c] closes
+    after its current request (answered with [Connection: close]). One waiting
+    for a request may still read one, which its client may have sent already,
+    until {!close_idle}. An upgraded connection ({!Upgraded}) blocked in a read
+    is woken with {!Upgraded.Shutdown} (with no [interrupt], it is cancelled),
+    and its later reads raise it. *)
+
+val close_idle : context -> unit
+(** [close_idle c] closes the connections of [c] waiting for a request (their
+    fibers are cancelled and return normally): the end of the grace {!drain}
+    gives them. *)
 
 val evict_idle : context -> bool
 (** [evict_idle c] closes the connection of [c] that has waited longest for a

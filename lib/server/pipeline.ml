@@ -219,7 +219,11 @@ let next (c : Conn.t) =
   if Output.length c.out >= c.config.output_buffer then Output.flush c.out
 
 (* Before waiting for a request: out go the buffered responses, and a
-   draining server closes the connection instead of waiting. *)
+   draining server closes a keep-alive connection instead of waiting (it
+   answered its last request with [Connection: close]). A fresh one
+   (accepted just before listening stopped) still reads its first request,
+   which its client has sent or is sending: closing it unread would reset
+   that request. Connection.close_idle bounds the wait. *)
 let rec loop (c : Conn.t) =
   let control = c.control in
   if Input.length c.input = 0 then (
@@ -233,7 +237,8 @@ let rec loop (c : Conn.t) =
         now + Control.ns_of_seconds c.config.timeouts.keep_alive);
     control.phase <- Idle)
   else control.phase <- Head;
-  if control.phase = Idle && Atomic.get control.draining then Peer_closed
+  if control.phase = Idle && (not control.first) && Atomic.get control.draining
+  then Peer_closed
   else (
     (* Where the connection can tell when bytes arrive without reading
        them, it waits for them holding its buffers but not using them: the

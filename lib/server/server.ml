@@ -296,6 +296,11 @@ let port_of = function Unix.ADDR_INET (_, p) -> p | Unix.ADDR_UNIX _ -> 0
 (* The connections of one loop, on their own switch [csw]: it finishes when
    the last connection does, or is cancelled by [stop] or at the shutdown
    deadline. Watchers live on [sw] and are cancelled once [csw] is done. *)
+(* How long a connection waiting for a request when the drain begins may
+   still send one: a request already on its way arrives well within a
+   second, and an idle client delays the shutdown no longer. *)
+let idle_grace = 1.
+
 let serve_connections t ~sw listener context =
   let watchers = ref [] in
   let watch f = watchers := Fiber.fork ~sw f :: !watchers in
@@ -318,6 +323,9 @@ let serve_connections t ~sw listener context =
          | exception Braid.Cancelled when not (Fiber.is_cancelled ()) -> ());
          Net.close listener;
          Connection.drain context;
+         watch (fun () ->
+             Services.sleep (Float.min idle_grace deadline);
+             Connection.close_idle context);
          watch (fun () ->
              Services.sleep deadline;
              stop t))

@@ -615,6 +615,136 @@ let socket_activation () =
   | WEXITED n -> Alcotest.failf "exited with %d: %s" n (read_file p.err)
   | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
 
+(* Binary upgrade (SIGUSR2): three in a row under load, each new process
+   taking over the listening socket, with no failed request and no refused
+   connection. Two clients count every error: Python opening a connection
+   per request (as a proxy or a browser's first visit does), and wrk with
+   ten keep-alive connections. *)
+let py_load =
+  {|
+import http.client, os, sys, time
+port, stop = int(sys.argv[1]), sys.argv[2]
+ok = errors = 0
+last = ""
+while not os.path.exists(stop):
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/sleep/0", headers={"Connection": "close"})
+        r = c.getresponse()
+        r.read()
+        c.close()
+        if r.status == 200: ok += 1
+        else:
+            errors += 1; last = "status %d" % r.status
+    except Exception as e:
+        errors += 1; last = repr(e)
+print(ok, errors, last)
+|}
+
+let upgraded_pids out =
+  String.split_on_char '\n' (read_file out)
+  |> List.filter_map (fun line ->
+         match String.split_on_char ' ' line with
+         | [ "braid:"; "upgraded:"; "process"; pid; "serves;"; "draining" ] ->
+             int_of_string_opt pid
+         | _ -> None)
+
+let gone pid =
+  match read_file (Printf.sprintf "/proc/%d/stat" pid) with
+  | stat -> (
+      (* A zombie (its parent, the old server, has exited) is gone too. *)
+      match String.index_opt stat ')' with
+      | Some i -> i + 2 < String.length stat && stat.[i + 2] = 'Z'
+      | None -> true)
+  | exception Sys_error _ -> true
+
+let binary_upgrade () =
+  let p = start [ "--demo" ] in
+  let stop = Filename.temp_file "braid-upgrade" ".stop" in
+  Sys.remove stop;
+  let client_out = Filename.temp_file "braid-upgrade" ".out" in
+  let latest = ref p.pid in
+  Fun.protect ~finally:(fun () ->
+      (if not (gone !latest) then
+         try Unix.kill !latest Sys.sigkill with _ -> ());
+      finish p;
+      (try Sys.remove stop with Sys_error _ -> ());
+      Sys.remove client_out)
+  @@ fun () ->
+  let port = port_of p in
+  let client =
+    let out = Unix.openfile client_out [ O_WRONLY; O_TRUNC ] 0o600 in
+    let pid =
+      Unix.create_process "python3"
+        [| "python3"; "-c"; py_load; string_of_int port; stop |]
+        Unix.stdin out Unix.stderr
+    in
+    Unix.close out;
+    pid
+  in
+  let wrk_out = Filename.temp_file "braid-upgrade" ".wrk" in
+  let wrk =
+    let out = Unix.openfile wrk_out [ O_WRONLY; O_TRUNC ] 0o600 in
+    let pid =
+      Unix.create_process "wrk"
+        [|
+          "wrk";
+          "-t1";
+          "-c10";
+          "-d4s";
+          Printf.sprintf "http://127.0.0.1:%d/sleep/0" port;
+        |]
+        Unix.stdin out Unix.stderr
+    in
+    Unix.close out;
+    pid
+  in
+  Unix.sleepf 0.3;
+  for i = 1 to 3 do
+    Unix.kill !latest Sys.sigusr2;
+    let rec wait_for n =
+      match upgraded_pids p.out with
+      | pids when List.length pids >= i -> List.nth pids (i - 1)
+      | _ when n = 0 -> Alcotest.failf "upgrade %d: no new process" i
+      | _ ->
+          Unix.sleepf 0.02;
+          wait_for (n - 1)
+    in
+    let successor = wait_for 1500 in
+    Alcotest.(check bool) "a new process" true (successor <> !latest);
+    latest := successor;
+    Unix.sleepf 0.3
+  done;
+  ignore (waitpid wrk);
+  close_out (open_out stop);
+  ignore (waitpid client);
+  let wrk_report = read_file wrk_out in
+  Sys.remove wrk_out;
+  Alcotest.(check bool)
+    ("wrk: no socket error and no non-2xx\n" ^ wrk_report)
+    false
+    (contains wrk_report "Socket errors" || contains wrk_report "Non-2xx");
+  Alcotest.(check bool) "wrk: requests" true (contains wrk_report "requests in");
+  (match String.split_on_char ' ' (String.trim (read_file client_out)) with
+  | ok :: errors :: last ->
+      Alcotest.(check int)
+        ("failed requests (last: " ^ String.concat " " last ^ ")")
+        0 (int_of_string errors);
+      Alcotest.(check bool) "requests served" true (int_of_string ok > 0)
+  | _ -> Alcotest.failf "client: %S" (read_file client_out));
+  (match waitpid p.pid with
+  | WEXITED 0 -> ()
+  | _ -> Alcotest.fail "the first server did not exit 0 after draining");
+  Unix.kill !latest Sys.sigterm;
+  let rec until_gone n =
+    if not (gone !latest) then
+      if n = 0 then Alcotest.fail "the last server did not exit"
+      else (
+        Unix.sleepf 0.02;
+        until_gone (n - 1))
+  in
+  until_gone 1500
+
 (* SIGTERM during a slow request: it completes (with Connection: close), an
    idle connection is closed at once, new connections are refused, and the
    process exits 0. *)
@@ -727,6 +857,7 @@ let () =
         [
           Alcotest.test_case "graceful" `Quick graceful_shutdown;
           Alcotest.test_case "socket activation" `Quick socket_activation;
+          Alcotest.test_case "binary upgrade, three times" `Quick binary_upgrade;
           Alcotest.test_case "deadline" `Quick shutdown_deadline;
         ] );
     ]

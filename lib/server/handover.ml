@@ -1,0 +1,124 @@
+let listen_variable = "BRAID_LISTEN_FD"
+let ready_variable = "BRAID_READY_FD"
+let ready_line = "READY=1\n"
+
+let listen ?(backlog = 4096) addr =
+  let s =
+    Unix.socket ~cloexec:true (Unix.domain_of_sockaddr addr) SOCK_STREAM 0
+  in
+  match
+    (match addr with
+    | ADDR_INET _ -> Unix.setsockopt s SO_REUSEADDR true
+    | ADDR_UNIX _ -> ());
+    Unix.bind s addr;
+    Unix.listen s backlog
+  with
+  | () -> s
+  | exception e ->
+      Unix.close s;
+      raise e
+
+let inherited_number variable =
+  match Sys.getenv_opt variable with
+  | None | Some "" -> Ok None
+  | Some n -> (
+      match int_of_string_opt n with
+      | Some n when n >= 0 -> (
+          match System.inherited_fd n with
+          | fd ->
+              Unix.set_close_on_exec fd;
+              Ok (Some fd)
+          | exception Unix.Unix_error (e, _, _) ->
+              Error
+                (Printf.sprintf "%s=%d: %s" variable n (Unix.error_message e)))
+      | _ -> Error (Printf.sprintf "%s=%S: not a descriptor" variable n))
+
+let inherited () = inherited_number listen_variable
+
+let ready () =
+  match inherited_number ready_variable with
+  | Ok None | Error _ -> ()
+  | Ok (Some fd) ->
+      (match
+         Unix.write_substring fd ready_line 0 (String.length ready_line)
+       with
+      | _ -> ()
+      | exception Unix.Unix_error (EPIPE, _, _) ->
+          (* The predecessor is gone (it gave up waiting): nobody to tell. *)
+          ());
+      Unix.close fd
+
+(* The environment for the successor: ours, with the two variables set. *)
+let environment ~listening ~ready_w =
+  let ours =
+    Array.to_list (Unix.environment ())
+    |> List.filter (fun v ->
+           not
+             (String.starts_with ~prefix:(listen_variable ^ "=") v
+             || String.starts_with ~prefix:(ready_variable ^ "=") v))
+  in
+  Array.of_list
+    (ours
+    @ [
+        Printf.sprintf "%s=%d" listen_variable (System.fd_number listening);
+        Printf.sprintf "%s=%d" ready_variable (System.fd_number ready_w);
+      ])
+
+let reap pid =
+  Braid_io.Blocking.run (fun () ->
+      match Unix.waitpid [] pid with
+      | _, status -> status
+      | exception Unix.Unix_error (ECHILD, _, _) -> WEXITED 0)
+
+let describe = function
+  | Unix.WEXITED n -> Printf.sprintf "exited with %d" n
+  | WSIGNALED n -> Printf.sprintf "killed by signal %d" n
+  | WSTOPPED n -> Printf.sprintf "stopped by signal %d" n
+
+let start_successor ~listening ?(timeout = 30.) program argv =
+  let ready_r, ready_w = Unix.pipe ~cloexec:true () in
+  let env = environment ~listening ~ready_w in
+  let started =
+    Braid.Fiber.protect (fun () ->
+        Braid_io.Blocking.run (fun () ->
+            Unix.clear_close_on_exec listening;
+            Unix.clear_close_on_exec ready_w;
+            Fun.protect
+              ~finally:(fun () ->
+                Unix.set_close_on_exec listening;
+                Unix.close ready_w)
+              (fun () ->
+                Unix.create_process_env program argv env Unix.stdin Unix.stdout
+                  Unix.stderr)))
+  in
+  match started with
+  | exception Unix.Unix_error (e, _, _) ->
+      Unix.close ready_r;
+      Error (Printf.sprintf "%s: %s" program (Unix.error_message e))
+  | pid -> (
+      Braid.Switch.run @@ fun sw ->
+      Unix.set_nonblock ready_r;
+      let ready = Braid_io.Fd.of_unix ~sw ready_r in
+      let buf = Bytes.create 64 in
+      let rec read_line got =
+        if String.contains got '\n' then Some got
+        else
+          match Braid_io.Fd.read_into ready buf 0 (Bytes.length buf) with
+          | 0 -> None
+          | n -> read_line (got ^ Bytes.sub_string buf 0 n)
+      in
+      match Braid_io.Time.timeout timeout (fun () -> read_line "") with
+      | Some (Some line) when line = ready_line -> Ok pid
+      | Some (Some line) ->
+          Unix.kill pid Sys.sigkill;
+          ignore (reap pid : Unix.process_status);
+          Error (Printf.sprintf "the new process said %S" line)
+      | Some None ->
+          (* It closed the pipe without a word: it is exiting. *)
+          Error ("the new process " ^ describe (reap pid) ^ " before it served")
+      | None ->
+          (try Unix.kill pid Sys.sigkill with Unix.Unix_error _ -> ());
+          ignore (reap pid : Unix.process_status);
+          Error
+            (Printf.sprintf "the new process was not ready within %.0f s"
+               timeout))
