@@ -39,6 +39,18 @@ module Response : sig
 end
 
 module Body = Body
+
+(** {2 Request helpers}
+
+    Each answers [(value, Response.t) result], the error being the [4xx] the
+    client deserves; {!Handler.Syntax} chains them. *)
+
+module Query = Query
+module Form = Form
+module Cookie = Cookie
+module Json = Json
+module Static = Static
+module Testing = Testing
 module Upgraded = Upgraded
 module Websocket = Websocket
 module Handler = Handler
