@@ -14,7 +14,8 @@
 
     {b Writing} cannot produce a field that splits the response or injects an
     attribute: the name must be a token and the value cookie-octets
-    (printable ASCII but space, ["], [,], [;] and [\\]: encode anything else,
+    (printable ASCII but space, double quote, comma, semicolon and backslash:
+    encode anything else,
     e.g. with {!Query.encode} or base64url), the path printable ASCII without
     [;], the domain letters, digits, [-] and [.]. A violation raises
     [Invalid_argument] where the handler builds the response, which the server
@@ -22,7 +23,7 @@
     {!Response.with_header}'s checks too. *)
 
 val parse : string -> ((string * string) list, string) result
-(** [parse "a=1; b=\"x y\""] is [Ok [("a", "1"); ("b", "x y")]], in order.
+(** [parse {|a=1; b="x y"|}] is [Ok [("a", "1"); ("b", "x y")]], in order.
     [Error why] for garbage (see above). *)
 
 val all : Handler.request -> ((string * string) list, Response.t) result

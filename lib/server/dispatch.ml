@@ -82,6 +82,8 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
     | Ok (Found { handler; params; tail; _ }) -> (
         match req.body with
         | Content_length n when n > limits.max_body ->
+            (* Not read at all: the connection closes after the answer. *)
+            c.abandon_body <- true;
             own (Response.error 413 "body too large")
         | No_body | Content_length _ | Chunked -> handler { r with params; tail })
     | Ok (Method_not_allowed allowed) ->
