@@ -49,6 +49,7 @@ module Query = Query
 module Form = Form
 module Cookie = Cookie
 module Json = Json
+module Multipart = Multipart
 module Static = Static
 module Testing = Testing
 module Upgraded = Upgraded

@@ -3,8 +3,12 @@ let is_blank c = c = ' ' || c = '\t'
 let trim s =
   let n = String.length s in
   let i = ref 0 and j = ref (n - 1) in
-  while !i < n && is_blank s.[!i] do incr i done;
-  while !j >= !i && is_blank s.[!j] do decr j done;
+  while !i < n && is_blank s.[!i] do
+    incr i
+  done;
+  while !j >= !i && is_blank s.[!j] do
+    decr j
+  done;
   String.sub s !i (!j - !i + 1)
 
 let is_control c = (c < ' ' && c <> '\t') || c = '\127'
@@ -68,7 +72,8 @@ let is_domain_char = function
   | 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' | '-' | '.' -> true
   | _ -> false
 
-let invalid fmt = Printf.ksprintf (fun s -> invalid_arg ("Braid_server.Cookie: " ^ s)) fmt
+let invalid fmt =
+  Printf.ksprintf (fun s -> invalid_arg ("Braid_server.Cookie: " ^ s)) fmt
 
 let set_cookie ?max_age ?expires ?path ?domain ?(secure = false)
     ?(http_only = false) ?same_site name value =
@@ -112,8 +117,8 @@ let set_cookie ?max_age ?expires ?path ?domain ?(secure = false)
       Buffer.add_string b "; SameSite=None");
   Buffer.contents b
 
-let set ?max_age ?expires ?path ?domain ?secure ?http_only ?same_site name
-    value response =
+let set ?max_age ?expires ?path ?domain ?secure ?http_only ?same_site name value
+    response =
   Response.with_header "Set-Cookie"
     (set_cookie ?max_age ?expires ?path ?domain ?secure ?http_only ?same_site
        name value)

@@ -9,18 +9,17 @@
     inside a value, several [Cookie] fields (joined), and a pair without [=]
     (skipped: browsers send one for a nameless cookie set by a script). It
     refuses garbage with a clear [400]: a name that is not a token ([a b=1],
-    [=1], [(x)=1]), a control character, or a double quote that does not
-    enclose the whole value.
+    [=1], [(x)=1]), a control character, or a double quote that does not enclose
+    the whole value.
 
     {b Writing} cannot produce a field that splits the response or injects an
-    attribute: the name must be a token and the value cookie-octets
-    (printable ASCII but space, double quote, comma, semicolon and backslash:
-    encode anything else,
-    e.g. with {!Query.encode} or base64url), the path printable ASCII without
-    [;], the domain letters, digits, [-] and [.]. A violation raises
-    [Invalid_argument] where the handler builds the response, which the server
-    answers with a [500], as for {!Response.make}; the field then goes through
-    {!Response.with_header}'s checks too. *)
+    attribute: the name must be a token and the value cookie-octets (printable
+    ASCII but space, double quote, comma, semicolon and backslash: encode
+    anything else, e.g. with {!Query.encode} or base64url), the path printable
+    ASCII without [;], the domain letters, digits, [-] and [.]. A violation
+    raises [Invalid_argument] where the handler builds the response, which the
+    server answers with a [500], as for {!Response.make}; the field then goes
+    through {!Response.with_header}'s checks too. *)
 
 val parse : string -> ((string * string) list, string) result
 (** [parse {|a=1; b="x y"|}] is [Ok [("a", "1"); ("b", "x y")]], in order.
@@ -46,11 +45,11 @@ val set_cookie :
   string ->
   string ->
   string
-(** [set_cookie name value] is the value of a [Set-Cookie] field:
-    [name=value] then, in this order, [Max-Age=n], [Expires=<IMF-fixdate>]
-    ([expires] is seconds since the epoch, {!Braid_http.Http_date.format}),
-    [Path], [Domain], [Secure], [HttpOnly] and [SameSite], each only when given
-    ([secure] and [http_only] default to [false]).
+(** [set_cookie name value] is the value of a [Set-Cookie] field: [name=value]
+    then, in this order, [Max-Age=n], [Expires=<IMF-fixdate>] ([expires] is
+    seconds since the epoch, {!Braid_http.Http_date.format}), [Path], [Domain],
+    [Secure], [HttpOnly] and [SameSite], each only when given ([secure] and
+    [http_only] default to [false]).
 
     Raises [Invalid_argument] if [name] is not a token, [value] holds a byte
     that is not a cookie-octet, [path] holds [;] or a control character,
@@ -74,7 +73,8 @@ val set :
 
     Raises [Invalid_argument] as {!set_cookie}. *)
 
-val delete : ?path:string -> ?domain:string -> string -> Response.t -> Response.t
+val delete :
+  ?path:string -> ?domain:string -> string -> Response.t -> Response.t
 (** [delete name response] asks the browser to drop the cookie: [name=] with
     [Max-Age=0] and an [Expires] in 1970 ([path] and [domain] must be those it
     was set with).

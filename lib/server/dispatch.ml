@@ -35,7 +35,9 @@ let handler_timed_out (c : Conn.t) (req : Request.t) ~time seconds =
              req.target seconds;
        });
   error_page c (Some req)
-    (Response.error ~headers:[ ("Connection", "close") ] 503 "handler timed out")
+    (Response.error
+       ~headers:[ ("Connection", "close") ]
+       503 "handler timed out")
 
 let run_handler (c : Conn.t) (handler : Handler.t) request ~time =
   match
@@ -85,7 +87,8 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
             (* Not read at all: the connection closes after the answer. *)
             c.abandon_body <- true;
             own (Response.error 413 "body too large")
-        | No_body | Content_length _ | Chunked -> handler { r with params; tail })
+        | No_body | Content_length _ | Chunked ->
+            handler { r with params; tail })
     | Ok (Method_not_allowed allowed) ->
         own (Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 "")
     | Ok Not_found -> (
@@ -98,7 +101,9 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
                  ~path ~query))
   in
   let response =
-    run_handler c (c.services.middleware inner) ~time:now
+    run_handler c
+      (c.services.middleware inner)
+      ~time:now
       {
         head = req;
         path;

@@ -11,7 +11,8 @@ val error_page :
 
 val failure : Conn.t -> Braid_http.Request.t -> time:float -> exn -> Response.t
 (** [failure c request ~time exn] is the answer to a handler that raised [exn]:
-    a [500] (through {!error_page}), and a [Handler_failed] event (at [time], with the backtrace).
+    a [500] (through {!error_page}), and a [Handler_failed] event (at [time],
+    with the backtrace).
     @raise exn
       if it is the connection's own ({!Unwind.is_connections_own}): those unwind
       the connection. *)
@@ -28,8 +29,7 @@ val dispatch :
     body given to its handler, to settle afterwards. Routes, handlers
     ([request.path]) and static files see [path] with its dot-segments resolved
     ({!Braid_http.Url_path.normalize}); a path climbing above the root gets
-    [400]. The global middleware ({!Services.t}'s [middleware]) is around all
-    of it, and the server's own errors go through {!error_page}. A handler
-    that times out ([timeouts.handler]) is cancelled and
-    answered [503] with [Connection: close]. Blocks the fiber while the handler
-    runs. *)
+    [400]. The global middleware ({!Services.t}'s [middleware]) is around all of
+    it, and the server's own errors go through {!error_page}. A handler that
+    times out ([timeouts.handler]) is cancelled and answered [503] with
+    [Connection: close]. Blocks the fiber while the handler runs. *)

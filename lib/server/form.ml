@@ -2,7 +2,11 @@ let media_type (r : Handler.request) =
   match Handler.header r "content-type" with
   | None -> None
   | Some v ->
-      let t = match String.index_opt v ';' with Some i -> String.sub v 0 i | None -> v in
+      let t =
+        match String.index_opt v ';' with
+        | Some i -> String.sub v 0 i
+        | None -> v
+      in
       Some (String.lowercase_ascii (String.trim t))
 
 let urlencoded r =
@@ -16,4 +20,5 @@ let urlencoded r =
           | Error why -> Error (Response.error 400 ("form: " ^ why))))
   | Some _ | None ->
       Error
-        (Response.error 415 "expected Content-Type: application/x-www-form-urlencoded")
+        (Response.error 415
+           "expected Content-Type: application/x-www-form-urlencoded")

@@ -16,7 +16,6 @@ type t = request -> Response.t
 let param r name = List.assoc_opt name r.params
 let header r name = Request.header r.head name
 let body_string r = Body.to_string r.body
-
 let bad_request (e : Parse_error.t) = Response.error e.status e.reason
 
 module Syntax = struct

@@ -135,8 +135,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
       | Consumed -> (response, true)
       | Unread -> (response, false)
       | Failed e ->
-          ( Dispatch.error_page c (Some req)
-              (Response.error e.status e.reason),
+          ( Dispatch.error_page c (Some req) (Response.error e.status e.reason),
             false )
   in
   let no_content = req.meth = HEAD || Status.has_no_body response.status in

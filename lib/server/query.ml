@@ -1,6 +1,9 @@
 let decode_part s =
   (* A raw '+' is a space; "%2B" decodes to '+' afterwards. *)
-  let s = if String.contains s '+' then String.map (function '+' -> ' ' | c -> c) s else s in
+  let s =
+    if String.contains s '+' then String.map (function '+' -> ' ' | c -> c) s
+    else s
+  in
   Braid_http.Url_path.percent_decode s
 
 let decode q =
@@ -12,7 +15,8 @@ let decode q =
         let name, value =
           match String.index_opt pair '=' with
           | Some i ->
-              (String.sub pair 0 i, String.sub pair (i + 1) (String.length pair - i - 1))
+              ( String.sub pair 0 i,
+                String.sub pair (i + 1) (String.length pair - i - 1) )
           | None -> (pair, "")
         in
         match (decode_part name, decode_part value) with
@@ -36,7 +40,8 @@ let get r name = Result.map (List.assoc_opt name) (params r)
 
 let get_all r name =
   Result.map
-    (List.filter_map (fun (n, v) -> if String.equal n name then Some v else None))
+    (List.filter_map (fun (n, v) ->
+         if String.equal n name then Some v else None))
     (params r)
 
 let encode_part s =

@@ -2,17 +2,17 @@
 
     [name=value] pairs separated by [&] (WHATWG URL Standard, "application/x-
     www-form-urlencoded parsing"): in names and values [+] is a space and [%XX]
-    a byte; a pair without [=] has the empty value; empty pairs ([a=1&&b=2])
-    are skipped; order and repetitions are kept. Unlike browsers, a [%] not
-    followed by two hexadecimal digits is an error (browsers keep it as it is):
-    the client gets a clear [400], never a value that silently differs from
-    what it meant.
+    a byte; a pair without [=] has the empty value; empty pairs ([a=1&&b=2]) are
+    skipped; order and repetitions are kept. Unlike browsers, a [%] not followed
+    by two hexadecimal digits is an error (browsers keep it as it is): the
+    client gets a clear [400], never a value that silently differs from what it
+    meant.
 
     Pure functions: they block nothing and may run anywhere. *)
 
 val decode : string -> ((string * string) list, string) result
-(** [decode "a=1&b=x+y%21"] is [Ok [("a", "1"); ("b", "x y!")]].
-    [Error why] for a malformed percent-encoding, naming the pair. *)
+(** [decode "a=1&b=x+y%21"] is [Ok [("a", "1"); ("b", "x y!")]]. [Error why] for
+    a malformed percent-encoding, naming the pair. *)
 
 val params : Handler.request -> ((string * string) list, Response.t) result
 (** [params r] is the decoded query of [r] ([[]] without one), or a [400] saying

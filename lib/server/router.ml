@@ -65,12 +65,15 @@ let add ?max_body meth pattern handler t =
   {
     t with
     routes =
-      t.routes @ [ { meth; pattern = parse_pattern pattern; handler; max_body } ];
+      t.routes
+      @ [ { meth; pattern = parse_pattern pattern; handler; max_body } ];
   }
 
 let get pattern handler t = add GET pattern handler t
 let post pattern handler t = add POST pattern handler t
-let apply middleware handler = List.fold_right (fun m h -> m h) middleware handler
+
+let apply middleware handler =
+  List.fold_right (fun m h -> m h) middleware handler
 
 let scope ?(middleware = []) prefix sub t =
   let prefix =
@@ -154,44 +157,44 @@ let lookup t meth path =
   match t.routes with
   | [] -> Not_found
   | routes -> (
-    match Url_path.segments path with
-    | Error _ -> Not_found
-    | Ok segs -> (
-        let find meth =
-          List.find_map
-            (fun r ->
-              if r.meth = meth then
-                match matches r.pattern segs [] with
-                | Some (params, depth) ->
-                    Some
-                      (Found
-                         {
-                           handler = r.handler;
-                           params = List.rev params;
-                           tail = Option.map (tail_of path) depth;
-                           max_body = r.max_body;
-                         })
-                | None -> None
-              else None)
-            routes
-        in
-        match find meth with
-        | Some found -> found
-        | None -> (
-            match if meth = Method.HEAD then find Method.GET else None with
-            | Some found -> found
-            | None ->
-                let allowed =
-                  List.filter_map
-                    (fun r ->
-                      if matches r.pattern segs [] <> None then Some r.meth
-                      else None)
-                    routes
-                in
-                if allowed = [] then Not_found
-                else
+      match Url_path.segments path with
+      | Error _ -> Not_found
+      | Ok segs -> (
+          let find meth =
+            List.find_map
+              (fun r ->
+                if r.meth = meth then
+                  match matches r.pattern segs [] with
+                  | Some (params, depth) ->
+                      Some
+                        (Found
+                           {
+                             handler = r.handler;
+                             params = List.rev params;
+                             tail = Option.map (tail_of path) depth;
+                             max_body = r.max_body;
+                           })
+                  | None -> None
+                else None)
+              routes
+          in
+          match find meth with
+          | Some found -> found
+          | None -> (
+              match if meth = Method.HEAD then find Method.GET else None with
+              | Some found -> found
+              | None ->
                   let allowed =
-                    if List.mem Method.GET allowed then Method.HEAD :: allowed
-                    else allowed
+                    List.filter_map
+                      (fun r ->
+                        if matches r.pattern segs [] <> None then Some r.meth
+                        else None)
+                      routes
                   in
-                  Method_not_allowed (List.sort_uniq compare allowed))))
+                  if allowed = [] then Not_found
+                  else
+                    let allowed =
+                      if List.mem Method.GET allowed then Method.HEAD :: allowed
+                      else allowed
+                    in
+                    Method_not_allowed (List.sort_uniq compare allowed))))

@@ -14,8 +14,8 @@
     one pass over them. A [GET] route also answers [HEAD] (the pipeline then
     sends no body) unless a [HEAD] route matches first.
 
-    A router is the whole application the server answers with: its routes,
-    the global middleware ({!use}) around everything the server answers to a
+    A router is the whole application the server answers with: its routes, the
+    global middleware ({!use}) around everything the server answers to a
     request, and the page for the server's own errors ({!on_error}).
 
     Immutable: build the router once, share it between domains. *)
@@ -24,14 +24,14 @@ type t
 
 type middleware = Handler.t -> Handler.t
 (** Code around a handler: it may change the request, answer itself, or change
-    the response. It runs where the handler runs (the connection's fiber),
-    under the handler timeout; an exception it raises is answered as a
-    handler's ([500]). *)
+    the response. It runs where the handler runs (the connection's fiber), under
+    the handler timeout; an exception it raises is answered as a handler's
+    ([500]). *)
 
 type error_page = Braid_http.Request.t option -> Response.t -> Response.t
-(** [page request default] is the answer to send instead of [default], an
-    error the server made itself; [request] is [None] for a request the parser
-    refused (no request was read). *)
+(** [page request default] is the answer to send instead of [default], an error
+    the server made itself; [request] is [None] for a request the parser refused
+    (no request was read). *)
 
 type found =
   | Found of {
@@ -63,28 +63,28 @@ val post : string -> Handler.t -> t -> t
 (** [post pattern h] is [add POST pattern h]. *)
 
 val scope : ?middleware:middleware list -> string -> t -> t -> t
-(** [scope ~middleware prefix sub t] is [t] with the routes of [sub] added
-    under [prefix] (a pattern without [*name], trailing ["/"] ignored):
-    [scope "/api" (empty |> get "/users/:id" h)] routes [/api/users/:id] to
-    [h]. Each of [sub]'s handlers runs inside [middleware] (the first of the
-    list outermost) and then inside the global middleware of [sub] ({!use}),
-    which is thus scoped to these routes. [sub]'s error page is ignored.
+(** [scope ~middleware prefix sub t] is [t] with the routes of [sub] added under
+    [prefix] (a pattern without [*name], trailing ["/"] ignored):
+    [scope "/api" (empty |> get "/users/:id" h)] routes [/api/users/:id] to [h].
+    Each of [sub]'s handlers runs inside [middleware] (the first of the list
+    outermost) and then inside the global middleware of [sub] ({!use}), which is
+    thus scoped to these routes. [sub]'s error page is ignored.
 
     Raises [Invalid_argument] if [prefix] is not a valid pattern or ends with
     [*name]. *)
 
 val use : middleware -> t -> t
-(** [use m t] adds global middleware, inside that already added: [m] sees
-    every request the server reads and answers, and its response, whatever
-    answers it: a route, static files (the document root), the server's own
-    [400] (a path above the root), [404], [405], [413] (a body above the
-    limit, announced by its [Content-Length]) and [501]. The request it sees has
-    no [params] or [tail] yet (routing happens inside). A [500] or [503] that
-    the middleware itself caused (it raised, or ran out of the handler
-    timeout) is not shown to it. Requests the parser refuses, and a body found
-    malformed or too large while it is read after the handler answered, are
-    answered by the server directly (with {!on_error}'s page): no request
-    reached the middleware, or the answer it saw is replaced. *)
+(** [use m t] adds global middleware, inside that already added: [m] sees every
+    request the server reads and answers, and its response, whatever answers it:
+    a route, static files (the document root), the server's own [400] (a path
+    above the root), [404], [405], [413] (a body above the limit, announced by
+    its [Content-Length]) and [501]. The request it sees has no [params] or
+    [tail] yet (routing happens inside). A [500] or [503] that the middleware
+    itself caused (it raised, or ran out of the handler timeout) is not shown to
+    it. Requests the parser refuses, and a body found malformed or too large
+    while it is read after the handler answered, are answered by the server
+    directly (with {!on_error}'s page): no request reached the middleware, or
+    the answer it saw is replaced. *)
 
 val on_error : error_page -> t -> t
 (** [on_error page t] makes [page] render the server's own error responses

@@ -6,14 +6,17 @@ type response = {
 
 let headers r name =
   List.filter_map
-    (fun (n, v) -> if Braid_http.Headers.equal_name n name then Some v else None)
+    (fun (n, v) ->
+      if Braid_http.Headers.equal_name n name then Some v else None)
     r.headers
 
 let header r name = match headers r name with v :: _ -> Some v | [] -> None
 
 let request_bytes ~meth ~headers ~body target =
   let b = Buffer.create 256 in
-  Printf.bprintf b "%s %s HTTP/1.1\r\n" (Braid_http.Method.to_string meth) target;
+  Printf.bprintf b "%s %s HTTP/1.1\r\n"
+    (Braid_http.Method.to_string meth)
+    target;
   let has name =
     List.exists (fun (n, _) -> Braid_http.Headers.equal_name n name) headers
   in
@@ -43,7 +46,7 @@ let fail fmt = Printf.ksprintf failwith ("Braid_server.Testing.call: " ^^ fmt)
 let parse ~head_only s =
   match find s "\r\n\r\n" 0 with
   | None -> fail "no complete head in %S" s
-  | Some h ->
+  | Some h -> (
       let lines = String.split_on_char '\n' (String.sub s 0 h) in
       let lines = List.map (fun l -> String.trim l) lines in
       let status =
@@ -76,7 +79,8 @@ let parse ~head_only s =
           | None -> fail "truncated chunked body"
           | Some e ->
               let size =
-                int_of_string ("0x" ^ String.trim (String.sub rest pos (e - pos)))
+                int_of_string
+                  ("0x" ^ String.trim (String.sub rest pos (e - pos)))
               in
               if size > 0 then (
                 Buffer.add_string b (String.sub rest (e + 2) size);
@@ -90,7 +94,7 @@ let parse ~head_only s =
             let n = int_of_string n in
             if String.length rest < n then fail "truncated body";
             { r with body = String.sub rest 0 n }
-        | None -> { r with body = rest }
+        | None -> { r with body = rest })
 
 let call ?(meth = Braid_http.Method.GET) ?(headers = []) ?body
     ?(config = Config.default) ?memory router target =

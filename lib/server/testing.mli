@@ -38,10 +38,10 @@ val call :
 (** [call router target] is the server's answer to an HTTP/1.1 request for
     [target] (["/path?query"]) with method [meth] (default [GET]), fields
     [headers] (a [Host] is added if missing, a [Content-Length] when [body] is
-    given) and [body] (default none). [config] (default {!Config.default})
-    gives the limits and the document root, whose files are those of [memory]
-    (default an empty file system); [router] answers whatever [memory] was
-    created with. [memory] also keeps the log ({!In_memory.events}).
+    given) and [body] (default none). [config] (default {!Config.default}) gives
+    the limits and the document root, whose files are those of [memory] (default
+    an empty file system); [router] answers whatever [memory] was created with.
+    [memory] also keeps the log ({!In_memory.events}).
 
-    Raises [Failure] if the server's answer is not one complete response (a
-    bug of the server, or an upgrade). *)
+    Raises [Failure] if the server's answer is not one complete response (a bug
+    of the server, or an upgrade). *)

@@ -78,8 +78,7 @@ let query_decode () =
 let search r =
   let* q = Query.get r "q" in
   let* tags = Query.get_all r "tag" in
-  Response.string
-    (Option.value q ~default:"-" ^ "|" ^ String.concat "," tags)
+  Response.string (Option.value q ~default:"-" ^ "|" ^ String.concat "," tags)
 
 let query_route () =
   let app = Router.(empty |> get "/search" search) in
@@ -99,8 +98,7 @@ let form_route () =
       |> add ~max_body:64 POST "/login" (fun r ->
              let* form = Form.urlencoded r in
              Response.string
-               (String.concat ";"
-                  (List.map (fun (n, v) -> n ^ "=" ^ v) form))))
+               (String.concat ";" (List.map (fun (n, v) -> n ^ "=" ^ v) form))))
   in
   let post ?(ct = "application/x-www-form-urlencoded") body =
     Testing.call ~meth:POST ~headers:[ ("Content-Type", ct) ] ~body app "/login"
@@ -155,8 +153,8 @@ let set_cookie () =
     "id=abc; Max-Age=60; Expires=Sun, 09 Sep 2001 01:46:40 GMT; Path=/app; \
      Domain=example.org; Secure; HttpOnly; SameSite=Strict"
     (Cookie.set_cookie ~max_age:60 ~expires:now ~path:"/app"
-       ~domain:"example.org" ~secure:true ~http_only:true
-       ~same_site:Strict "id" "abc");
+       ~domain:"example.org" ~secure:true ~http_only:true ~same_site:Strict "id"
+       "abc");
   check_string "minimal" "a=" (Cookie.set_cookie "a" "");
   let refused name f =
     match f () with
@@ -218,10 +216,135 @@ let json () =
     (fun bad ->
       let r = post bad in
       check_int (Printf.sprintf "%S: 400" bad) 400 r.status;
-      Alcotest.(check bool) "says invalid JSON" true (contains r.body "invalid JSON"))
+      Alcotest.(check bool)
+        "says invalid JSON" true
+        (contains r.body "invalid JSON"))
     [ ""; "{"; {|{"a": }|}; "[1] x"; "nul" ];
   check_int "another type: 415" 415
     (post ~headers:[ ("Content-Type", "text/plain") ] "1").status
+
+(* {1 Multipart} *)
+
+let multipart_body ?(boundary = "XyZ") parts =
+  String.concat ""
+    (List.map
+       (fun (head, content) ->
+         "--" ^ boundary ^ "\r\n" ^ head ^ "\r\n\r\n" ^ content ^ "\r\n")
+       parts)
+  ^ "--" ^ boundary ^ "--\r\n"
+
+let upload_app =
+  let limits =
+    { Multipart.max_parts = 3; max_part_size = 40_000; max_header_bytes = 200 }
+  in
+  Router.(
+    empty
+    |> post "/upload" (fun r ->
+           (* Streamed: the file's bytes are counted, never kept. *)
+           let* events =
+             Multipart.fold ~limits r ~init:[] (fun acc -> function
+               | Multipart.Part p ->
+                   Printf.sprintf "part %s%s%s" p.name
+                     (match p.filename with
+                     | Some f -> " file " ^ f
+                     | None -> "")
+                     (match p.content_type with
+                     | Some t -> " " ^ t
+                     | None -> "")
+                   :: acc
+               | Data d -> (
+                   match acc with
+                   | x :: rest when String.starts_with ~prefix:"data " x ->
+                       let n =
+                         int_of_string (String.sub x 5 (String.length x - 5))
+                       in
+                       Printf.sprintf "data %d" (n + String.length d) :: rest
+                   | _ -> Printf.sprintf "data %d" (String.length d) :: acc)
+               | End_of_part -> "end" :: acc)
+           in
+           Response.string (String.concat "\n" (List.rev events)))
+    |> post "/form" (fun r ->
+           let* parts = Multipart.parts r in
+           Response.string
+             (String.concat ";"
+                (List.map
+                   (fun ((p : Multipart.part), v) -> p.name ^ "=" ^ v)
+                   parts))))
+
+let multipart () =
+  let post ?(ct = "multipart/form-data; boundary=XyZ") ?(target = "/upload")
+      body =
+    Testing.call ~meth:POST
+      ~headers:[ ("Content-Type", ct) ]
+      ~body upload_app target
+  in
+  let big = String.make 35_000 'x' in
+  let body =
+    "preamble\r\n"
+    ^ multipart_body
+        [
+          ({|Content-Disposition: form-data; name="title"|}, "Hello\r\n--Xy");
+          ( {|Content-Disposition: form-data; name="doc"; filename="a \"b\".txt"|}
+            ^ "\r\nContent-Type: text/plain",
+            big );
+        ]
+    ^ "epilogue"
+  in
+  let r = post body in
+  check_int "200" 200 r.status;
+  check_string "events"
+    "part title\n\
+     data 11\n\
+     end\n\
+     part doc file a \"b\".txt text/plain\n\
+     data 35000\n\
+     end"
+    r.body;
+  let r =
+    post ~target:"/form" ~ct:{|multipart/form-data; boundary="XyZ"|}
+      (multipart_body
+         [
+           ({|Content-Disposition: form-data; name="a"|}, "1");
+           ({|Content-Disposition: form-data; name="b"|}, "");
+         ])
+  in
+  check_string "whole parts, quoted boundary" "a=1;b=" r.body;
+  let status name expected body = check_int name expected (post body).status in
+  let cd n = Printf.sprintf {|Content-Disposition: form-data; name="%s"|} n in
+  status "oversized part: 413" 413
+    (multipart_body [ (cd "f", String.make 40_001 'x') ]);
+  status "too many parts: 413" 413
+    (multipart_body [ (cd "a", ""); (cd "b", ""); (cd "c", ""); (cd "d", "") ]);
+  status "part header too large: 431" 431
+    (multipart_body [ (cd "a" ^ "\r\nX-Pad: " ^ String.make 300 'p', "") ]);
+  let whole = multipart_body [ (cd "a", "content") ] in
+  status "truncated in the content: 400" 400 (String.sub whole 0 60);
+  status "truncated before the closing boundary: 400" 400
+    (String.sub whole 0 (String.length whole - 8));
+  status "truncated in the head: 400" 400 (String.sub whole 0 20);
+  status "no boundary at all: 400" 400 "just text";
+  status "no Content-Disposition: 400" 400
+    (multipart_body [ ("Content-Type: text/plain", "x") ]);
+  status "no name: 400" 400
+    (multipart_body [ ("Content-Disposition: form-data", "x") ]);
+  status "malformed field: 400" 400
+    (multipart_body [ (cd "a" ^ "\r\nno colon", "x") ]);
+  check_int "no boundary parameter: 415" 415
+    (post ~ct:"multipart/form-data" whole).status;
+  check_int "not multipart: 415" 415 (post ~ct:"text/plain" whole).status;
+  (* The body limit still holds. *)
+  let r =
+    Testing.call ~meth:POST
+      ~config:
+        {
+          Config.default with
+          limits = { Config.default.limits with max_body = 1000 };
+        }
+      ~headers:[ ("Content-Type", "multipart/form-data; boundary=XyZ") ]
+      ~body:(multipart_body [ (cd "f", String.make 2000 'x') ])
+      upload_app "/upload"
+  in
+  check_int "above the body limit: 413" 413 r.status
 
 (* {1 Middleware, error pages, static files} *)
 
@@ -240,7 +363,9 @@ let middleware_sees_everything () =
       |> add ~max_body:4 POST "/small" (fun _ -> Response.string "x"))
   in
   let seen ?meth ?headers ?body target =
-    let r = Testing.call ~config ~memory:(files ()) ?meth ?headers ?body app target in
+    let r =
+      Testing.call ~config ~memory:(files ()) ?meth ?headers ?body app target
+    in
     (r.status, Testing.headers r "x-seen")
   in
   let both = [ "inner"; "outer" ] in
@@ -302,9 +427,7 @@ let static_route () =
       |> on_error not_found_page)
   in
   (* No document root: files come from the route only. *)
-  let call ?(headers = []) t =
-    Testing.call ~headers ~memory:(files ()) app t
-  in
+  let call ?(headers = []) t = Testing.call ~headers ~memory:(files ()) app t in
   let r = call "/assets/a.txt" in
   check_int "200" 200 r.status;
   check_string "content" "0123456789" r.body;
@@ -322,12 +445,15 @@ let static_route () =
   check_int "Range: 206" 206 r.status;
   check_string "the range" "234" r.body;
   let r =
-    call ~headers:[ ("Range", "bytes=2-4"); ("If-Range", "\"other\"") ] "/assets/a.txt"
+    call
+      ~headers:[ ("Range", "bytes=2-4"); ("If-Range", "\"other\"") ]
+      "/assets/a.txt"
   in
   check_int "If-Range not matching: 200" 200 r.status;
   let r = call "/assets/docs" in
   check_int "directory: 301" 301 r.status;
-  check_opt "under the prefix" (Some "/assets/docs/") (Testing.header r "location");
+  check_opt "under the prefix" (Some "/assets/docs/")
+    (Testing.header r "location");
   check_string "index" "docs" (call "/assets/docs/").body;
   check_int "climbing: 400" 400 (call "/assets/%2e%2e/%2e%2e/etc/passwd").status;
   check_int "encoded slash: 400" 400 (call "/assets/docs%2Findex.html").status;
@@ -363,11 +489,13 @@ let scopes () =
   let r = Testing.call app "/api/v1/users/42" in
   check_string "param" "42" r.body;
   Alcotest.(check (list string))
-    "innermost first" [ "api"; "scope"; "global" ]
+    "innermost first"
+    [ "api"; "scope"; "global" ]
     (Testing.headers r "x-seen");
   let r = Testing.call app "/users/42" in
   check_string "outside the scope" "not the api" r.body;
-  Alcotest.(check (list string)) "global only" [ "global" ]
+  Alcotest.(check (list string))
+    "global only" [ "global" ]
     (Testing.headers r "x-seen")
 
 let testing_helper () =
@@ -386,14 +514,18 @@ let testing_helper () =
                  Response.Writer.write w "a";
                  Response.Writer.write w "bc")))
   in
-  check_string "body" "olleh" (Testing.call ~meth:POST ~body:"hello" app "/rev").body;
+  check_string "body" "olleh"
+    (Testing.call ~meth:POST ~body:"hello" app "/rev").body;
   let r = Testing.call app "/stream" in
   check_string "de-chunked" "abc" r.body;
   check_string "HEAD" "" (Testing.call ~meth:HEAD app "/stream").body;
   let m = In_memory.create () in
   ignore (Testing.call ~memory:m app "/nothing");
-  Alcotest.(check bool) "access logged" true
-    (List.exists (function Log.Access _ -> true | _ -> false) (In_memory.events m))
+  Alcotest.(check bool)
+    "access logged" true
+    (List.exists
+       (function Log.Access _ -> true | _ -> false)
+       (In_memory.events m))
 
 let () =
   Alcotest.run "web applications"
@@ -412,6 +544,7 @@ let () =
           Alcotest.test_case "Set-Cookie" `Quick set_cookie;
         ] );
       ("json", [ Alcotest.test_case "body and response" `Quick json ]);
+      ("multipart", [ Alcotest.test_case "streamed, limits" `Quick multipart ]);
       ( "application",
         [
           Alcotest.test_case "middleware sees every response" `Quick
