@@ -10,9 +10,9 @@
     ]}
 
     Runs the exchange in the calling thread, which it blocks until the response
-    is complete. A handler that only computes, reads its body and streams needs
-    nothing more; one that sleeps, forks fibers or awaits pool work must be
-    called inside a Braid scheduler ([Braid.run], [Braid_io.run]). *)
+    is complete. A handler that computes, reads its body, streams or awaits pool
+    work needs nothing more (awaiting blocks the thread); one that sleeps or
+    forks fibers must be called inside a Braid scheduler. *)
 
 type response = {
   status : int;
