@@ -219,7 +219,17 @@ let json () =
       Alcotest.(check bool)
         "says invalid JSON" true
         (contains r.body "invalid JSON"))
-    [ ""; "{"; {|{"a": }|}; "[1] x"; "nul" ];
+    [
+      "";
+      "{";
+      {|{"a": }|};
+      "[1] x";
+      "nul";
+      String.make 1_000_000 '[';
+      String.make 513 '[' ^ String.make 513 ']';
+    ];
+  check_int "512 deep is fine" 201
+    (post (String.make 512 '[' ^ {|"[[["|} ^ String.make 512 ']')).status;
   check_int "another type: 415" 415
     (post ~headers:[ ("Content-Type", "text/plain") ] "1").status
 
