@@ -2,8 +2,13 @@
 
     {b Building a server.} Handlers ({!Handler}) turn a request into a
     {!Response}; a {!Router} maps methods and path patterns to them; static
-    files come from {!Config.root}; {!Server} listens, with one event loop per
-    domain.
+    files come from {!Config.root} or a {!Static.handler} route; {!Server}
+    listens, with one event loop per domain. The request helpers ({!Query},
+    {!Form}, {!Multipart}, {!Cookie}, {!Json}) read what browsers and API
+    clients send, answering bad input with a [4xx]; {!Router.use} adds
+    middleware that sees every response, {!Router.on_error} renders the server's
+    own errors, and {!Testing.call} runs a request through it all in memory.
+    docs/web-apps.md is the guide.
 
     {b Cross-cutting services are effects.} Logging ({!Log}), the clock (time,
     sleeps, timeouts), file access and the handler store are {!Services}: any
@@ -39,6 +44,19 @@ module Response : sig
 end
 
 module Body = Body
+
+(** {2 Request helpers}
+
+    Each answers [(value, Response.t) result], the error being the [4xx] the
+    client deserves; {!Handler.Syntax} chains them. *)
+
+module Query = Query
+module Form = Form
+module Cookie = Cookie
+module Json = Json
+module Multipart = Multipart
+module Static = Static
+module Testing = Testing
 module Upgraded = Upgraded
 module Websocket = Websocket
 module Handler = Handler

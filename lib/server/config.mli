@@ -44,7 +44,8 @@ type timeouts = {
           calls raise {!Braid.Cancelled}; code that never blocks cannot be
           interrupted), with the {!Braid_pool} tasks it submitted (at their
           blocking calls, such as awaiting their subtasks). It bounds computing
-          the response, not streaming its body. [None]: no limit. *)
+          the response (the global middleware and the static files' lookups
+          included), not streaming its body. [None]: no limit. *)
 }
 (** Timeouts, all in seconds and positive. *)
 

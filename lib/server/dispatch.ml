@@ -1,11 +1,25 @@
 open Braid_http
 
+let error_page (c : Conn.t) req (response : Response.t) =
+  if response.status < 400 then response
+  else
+    match c.services.error_page req response with
+    | r -> r
+    | exception exn ->
+        let backtrace = Printexc.get_raw_backtrace () in
+        if Unwind.is_connections_own exn then
+          Printexc.raise_with_backtrace exn backtrace;
+        Conn.log_error c
+          ("the error page raised " ^ Printexc.to_string exn
+         ^ "; the server's own page was sent");
+        response
+
 let failure (c : Conn.t) (req : Request.t) ~time exn =
   let backtrace = Printexc.get_raw_backtrace () in
   if Unwind.is_connections_own exn then
     Printexc.raise_with_backtrace exn backtrace;
   c.services.log (Handler_failed { time; request = req; exn; backtrace });
-  Response.error 500 ""
+  error_page c (Some req) (Response.error 500 "")
 
 (* The handler was cancelled: its body may be half read. *)
 let handler_timed_out (c : Conn.t) (req : Request.t) ~time seconds =
@@ -20,7 +34,10 @@ let handler_timed_out (c : Conn.t) (req : Request.t) ~time seconds =
              (Method.to_string req.meth)
              req.target seconds;
        });
-  Response.error ~headers:[ ("Connection", "close") ] 503 "handler timed out"
+  error_page c (Some req)
+    (Response.error
+       ~headers:[ ("Connection", "close") ]
+       503 "handler timed out")
 
 let run_handler (c : Conn.t) (handler : Handler.t) request ~time =
   match
@@ -58,28 +75,44 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
     | _ -> c.config.limits
   in
   let body = Settlement.body_for c req limits in
-  let response =
+  let own response = error_page c (Some req) response in
+  (* Everything the server answers to this request, inside the global
+     middleware: routes, static files, and its own errors. *)
+  let inner (r : Handler.request) =
     match routed with
-    | Error response -> response
-    | Ok (Found { handler; params; _ }) -> (
+    | Error response -> own response
+    | Ok (Found { handler; params; tail; _ }) -> (
         match req.body with
         | Content_length n when n > limits.max_body ->
-            Response.error 413 "body too large"
+            (* Not read at all: the connection closes after the answer. *)
+            c.abandon_body <- true;
+            own (Response.error 413 "body too large")
         | No_body | Content_length _ | Chunked ->
-            run_handler c handler ~time:now
-              { head = req; path; query; params; peer = c.peer; body; now })
+            handler { r with params; tail })
     | Ok (Method_not_allowed allowed) ->
-        Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 ""
+        own (Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 "")
     | Ok Not_found -> (
         match c.config.root with
-        | None -> Response.error 404 ""
-        | Some root -> (
-            match
-              Static.serve c.services ~root ~index:c.config.index
-                ~precompressed:c.config.precompressed ~dates:c.dates req ~path
-                ~query
-            with
-            | r -> r
-            | exception exn -> failure c req ~time:now exn))
+        | None -> own (Response.error 404 "")
+        | Some root ->
+            own
+              (Static.serve c.services ~root ~index:c.config.index
+                 ~precompressed:c.config.precompressed ~dates:c.dates r.head
+                 ~path ~query))
+  in
+  let response =
+    run_handler c
+      (c.services.middleware inner)
+      ~time:now
+      {
+        head = req;
+        path;
+        query;
+        params = [];
+        tail = None;
+        peer = c.peer;
+        body;
+        now;
+      }
   in
   (response, body)

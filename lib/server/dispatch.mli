@@ -2,9 +2,17 @@
     store), the body limit, the handler under its timeout, static files when no
     route matches, and what a handler's exception becomes. Internal. *)
 
+val error_page :
+  Conn.t -> Braid_http.Request.t option -> Response.t -> Response.t
+(** [error_page c request response] is the application's page for the server's
+    own [response] ({!Router.on_error}) when its status is 400 or more, else
+    [response]. If the page raises, [response] and an error message.
+    @raise exn if the page raised the connection's own exception. *)
+
 val failure : Conn.t -> Braid_http.Request.t -> time:float -> exn -> Response.t
 (** [failure c request ~time exn] is the answer to a handler that raised [exn]:
-    a [500], and a [Handler_failed] event (at [time], with the backtrace).
+    a [500] (through {!error_page}), and a [Handler_failed] event (at [time],
+    with the backtrace).
     @raise exn
       if it is the connection's own ({!Unwind.is_connections_own}): those unwind
       the connection. *)
@@ -21,6 +29,7 @@ val dispatch :
     body given to its handler, to settle afterwards. Routes, handlers
     ([request.path]) and static files see [path] with its dot-segments resolved
     ({!Braid_http.Url_path.normalize}); a path climbing above the root gets
-    [400]. A handler that times out ([timeouts.handler]) is cancelled and
-    answered [503] with [Connection: close]. Blocks the fiber while the handler
-    runs. *)
+    [400]. The global middleware ({!Services.t}'s [middleware]) is around all of
+    it, and the server's own errors go through {!error_page}. A handler that
+    times out ([timeouts.handler]) is cancelled and answered [503] with
+    [Connection: close]. Blocks the fiber while the handler runs. *)

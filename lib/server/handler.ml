@@ -5,6 +5,7 @@ type request = {
   path : string;
   query : string option;
   params : (string * string) list;
+  tail : string option;
   peer : Unix.sockaddr option;
   body : Body.t;
   now : float;
@@ -15,8 +16,13 @@ type t = request -> Response.t
 let param r name = List.assoc_opt name r.params
 let header r name = Request.header r.head name
 let body_string r = Body.to_string r.body
+let bad_request (e : Parse_error.t) = Response.error e.status e.reason
 
-let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = [])
+module Syntax = struct
+  let ( let* ) r f = match r with Ok x -> f x | Error response -> response
+end
+
+let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = []) ?tail
     ?(body = "") target =
   let headers = Headers.of_list headers in
   let path, query = Url_path.split_target target in
@@ -36,6 +42,7 @@ let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = [])
     path;
     query;
     params;
+    tail;
     peer = None;
     body = Body.of_string body;
     now = 0.;

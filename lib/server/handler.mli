@@ -17,6 +17,11 @@ type request = {
   query : string option;  (** After ["?"], not decoded. *)
   params : (string * string) list;
       (** Pattern parameters, decoded: [("n", "10")] for [/fib/:n]. *)
+  tail : string option;
+      (** The part of [path] a trailing [*name] of the route's pattern matched,
+          as sent (not decoded), with its leading ["/"]: ["/css/a.css"] for
+          [/assets/*rest] and [/assets/css/a.css]. [None] for a pattern without
+          [*name], and outside routes (global middleware). *)
   peer : Unix.sockaddr option;  (** [None] when not on a socket. *)
   body : Body.t;
   now : float;  (** When the head was read, seconds since the epoch. *)
@@ -33,10 +38,31 @@ val header : request -> string -> string option
 val body_string : request -> (string, Braid_http.Parse_error.t) result
 (** [body_string r] is {!Body.to_string} [r.body]. *)
 
+val bad_request : Braid_http.Parse_error.t -> Response.t
+(** [bad_request e] is the response a body that could not be read deserves:
+    {!Response.error} [e.status e.reason] (a [400], [408] or [413]). *)
+
+(** Handlers that stop at the first error: the helpers ([Query], [Cookie],
+    [Json], [Form]) answer [(value, Response.t) result], the error being the
+    [4xx] the client deserves.
+    {[
+      open Braid_server.Handler.Syntax
+
+      let hello r =
+        let* name = Braid_server.Query.get r "name" in
+        Braid_server.Response.string (Option.value name ~default:"world")
+    ]} *)
+module Syntax : sig
+  val ( let* ) : ('a, Response.t) result -> ('a -> Response.t) -> Response.t
+  (** [let* x = r in f x] is [f x] when [r] is [Ok x], the response when [r] is
+      [Error response]. *)
+end
+
 val request_for_test :
   ?meth:Braid_http.Method.t ->
   ?headers:(string * string) list ->
   ?params:(string * string) list ->
+  ?tail:string ->
   ?body:string ->
   string ->
   request

@@ -247,6 +247,8 @@ let services t : Services.t =
       (fun meth path ->
         locked t (fun () -> t.lookups <- (meth, path) :: t.lookups);
         Router.lookup t.router meth path);
+    middleware = Router.wrap t.router;
+    error_page = Router.render_error t.router;
   }
 
 let run t f = Services.run (services t) f

@@ -40,7 +40,7 @@ let refused_upgrade (c : Conn.t) (req : Request.t) ~time why =
          exn = Invalid_argument ("Braid_server.Response.upgrade: " ^ why);
          backtrace = Printexc.get_callstack 0;
        });
-  Response.error 500 ""
+  Dispatch.error_page c (Some req) (Response.error 500 "")
 
 (* The 101 is out: the connection is the callback's until it returns, then
    it closes. *)
@@ -118,7 +118,10 @@ and upgrade c req ~now response body ~protocol run =
         respond c req ~now
           (refused_upgrade c req ~time:now "the request's body was not read")
           body
-    | Failed e -> respond c req ~now (Response.error e.status e.reason) body
+    | Failed e ->
+        respond c req ~now
+          (Dispatch.error_page c (Some req) (Response.error e.status e.reason))
+          body
 
 and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
   let is_stream = match response.body with Stream _ -> true | _ -> false in
@@ -131,7 +134,9 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
       match Settlement.settle body with
       | Consumed -> (response, true)
       | Unread -> (response, false)
-      | Failed e -> (Response.error e.status e.reason, false)
+      | Failed e ->
+          ( Dispatch.error_page c (Some req) (Response.error e.status e.reason),
+            false )
   in
   let no_content = req.meth = HEAD || Status.has_no_body response.status in
   (* Opened before the head: a file gone meanwhile still gets an answer. *)
@@ -144,7 +149,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
             (match e with
             | Failed why -> Conn.log_error c (path ^ ": " ^ why)
             | Not_found | Forbidden -> ());
-            (Static.file_error e, None)
+            (Dispatch.error_page c (Some req) (Static.file_error e), None)
         | exception exn -> (Dispatch.failure c req ~time:now exn, None))
     | _ -> (response, None)
   in
@@ -191,9 +196,15 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
 let reject (c : Conn.t) (e : Parse_error.t) =
   let keep_alive = (not e.close) && not (Atomic.get c.control.draining) in
   let now = Date_cache.now c.dates c.services in
-  let response = Response.error e.status e.reason in
+  let response =
+    match Dispatch.error_page c None (Response.error e.status e.reason) with
+    | { body = String _ | Empty; _ } as r -> r
+    | _ ->
+        (* Only a page in memory: nothing is read from the stream now. *)
+        Response.error e.status e.reason
+  in
   let text = match response.body with String s -> s | _ -> "" in
-  Framing.write_head c ~now ~status:e.status ~headers:response.headers
+  Framing.write_head c ~now ~status:response.status ~headers:response.headers
     (Length (String.length text))
     ~keep_alive ~version:Http_1_1;
   Output.add_string c.out text;
@@ -203,7 +214,7 @@ let reject (c : Conn.t) (e : Parse_error.t) =
          peer = c.peer;
          time = now;
          request = None;
-         status = e.status;
+         status = response.status;
          body_bytes = String.length text;
        });
   keep_alive

@@ -354,4 +354,6 @@ let services t : Services.t =
     realpath;
     open_file = open_file t;
     find_handler = Router.lookup t.settings.router;
+    middleware = Router.wrap t.settings.router;
+    error_page = Router.render_error t.settings.router;
   }

@@ -148,7 +148,16 @@ let header t name =
 
 let with_header name value t =
   check_field (name, value);
-  { t with headers = (name, value) :: t.headers }
+  { t with headers = t.headers @ [ (name, value) ] }
+
+let without_header name t =
+  {
+    t with
+    headers =
+      List.filter
+        (fun (n, _) -> not (Braid_http.Headers.equal_name n name))
+        t.headers;
+  }
 
 let wants_close t =
   List.exists

@@ -129,7 +129,12 @@ val header : t -> string -> string option
 (** [header r name] is the first field called [name] (case-insensitively). *)
 
 val with_header : string -> string -> t -> t
-(** [with_header name value r] adds a field (checked as {!make} does). *)
+(** [with_header name value r] adds a field after those [r] has (checked as
+    {!make} does): fields go out in the order they were added. *)
+
+val without_header : string -> t -> t
+(** [without_header name r] is [r] without its fields called [name]
+    (case-insensitively). *)
 
 val wants_close : t -> bool
 (** [wants_close r] is [true] if [r] has a [Connection] field listing [close].

@@ -9,19 +9,31 @@ type route = {
   max_body : int option;
 }
 
-type t = route list (* in order of addition *)
+type middleware = Handler.t -> Handler.t
+type error_page = Request.t option -> Response.t -> Response.t
+
+type t = {
+  routes : route list; (* in order of addition *)
+  middleware : middleware list; (* outermost first *)
+  error_page : error_page option;
+}
 
 type found =
   | Found of {
       handler : Handler.t;
       params : (string * string) list;
+      tail : string option;
       max_body : int option;
     }
   | Method_not_allowed of Method.t list
   | Not_found
 
-let empty = []
-let is_empty = function [] -> true | _ :: _ -> false
+let empty = { routes = []; middleware = []; error_page = None }
+
+let is_empty t =
+  match (t.routes, t.middleware, t.error_page) with
+  | [], [], None -> true
+  | _ -> false
 
 let parse_pattern pattern =
   let bad why = invalid_arg ("Router.add: " ^ why ^ ": " ^ pattern) in
@@ -50,17 +62,87 @@ let parse_pattern pattern =
   go raw
 
 let add ?max_body meth pattern handler t =
-  t @ [ { meth; pattern = parse_pattern pattern; handler; max_body } ]
+  {
+    t with
+    routes =
+      t.routes
+      @ [ { meth; pattern = parse_pattern pattern; handler; max_body } ];
+  }
 
-(* Parameters bound by matching, or [None]. *)
-let rec matches pattern segs params =
+let get pattern handler t = add GET pattern handler t
+let post pattern handler t = add POST pattern handler t
+
+let apply middleware handler =
+  List.fold_right (fun m h -> m h) middleware handler
+
+let scope ?(middleware = []) prefix sub t =
+  let prefix =
+    if String.ends_with ~suffix:"/" prefix then
+      String.sub prefix 0 (String.length prefix - 1)
+    else prefix
+  in
+  let prefix = if prefix = "" then [] else parse_pattern prefix in
+  (match List.rev prefix with
+  | Rest _ :: _ -> invalid_arg "Router.scope: a prefix cannot end with *name"
+  | _ -> ());
+  (* The scope's middleware, then the sub-router's own, around each route. *)
+  let middleware = middleware @ sub.middleware in
+  let routes =
+    List.map
+      (fun r ->
+        {
+          r with
+          pattern = prefix @ r.pattern;
+          handler = apply middleware r.handler;
+        })
+      sub.routes
+  in
+  { t with routes = t.routes @ routes }
+
+let use m t = { t with middleware = t.middleware @ [ m ] }
+let wrap t handler = apply t.middleware handler
+let on_error page t = { t with error_page = Some page }
+
+(* The page keeps what the server's answer must say: the methods allowed
+   (405) and that the connection closes. *)
+let render_error t req (default : Response.t) =
+  match t.error_page with
+  | None -> default
+  | Some page ->
+      let r = page req default in
+      List.fold_left
+        (fun r name ->
+          match (Response.header default name, Response.header r name) with
+          | Some v, None -> Response.with_header name v r
+          | _ -> r)
+        r [ "Allow"; "Connection" ]
+
+(* Parameters bound by matching, or [None]; [depth] counts the segments
+   before a [*name]. *)
+let rec matches ?(depth = 0) pattern segs params =
   match (pattern, segs) with
-  | [], [] -> Some params
-  | Literal l :: p, s :: rest when String.equal l s -> matches p rest params
+  | [], [] -> Some (params, None)
+  | Literal l :: p, s :: rest when String.equal l s ->
+      matches ~depth:(depth + 1) p rest params
   | Param name :: p, s :: rest when s <> "" ->
-      matches p rest ((name, s) :: params)
-  | [ Rest name ], rest -> Some ((name, String.concat "/" rest) :: params)
+      matches ~depth:(depth + 1) p rest ((name, s) :: params)
+  | [ Rest name ], rest ->
+      Some ((name, String.concat "/" rest) :: params, Some depth)
   | _ -> None
+
+(* The raw path after its first [depth] segments, with its leading "/":
+   the raw segments are the decoded ones before decoding, one for one. *)
+let tail_of path depth =
+  let rec skip i n =
+    if n = 0 then i
+    else
+      match String.index_from_opt path (i + 1) '/' with
+      | Some j -> skip j (n - 1)
+      | None -> String.length path
+  in
+  let i = skip 0 depth in
+  if i >= String.length path then "/"
+  else String.sub path i (String.length path - i)
 
 let order =
   Method.[ GET; HEAD; POST; PUT; DELETE; PATCH; OPTIONS; CONNECT; TRACE ]
@@ -72,46 +154,47 @@ let allow methods =
        order)
 
 let lookup t meth path =
-  if is_empty t then Not_found
-  else
-    match Url_path.segments path with
-    | Error _ -> Not_found
-    | Ok segs -> (
-        let routes = t in
-        let find meth =
-          List.find_map
-            (fun r ->
-              if r.meth = meth then
-                match matches r.pattern segs [] with
-                | Some params ->
-                    Some
-                      (Found
-                         {
-                           handler = r.handler;
-                           params = List.rev params;
-                           max_body = r.max_body;
-                         })
-                | None -> None
-              else None)
-            routes
-        in
-        match find meth with
-        | Some found -> found
-        | None -> (
-            match if meth = Method.HEAD then find Method.GET else None with
-            | Some found -> found
-            | None ->
-                let allowed =
-                  List.filter_map
-                    (fun r ->
-                      if matches r.pattern segs [] <> None then Some r.meth
-                      else None)
-                    routes
-                in
-                if allowed = [] then Not_found
-                else
+  match t.routes with
+  | [] -> Not_found
+  | routes -> (
+      match Url_path.segments path with
+      | Error _ -> Not_found
+      | Ok segs -> (
+          let find meth =
+            List.find_map
+              (fun r ->
+                if r.meth = meth then
+                  match matches r.pattern segs [] with
+                  | Some (params, depth) ->
+                      Some
+                        (Found
+                           {
+                             handler = r.handler;
+                             params = List.rev params;
+                             tail = Option.map (tail_of path) depth;
+                             max_body = r.max_body;
+                           })
+                  | None -> None
+                else None)
+              routes
+          in
+          match find meth with
+          | Some found -> found
+          | None -> (
+              match if meth = Method.HEAD then find Method.GET else None with
+              | Some found -> found
+              | None ->
                   let allowed =
-                    if List.mem Method.GET allowed then Method.HEAD :: allowed
-                    else allowed
+                    List.filter_map
+                      (fun r ->
+                        if matches r.pattern segs [] <> None then Some r.meth
+                        else None)
+                      routes
                   in
-                  Method_not_allowed (List.sort_uniq compare allowed)))
+                  if allowed = [] then Not_found
+                  else
+                    let allowed =
+                      if List.mem Method.GET allowed then Method.HEAD :: allowed
+                      else allowed
+                    in
+                    Method_not_allowed (List.sort_uniq compare allowed))))

@@ -395,3 +395,57 @@ module Private = struct
   let create_with_direct_calls ~settings config =
     create_server ~direct_calls:true ~settings config
 end
+
+(* {1 Library mode} *)
+
+let serve ?(config = Config.default) ?(log_level = Log_event.Info)
+    ?(shutdown_timeout = 10.) ?on_listen ?background router =
+  let writer =
+    Log_writer.create ~now:Services.now ?access:config.access_log
+      ?error:config.error_log ()
+  in
+  (* No access log file: at Info and Debug, each request is a line of the
+     error log, as a developer running the program expects. *)
+  let access_log =
+    match (config.access_log, log_level) with
+    | None, (Info | Debug) ->
+        Some (fun line -> Log_writer.error writer ~time:(Services.now ()) line)
+    | _ -> None
+  in
+  let settings =
+    Production.settings ~log_level ?access_log ~logger:writer router
+  in
+  match create ~settings config with
+  | Error _ as e -> e
+  | Ok server -> (
+      let ready = Braid_sync.Promise.create () in
+      (* SIGTERM or SIGINT: a graceful shutdown; a second one: stop at once. *)
+      let on_signals () =
+        Braid_io.Switch.run @@ fun sw ->
+        let signals =
+          Braid_io.Signal.subscribe ~sw [ Sys.sigterm; Sys.sigint ]
+        in
+        Braid_sync.Promise.fill ready ();
+        ignore (Braid_io.Signal.wait signals);
+        Log.info "shutting down (a second signal stops at once)";
+        shutdown server ~deadline:shutdown_timeout;
+        ignore (Braid_io.Signal.wait signals);
+        stop server
+      in
+      let fibers =
+        on_signals
+        :: (fun () -> Log_writer.run writer)
+        :: Option.to_list background
+      in
+      let background () =
+        Braid_io.Switch.run @@ fun sw ->
+        List.iter (fun f -> ignore (Braid_io.Fiber.fork ~sw f)) fibers
+      in
+      let on_listen address =
+        Braid_sync.Promise.await ready;
+        Option.iter (fun f -> f address) on_listen
+      in
+      match run ~on_listen ~background server with
+      | () -> Ok ()
+      | exception Braid_io.Net.Error { op; error } ->
+          Error (Printf.sprintf "%s: %s" op (Unix.error_message error)))

@@ -123,6 +123,33 @@ val connections : t -> int
 (** The number of connections open now, over all loops (an accept in progress
     counts as one). For tests and monitoring. *)
 
+(** {1 Library mode} *)
+
+val serve :
+  ?config:Config.t ->
+  ?log_level:Log.level ->
+  ?shutdown_timeout:float ->
+  ?on_listen:(Unix.sockaddr -> unit) ->
+  ?background:(unit -> unit) ->
+  Router.t ->
+  (unit, string) result
+(** [serve router] serves [router] as [braid serve] serves its routes, until the
+    process gets SIGTERM or SIGINT: then it shuts down gracefully ({!shutdown}
+    with [shutdown_timeout], default 10 s), and a second signal stops it at once
+    ({!stop}); [serve] then returns [Ok ()].
+
+    [config] (default {!Config.default}: 127.0.0.1:8080) gives the address, the
+    document root and the limits. Messages up to [log_level] (default [Info]) go
+    through a {!Log_writer} to [config.error_log] (default standard error),
+    access entries (Combined Log Format) to [config.access_log], or, without
+    one, at [Info] and [Debug], to the error log: each request is a line.
+    [on_listen] gets the bound address once the signals are watched.
+    [background] runs beside the server as {!run}'s does.
+
+    Blocks the calling domain until the server has stopped, as {!run}. [Error]
+    if the configuration is unusable ({!check_config}) or the address cannot be
+    bound. Raises [Invalid_argument] as {!run}. *)
+
 (** {1 For the benchmarks}
 
     Exposed as [Braid_server.Private.Server]. *)

@@ -8,6 +8,8 @@ type t = {
   realpath : string -> (string, File.error) result;
   open_file : string -> File.info -> (File.contents, File.error) result;
   find_handler : Braid_http.Method.t -> string -> Router.found;
+  middleware : Handler.t -> Handler.t;
+  error_page : Braid_http.Request.t option -> Response.t -> Response.t;
 }
 
 (* One effect for every service: its answer is the record, and the caller

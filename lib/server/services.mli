@@ -48,6 +48,12 @@ type t = {
       (** Open a regular file that [stat] just described. *)
   find_handler : Braid_http.Method.t -> string -> Router.found;
       (** The handler store: the route for a method and a raw path. *)
+  middleware : Handler.t -> Handler.t;
+      (** The handler store's global middleware ({!Router.use}), put around
+          everything the server answers to a request. *)
+  error_page : Braid_http.Request.t option -> Response.t -> Response.t;
+      (** The handler store's page for the server's own errors
+          ({!Router.on_error}). *)
 }
 (** One implementation of every service. Each function is called in the caller's
     fiber (not inside the handler), so it may block that fiber and perform

@@ -224,7 +224,7 @@ let file services ~precompressed ~dates (req : Request.t) name
                 ]
               416 Empty)
 
-let serve services ~root ~index ?(precompressed = false) ~dates
+let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
     (req : Request.t) ~path ~query =
   match req.meth with
   | GET | HEAD -> (
@@ -239,7 +239,7 @@ let serve services ~root ~index ?(precompressed = false) ~dates
               else file services ~precompressed ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (String.ends_with ~suffix:"/" path) then
-                let location = Url_path.of_segments segs ^ "/" in
+                let location = base ^ Url_path.of_segments segs ^ "/" in
                 Response.redirect
                   (match query with
                   | None -> location
@@ -252,3 +252,29 @@ let serve services ~root ~index ?(precompressed = false) ~dates
                 | Error e -> file_error e)
           | Ok _ -> Response.error 403 ""))
   | _ -> Response.error ~headers:[ ("Allow", "GET, HEAD") ] 405 ""
+
+let handler ?(index = "index.html") ?(precompressed = false) ~root () =
+  let root =
+    if Filename.is_relative root then Filename.concat (Sys.getcwd ()) root
+    else root
+  in
+  let root =
+    if String.length root > 1 && String.ends_with ~suffix:"/" root then
+      String.sub root 0 (String.length root - 1)
+    else root
+  in
+  fun (r : Handler.request) ->
+    let path, base =
+      match r.tail with
+      | Some tail ->
+          (tail, String.sub r.path 0 (String.length r.path - String.length tail))
+      | None -> (r.path, "")
+    in
+    let services = Services.current () in
+    let response =
+      serve services ~root ~index ~precompressed ~base
+        ~dates:(Date_cache.create ()) r.head ~path ~query:r.query
+    in
+    (* The application's page, as for the fallback's errors. *)
+    if response.status >= 400 then services.error_page (Some r.head) response
+    else response

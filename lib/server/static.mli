@@ -38,6 +38,7 @@ val serve :
   root:string ->
   index:string ->
   ?precompressed:bool ->
+  ?base:string ->
   dates:Date_cache.t ->
   Braid_http.Request.t ->
   path:string ->
@@ -54,7 +55,33 @@ val serve :
     ({!Braid_http.Content_coding.accepted}; no field, no coding): the variant's
     bytes and validators, [F]'s [Content-Type], [Content-Encoding]; never for a
     request with [Range]. Every file response then carries
-    [Vary: Accept-Encoding]. *)
+    [Vary: Accept-Encoding].
+
+    [base] (default [""]) is put before the path of a directory's redirect: the
+    prefix a mounted {!handler} is under. *)
+
+val handler :
+  ?index:string -> ?precompressed:bool -> root:string -> unit -> Handler.t
+(** [handler ~root ()] serves the files under [root] as a route, with everything
+    the server's fallback for unrouted requests has (that same code): the safety
+    rules, [Content-Type], [ETag] and [Last-Modified], [304] and [412] on the
+    conditions, [Range] and [If-Range], precompressed variants (with
+    [precompressed], default [false]), the index file ([index], default
+    ["index.html"]) and the redirect of a directory, and the file services in
+    force (so {!Production}'s file cache, and its file-system calls off the
+    event loop).
+
+    Mounted on a pattern ending in [*name] it serves the path that [*name]
+    matched ({!Handler.request}'s [tail]):
+    [Router.get "/assets/*path" (Static.handler ~root:"www" ())] answers
+    [/assets/css/a.css] with [www/css/a.css]; a directory's redirect keeps the
+    prefix. On another pattern it serves the request's whole path. Errors
+    ([403], [404], [405]) go through {!Router.on_error} like the fallback's.
+
+    A relative [root] is taken from the current directory now (no file-system
+    call). [root] must not hold symbolic links (as {!Config.root}): resolve it
+    with [Unix.realpath] first if it may. Blocks the handler's fiber as the file
+    services do. *)
 
 val file_error : File.error -> Response.t
 (** The answer to a file that cannot be served: [404], [403] or [500]. *)

@@ -1,0 +1,19 @@
+(** Request bodies sent by HTML forms.
+
+    Reading a body blocks the handler's fiber until it has arrived (other
+    connections are served meanwhile); it is bounded by the route's body limit
+    ({!Router.add}'s [max_body], else the server's), beyond which the client
+    gets [413]. Call these from the handler's fiber or a fiber it forked, never
+    from a pool task (see {!Body}). Cancelled with the handler (timeout,
+    shutdown): the read raises {!Braid.Cancelled}. *)
+
+val media_type : Handler.request -> string option
+(** [media_type r] is the media type of [r]'s [Content-Type], lower-cased,
+    without parameters: ["multipart/form-data"] for
+    [multipart/form-data; boundary=x]. *)
+
+val urlencoded : Handler.request -> ((string * string) list, Response.t) result
+(** [urlencoded r] is the decoded [application/x-www-form-urlencoded] body of
+    [r] ({!Query.decode}). [Error] is the answer the client deserves: [415] if
+    the [Content-Type] is another one, [400] for a malformed percent-encoding,
+    the body's own status ([400], [408], [413]) if it could not be read. *)
