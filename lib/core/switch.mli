@@ -6,9 +6,10 @@
     [run] exits, in reverse order, even on failure or cancellation. This is what
     Trio calls a nursery and Eio a switch.
     {[
-      Switch.run (fun sw ->
-          Switch.fork sw (fun () -> serve client_a);
-          Switch.fork sw (fun () -> serve client_b))
+      let serve_both serve client_a client_b =
+        Switch.run (fun sw ->
+            ignore (Switch.fork sw (fun () -> serve client_a));
+            ignore (Switch.fork sw (fun () -> serve client_b)))
     ]}
     Works under every Braid scheduler. *)
 

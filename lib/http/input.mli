@@ -15,11 +15,13 @@
     of a pipelined request) stay in the window for the next one.
 
     {[
-      Input.with_reader (fun buf off len -> Unix.read fd buf off len)
-        (fun input ->
-          match Request_parser.read_request input Limits.default with
-          | Ok request -> ...
-          | Error _ -> ...)
+      let read_target fd =
+        Input.with_reader
+          (fun buf off len -> Unix.read fd buf off len)
+          (fun input ->
+            match Request_parser.read_request input Limits.default with
+            | Ok request -> Some request.target
+            | Error _ -> None)
     ]} *)
 
 type storage = {

@@ -3,7 +3,7 @@
     and resumes the calling fiber with its result.
 
     {[
-      let contents =
+      let open_read_only path =
         Blocking.run ~dispose:Unix.close (fun () ->
             Unix.openfile path [ O_RDONLY; O_CLOEXEC ] 0)
     ]}

@@ -3,15 +3,16 @@
     directories, child processes, timers, timeouts and signals.
 
     {[
-      Braid_io.run @@ fun () ->
-      Switch.run @@ fun sw ->
-      let listener = Net.listen ~sw (Net.tcp "127.0.0.1" 8080) in
-      while true do
-        Net.accept_fork ~sw listener ~on_error:ignore (fun client _ ->
-            match Time.timeout 30. (fun () -> serve client) with
-            | Some () -> ()
-            | None -> prerr_endline "client timed out")
-      done
+      let main serve =
+        Braid_io.run @@ fun () ->
+        Switch.run @@ fun sw ->
+        let listener = Net.listen ~sw (Net.tcp "127.0.0.1" 8080) in
+        while true do
+          Net.accept_fork ~sw listener ~on_error:ignore (fun client _ ->
+              match Time.timeout 30. (fun () -> serve client) with
+              | Some () -> ()
+              | None -> prerr_endline "client timed out")
+        done
     ]}
 
     Each connection is a cheap fiber written in direct style: a read that would
@@ -83,19 +84,20 @@ val run_domains : domains:int -> (domain:int -> 'a) -> 'a list
     ([SO_REUSEPORT]). With port 0, let domain 0 bind first and publish the port
     (a {!Braid_sync.Promise} works from IO fibers):
     {[
-      let port = Braid_sync.Promise.create () in
-      Braid_io.run_domains ~domains:4 @@ fun ~domain ->
-      Switch.run @@ fun sw ->
-      let addr =
-        if domain = 0 then Net.tcp "127.0.0.1" 0
-        else Net.tcp "127.0.0.1" (Braid_sync.Promise.await port)
-      in
-      let listener = Net.listen ~sw ~reuse_port:true addr in
-      (if domain = 0 then
-         match Net.local_addr listener with
-         | ADDR_INET (_, p) -> Braid_sync.Promise.fill port p
-         | ADDR_UNIX _ -> assert false);
-      serve ~sw listener
+      let main serve =
+        let port = Braid_sync.Promise.create () in
+        Braid_io.run_domains ~domains:4 @@ fun ~domain ->
+        Switch.run @@ fun sw ->
+        let addr =
+          if domain = 0 then Net.tcp "127.0.0.1" 0
+          else Net.tcp "127.0.0.1" (Braid_sync.Promise.await port)
+        in
+        let listener = Net.listen ~sw ~reuse_port:true addr in
+        (if domain = 0 then
+           match Net.local_addr listener with
+           | ADDR_INET (_, p) -> Braid_sync.Promise.fill port p
+           | ADDR_UNIX _ -> assert false);
+        serve ~sw listener
     ]}
     A listener that closes drops the connections still queued on it, so stop
     accepting on all domains together (cancel, or fail one domain).

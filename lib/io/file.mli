@@ -2,14 +2,15 @@
     position, metadata, and ownership by a switch.
 
     {[
-      Switch.run @@ fun sw ->
-      let log =
-        File.open_out ~sw ~append:true ~create:(`If_missing 0o644) path
-      in
-      File.write_string log "started\n";
-      let data = File.open_in ~sw "data.bin" in
-      let header = Bytes.create 16 in
-      File.pread_exact data header 0 16 ~file_offset:0
+      let log_and_read path =
+        Switch.run @@ fun sw ->
+        let log =
+          File.open_out ~sw ~append:true ~create:(`If_missing 0o644) path
+        in
+        File.write_string log "started\n";
+        let data = File.open_in ~sw "data.bin" in
+        let header = Bytes.create 16 in
+        File.pread_exact data header 0 16 ~file_offset:0
     ]}
 
     {b Blocking.} A disk does not tell epoll when it is ready, so every call

@@ -12,21 +12,22 @@
     {!Braid.Cancelled} and removes its registration; closing a socket wakes the
     fibers blocked on it with {!Error} ([EBADF]).
     {[
-      Braid_io.run @@ fun () ->
-      Switch.run @@ fun sw ->
-      let listener = Net.listen ~sw (Net.tcp "127.0.0.1" 8080) in
-      while true do
-        Net.accept_fork ~sw listener ~on_error:raise (fun client _addr ->
-            let buf = Bytes.create 4096 in
-            let rec echo () =
-              match Net.read_into client buf 0 4096 with
-              | 0 -> ()
-              | n ->
-                  Net.write_all client buf 0 n;
-                  echo ()
-            in
-            echo ())
-      done
+      let echo_server () =
+        Braid_io.run @@ fun () ->
+        Switch.run @@ fun sw ->
+        let listener = Net.listen ~sw (Net.tcp "127.0.0.1" 8080) in
+        while true do
+          Net.accept_fork ~sw listener ~on_error:raise (fun client _addr ->
+              let buf = Bytes.create 4096 in
+              let rec echo () =
+                match Net.read_into client buf 0 4096 with
+                | 0 -> ()
+                | n ->
+                    Net.write_all client buf 0 n;
+                    echo ()
+              in
+              echo ())
+        done
     ]} *)
 
 type socket = Fd.t

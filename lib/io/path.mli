@@ -3,11 +3,12 @@
     loads and saves.
 
     {[
-      Path.mkdir ~parents:true "cache/thumbs";
-      Path.save "cache/index" (String.concat "\n" (Path.read_dir "photos"));
-      match Path.kind "cache/lock" with
-      | Some S_REG -> print_endline "locked"
-      | Some _ | None -> ()
+      let index_photos () =
+        Path.mkdir ~parents:true "cache/thumbs";
+        Path.save "cache/index" (String.concat "\n" (Path.read_dir "photos"));
+        match Path.kind "cache/lock" with
+        | Some S_REG -> print_endline "locked"
+        | Some _ | None -> ()
     ]}
 
     Like {!File}'s, every function here runs its system calls on a thread of the

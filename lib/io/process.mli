@@ -3,6 +3,7 @@
     exit without blocking the loop.
 
     {[
+      Braid_io.run @@ fun () ->
       Switch.run @@ fun sw ->
       let p = Process.spawn ~sw ~stdin:`Pipe ~stdout:`Pipe "sort" [ "-r" ] in
       Fd.write_string (Process.stdin p) "a\nb\nc\n";
@@ -48,8 +49,9 @@
     Since a cancelled switch then finishes, the usual effect of cancelling or
     timing out the code that owns the switch is that the process is killed:
     {[
-      Time.timeout 5. (fun () ->
-          Switch.run @@ fun sw -> Process.await (Process.spawn ~sw "make" []))
+      let make_for_5s () =
+        Time.timeout 5. (fun () ->
+            Switch.run @@ fun sw -> Process.await (Process.spawn ~sw "make" []))
       (* None: make was killed after 5 s *)
     ]}
 

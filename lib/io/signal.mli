@@ -1,14 +1,15 @@
 (** Waiting for signals in a fiber.
 
     {[
-      Switch.run @@ fun sw ->
-      let signals = Signal.subscribe ~sw [ Sys.sighup; Sys.sigterm ] in
-      let rec loop () =
-        if Signal.wait signals = Sys.sighup then (
-          reload ();
-          loop ())
-      in
-      loop ()
+      let reload_on_sighup reload =
+        Switch.run @@ fun sw ->
+        let signals = Signal.subscribe ~sw [ Sys.sighup; Sys.sigterm ] in
+        let rec loop () =
+          if Signal.wait signals = Sys.sighup then (
+            reload ();
+            loop ())
+        in
+        loop ()
     ]}
 
     While a subscription exists for a signal (in any loop of the process),

@@ -2,14 +2,15 @@
     from, addresses.
 
     {[
-      Braid_io.run @@ fun () ->
-      Switch.run @@ fun sw ->
-      let socket = Udp.bind ~sw (Udp.addr "127.0.0.1" 5353) in
-      let buf = Bytes.create 1500 in
-      while true do
-        let got = Udp.receive_from socket buf 0 1500 in
-        Udp.send_to socket got.source buf 0 got.length
-      done
+      let udp_echo () =
+        Braid_io.run @@ fun () ->
+        Switch.run @@ fun sw ->
+        let socket = Udp.bind ~sw (Udp.addr "127.0.0.1" 5353) in
+        let buf = Bytes.create 1500 in
+        while true do
+          let got = Udp.receive_from socket buf 0 1500 in
+          Udp.send_to socket got.source buf 0 got.length
+        done
     ]}
 
     A UDP socket belongs to the event loop of the fiber that created it and to a

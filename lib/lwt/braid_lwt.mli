@@ -6,7 +6,7 @@
     domain, Braid fibers and the pool on others, talking through the same
     channels, MVars and promises.
     {[
-      let () =
+      let main work =
         let pool = Braid_pool.create ~domains:1 () in
         Lwt_main.run
           (let bridge = Braid_lwt.create () in

@@ -21,7 +21,7 @@
       let hello (_ : Braid_server.Handler.request) =
         Braid_server.Response.string "hello\n"
 
-      let () =
+      let main () =
         let open Braid_server in
         let router = Router.empty |> Router.add GET "/" hello in
         match

@@ -7,9 +7,9 @@
     from the request handler's fiber, from fibers it forks and from pool tasks
     it submits: their events reach the same log.
     {[
-      let handler request =
+      let handler (_ : Handler.request) =
         Log.info "computing";
-        ...
+        Response.string "computed\n"
     ]} *)
 
 include module type of struct

@@ -4,10 +4,11 @@
     (matching one non-empty segment) or, last, [*name] (matching the rest of the
     path, possibly empty, segments joined by ["/"]):
     {[
-      Router.empty
-      |> Router.add GET "/fib/:n" fib
-      |> Router.add POST "/reverse" reverse
-      |> Router.add GET "/files/*rest" files
+      let routes ~fib ~reverse ~files =
+        Router.empty
+        |> Router.add GET "/fib/:n" fib
+        |> Router.add POST "/reverse" reverse
+        |> Router.add GET "/files/*rest" files
     ]}
     Segments are percent-decoded before matching, so a parameter holds the
     decoded value. Routes are tried in the order they were added; lookups cost

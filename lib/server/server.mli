@@ -3,17 +3,18 @@
     connections), each connection in its own fiber.
 
     {[
-      let router = Router.empty |> Router.add GET "/hello" hello in
-      let config =
-        {
-          Config.default with
-          root = Some "www";
-          listen = Braid_io.Net.tcp "0.0.0.0" 8080;
-        }
-      in
-      match Server.create ~settings:(Production.settings router) config with
-      | Error msg -> prerr_endline msg
-      | Ok server -> Server.run server
+      let main hello =
+        let router = Router.empty |> Router.add GET "/hello" hello in
+        let config =
+          {
+            Config.default with
+            root = Some "www";
+            listen = Braid_io.Net.tcp "0.0.0.0" 8080;
+          }
+        in
+        match Server.create ~settings:(Production.settings router) config with
+        | Error msg -> prerr_endline msg
+        | Ok server -> Server.run server
     ]}
 
     Configuration is a value: each connection captures the {!Config.t} current

@@ -9,8 +9,9 @@
     {!In_memory.services} in tests (no sockets, disks or real time). Swapping
     one service is swapping one field:
     {[
-      let frozen = { (Services.current ()) with now = (fun () -> 0.) } in
-      Services.run frozen (fun () -> handler request)
+      let at_time_zero handler request =
+        let frozen = { (Services.current ()) with now = (fun () -> 0.) } in
+        Services.run frozen (fun () -> handler request)
     ]}
 
     {b Services follow the fiber.} {!run} installs its handler with

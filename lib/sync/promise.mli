@@ -3,9 +3,10 @@
     A promise is filled once, with a value or an exception; any number of
     fibers, domains and threads can wait for it. Lock-free.
     {[
-      let p = Promise.create () in
-      let _ = Braid.Fiber.fork (fun () -> Promise.fill p (expensive ())) in
-      use (Promise.await p)
+      let compute expensive use =
+        let p = Promise.create () in
+        let _ = Braid.Fiber.fork (fun () -> Promise.fill p (expensive ())) in
+        use (Promise.await p)
     ]} *)
 
 type 'a t
