@@ -4,6 +4,10 @@
     socket, disk or real time: the services are {!In_memory}'s.
 
     {[
+      let hi request =
+        Braid_server.Response.string
+          ("hello " ^ Option.get (Braid_server.Handler.param request "name"))
+      in
       let app = Braid_server.Router.(empty |> get "/hi/:name" hi) in
       let r = Braid_server.Testing.call app "/hi/ada" in
       assert (r.status = 200 && r.body = "hello ada")
