@@ -360,10 +360,12 @@ let run ~quick =
   let script = Filename.concat dir "peer.py" in
   Out_channel.with_open_text script (fun oc -> output_string oc peer_script);
   let tally = Hashtbl.create 8 in
+  (* Before pinning: the CPU count follows this process's affinity. *)
+  let all_cpus = Procs.cpu_list_all () in
   Fun.protect
     ~finally:(fun () ->
       Peers.remove_tree dir;
-      Procs.pin_self (Procs.cpu_list_all ()))
+      Procs.pin_self all_cpus)
     (fun () ->
       Procs.pin_self (string_of_int Bench_server.client_cpu);
       for round = 1 to rounds do
