@@ -192,6 +192,21 @@ let entries =
       chart = Bars (fun r -> r.unit = "req/s");
     };
     {
+      name = "websocket";
+      title = "WebSocket: 1:1 echo and 1:100 broadcast";
+      question =
+        "How many WebSocket messages per second, at what server CPU per \
+         message? A Braid client on core 1 drives Braid's server (one event \
+         loop) and Python's websockets asyncio server (one event loop), both \
+         on core 0, taking turns in three rounds of fresh processes: 10 \
+         connections echoing 64-byte messages, and a room of 100 connections \
+         where one sends (at most 16 messages not yet received by all) and \
+         every message goes to all 100 (medians; server CPU from /proc).";
+      published = "—";
+      target = "≥ 1.0× websockets in messages/s and ≤ 1.0× in CPU per message.";
+      chart = Bars (fun r -> r.unit = "msg/s");
+    };
+    {
       name = "lwt-bridge";
       title = "Lwt bridge";
       question =
