@@ -293,8 +293,18 @@ let pin_self cpus =
   in
   if Sys.command cmd <> 0 then failwith ("failed: " ^ cmd)
 
+(* Not [Domain.recommended_domain_count]: it follows this process's
+   affinity, so once pinned to one core it would keep it pinned there. *)
 let cpu_list_all () =
-  Printf.sprintf "0-%d" (Domain.recommended_domain_count () - 1)
+  match
+    In_channel.with_open_text "/sys/devices/system/cpu/online"
+      In_channel.input_line
+  with
+  | Some cpus when String.trim cpus <> "" -> String.trim cpus
+  | Some _ | None ->
+      Printf.sprintf "0-%d" (Domain.recommended_domain_count () - 1)
+  | exception Sys_error _ ->
+      Printf.sprintf "0-%d" (Domain.recommended_domain_count () - 1)
 
 let load_average = Bench_harness.load_average
 

@@ -64,7 +64,8 @@ val pin_self : string -> unit
     ([taskset -a -p -c cpus]). *)
 
 val cpu_list_all : unit -> string
-(** ["0-N"] for every CPU of the machine. *)
+(** Every CPU online on the machine (["0-1"]), whatever this process's affinity.
+*)
 
 val load_average : unit -> float
 (** The 1-minute load average. *)
