@@ -21,11 +21,10 @@ let notify state =
 (* The listening socket [braid serve] holds besides the loops' copies: closed
    when listening stops, so that the socket closes with the loops' copies
    (new connections are then refused) unless a successor holds one. *)
-let stop_listening listening =
-  try Unix.close listening
-  with Unix.Unix_error (EBADF, _, _) ->
-    (* Closed already, by an upgrade that began the drain. *)
-    ()
+let stop_listening (listening, closed) =
+  (* Once: an upgrade and a SIGTERM during its drain both stop listening, and
+     a second close could hit a descriptor that reused the number. *)
+  if not (Atomic.exchange closed true) then Unix.close listening
 
 let on_termination server ~listening ~deadline ~ready () =
   Braid_io.Switch.run @@ fun sw ->
@@ -116,7 +115,10 @@ let on_upgrade server writer ~listening ~deadline ~ready () =
   let rec wait () =
     ignore (Braid_io.Signal.wait signals);
     log ("info: upgrade: starting " ^ Sys.executable_name);
-    match Handover.start_successor ~listening Sys.executable_name Sys.argv with
+    match
+      Handover.start_successor ~listening:(fst listening) Sys.executable_name
+        Sys.argv
+    with
     | Ok pid ->
         Printf.printf "braid: upgraded: process %d serves; draining\n%!" pid;
         log (Printf.sprintf "info: upgrade: process %d serves; draining" pid);
@@ -189,6 +191,7 @@ let serve flags config_file demo log_level shutdown_timeout =
   match configured with
   | Error msg -> `Error (false, msg)
   | Ok (config, (listening, passed)) ->
+      let listening = (listening, Atomic.make false) in
       (* The pool's domains and the event loops share the cores. *)
       let pool =
         if demo then
@@ -248,8 +251,8 @@ let serve flags config_file demo log_level shutdown_timeout =
               Handover.ready ()
             in
             match
-              Server.run ~on_listen ~background:(background fibers) ~listening
-                server
+              Server.run ~on_listen ~background:(background fibers)
+                ~listening:(fst listening) server
             with
             | () -> `Ok ()
             | exception Braid_io.Net.Error { op; error } ->

@@ -67,7 +67,13 @@ let rec work t =
   | Some job ->
       t.busy <- t.busy + 1;
       Mutex.unlock t.lock;
-      execute job;
+      (match execute job with
+      | () -> ()
+      | exception _ ->
+          (* Only a resumer or the runtime can raise here (execute catches
+             the call's and dispose's own): the thread must survive it, or
+             the pool would lose it for good. *)
+          ());
       Mutex.lock t.lock;
       t.busy <- t.busy - 1;
       Mutex.unlock t.lock;
@@ -131,6 +137,10 @@ let submit t job =
                 (* A domain's own setting: calls that fail on the pool carry
                    a backtrace when their caller's would. *)
                 Printexc.record_backtrace recording;
+                (* Its threads inherit this mask: a write to a vanished
+                   peer or reader from a pool call fails with EPIPE, whichever
+                   thread started the pool, as it does on a loop. *)
+                ignore (Syscall.block_sigpipe () : bool);
                 host t ())
           with
           | domain -> t.host <- Some domain

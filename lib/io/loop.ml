@@ -579,8 +579,8 @@ let run main =
   Fun.protect
     ~finally:(fun () ->
       Domain.DLS.set running None;
-      if not sigpipe_was_blocked then Syscall.unblock_sigpipe ();
-      shut_down t)
+      shut_down t;
+      if not sigpipe_was_blocked then Syscall.unblock_sigpipe ())
     (fun () ->
       let fiber, handle, body = Private.Fiber.prepare main in
       Private.Fiber.set_context fiber (Fiber.context ());

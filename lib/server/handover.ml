@@ -18,10 +18,13 @@ let listen ?(backlog = 4096) addr =
       Unix.close s;
       raise e
 
+(* Read once, then emptied: a program this one starts later must not take
+   an unrelated descriptor of the same number for the socket or the pipe. *)
 let inherited_number variable =
   match Sys.getenv_opt variable with
   | None | Some "" -> Ok None
   | Some n -> (
+      Unix.putenv variable "";
       match int_of_string_opt n with
       | Some n when n >= 0 -> (
           match System.inherited_fd n with
@@ -114,7 +117,9 @@ let start_successor ~listening ?(timeout = 30.) program argv =
           ignore (reap pid : Unix.process_status);
           Error (Printf.sprintf "the new process said %S" line)
       | Some None ->
-          (* It closed the pipe without a word: it is exiting. *)
+          (* It closed the pipe without a word: it is exiting, or gave up the
+             pipe and would never say; either way it is not the successor. *)
+          (try Unix.kill pid Sys.sigkill with Unix.Unix_error _ -> ());
           Error ("the new process " ^ describe (reap pid) ^ " before it served")
       | None ->
           (try Unix.kill pid Sys.sigkill with Unix.Unix_error _ -> ());

@@ -165,7 +165,12 @@ let look_up ~follow path =
   ignore
     (Braid.Fiber.fork (fun () ->
          Braid_sync.Promise.fill answer
-           (off_loop (fun () -> system_stat ~follow path)))
+           (match off_loop (fun () -> system_stat ~follow path) with
+           | found -> found
+           | exception e ->
+               (* The pool refused the call (shut down, or no domain left):
+                  the requests waiting for this look get a 500, not a hang. *)
+               Error (File.Failed (Printexc.to_string e))))
       : unit Braid.Fiber.handle);
   answer
 
@@ -247,14 +252,17 @@ let read_whole fd size =
   let n = go 0 in
   if n = size then Bytes.unsafe_to_string buf else Bytes.sub_string buf 0 n
 
-(* Reads go through a buffer of the call's own: a read whose request was
-   cancelled meanwhile must not write into the connection's buffer, which
-   has gone back to the pool. [Unix.pread] does not exist: the position is
-   the reader's, used by one fiber at a time. *)
+(* Reads go through a buffer of the call's own, and wait for the read even if
+   the request is cancelled meanwhile (a disk read ends on its own): [close]
+   must never release the descriptor while a pool thread still reads it, or
+   its number, reused by the loop's next accept, would be read in its place.
+   [Unix.pread] does not exist: the position is the reader's, used by one
+   fiber at a time. *)
 let reader fd =
   let pos = ref 0 and closed = ref false in
   let read ~offset buf off len =
     let own, n =
+      Braid.Fiber.protect @@ fun () ->
       off_loop (fun () ->
           if !pos <> offset then (
             ignore (Unix.lseek fd offset SEEK_SET);
@@ -315,22 +323,34 @@ let open_file t path (info : File.info) =
           | Ok (fd, _) -> Ok (reader fd)
           | Error _ as e -> e))
   | _ -> (
+      let max_size =
+        match t.settings.file_cache with Some c -> c.max_file_size | None -> 0
+      in
       let opened =
-        off_loop (fun () ->
+        off_loop
+          ~dispose:(function
+            | Ok (`Descriptor fd) -> Unix.close fd
+            | Ok (`Content _) | Error _ -> ())
+          (fun () ->
             match open_regular path with
             | Error _ as e -> e
+            | Ok (fd, now) when now.size > max_size ->
+                (* Grown since the stat (a large file rotated into place):
+                   never read whole into memory. *)
+                Ok (`Descriptor fd)
             | Ok (fd, now) -> (
                 match read_whole fd now.size with
                 | content ->
                     Unix.close fd;
-                    Ok (now, content)
+                    Ok (`Content (now, content))
                 | exception Unix.Unix_error (e, _, _) ->
                     Unix.close fd;
                     Error (error_of e)))
       in
       match opened with
       | Error _ as e -> e
-      | Ok (now, content) ->
+      | Ok (`Descriptor fd) -> Ok (reader fd)
+      | Ok (`Content (now, content)) ->
           (* Only a file still as the caller saw it is worth keeping. *)
           (if File.same_version now info then
              match t.settings.file_cache with

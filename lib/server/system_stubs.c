@@ -123,7 +123,20 @@ value braid_open_regular_for_reading(value path)
     do {
       fd = open(through, O_RDONLY | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) error = errno;
+    if (fd < 0 && errno == ENOENT) {
+      /* No /proc (a chroot, a minimal container): open the name without
+         blocking, and check again that it is a regular file. */
+      fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0) {
+        if (fstat(fd, &st) < 0) error = errno;
+        else if (!S_ISREG(st.st_mode)) error = EACCES;
+        if (error != 0) {
+          close(fd);
+          fd = -1;
+        }
+      }
+    }
+    if (fd < 0 && error == 0) error = errno;
   }
   if (at >= 0) close(at);
   caml_leave_blocking_section();
