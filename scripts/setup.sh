@@ -21,7 +21,7 @@ libyojson-ocaml-dev ocaml-odoc"
 # Tools from the base suite: load generators, peers and the report's charts;
 # python3-websockets is the real WebSocket client of the server's tests.
 DEB_TOOLS="curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
-python3-websockets procps systemd"
+python3-websockets procps systemd haproxy"
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
