@@ -8,6 +8,7 @@ module Signal = Signal
 module Process = Process
 module Epoll = Epoll
 module Blocking = Blocking
+module Buf_read = Buf_read
 module File = File
 module Path = Path
 
