@@ -65,6 +65,25 @@ let flags =
                encoded slashes, symbolic links pointing outside) are refused. \
                Default: the configuration file's $(b,DocumentRoot), else none: \
                such requests get 404.";
+          setting "metrics" Arg.string ~docv:"PATH" Layer.metrics_path
+            ~doc:
+              "Answer GET $(docv) with the server's metrics in the Prometheus \
+               text format (requests by method and status class, a duration \
+               histogram, connections, the GC, the blocking pool), to loopback \
+               clients or those of $(b,--metrics-allow). Default: the \
+               configuration file's $(b,MetricsPath), else no metrics.";
+          setting "metrics-allow"
+            Arg.(list ip_address)
+            ~docv:"IP,..." Layer.metrics_allow
+            ~doc:
+              "The client addresses $(b,--metrics) answers (others get 403). \
+               Default: the configuration file's $(b,MetricsAllow), else \
+               loopback only.";
+          setting "health" Arg.string ~docv:"PATH" Layer.health_path
+            ~doc:
+              "Answer GET $(docv) with 200 while serving and 503 once shutting \
+               down, for a load balancer's health checks. Default: the \
+               configuration file's $(b,HealthPath), else none.";
           setting "precompressed"
             (Arg.enum [ ("on", true); ("off", false) ])
             ~docv:"on|off" Layer.precompressed
@@ -78,10 +97,10 @@ let flags =
           setting "domains" Arg.int ~docv:"N" Layer.domains
             ~doc:
               (Printf.sprintf
-                 "Run $(docv) event loops, one per domain, each accepting on \
-                  its own socket bound with SO_REUSEPORT: the kernel spreads \
-                  connections among them. Default: the configuration file's \
-                  $(b,Domains), else %d."
+                 "Run $(docv) event loops, one per domain, all accepting on \
+                  the one listening socket (which SIGUSR2 hands to a new \
+                  process). Default: the configuration file's $(b,Domains), \
+                  else %d."
                  Config.default.domains);
           setting "max-body" Arg.int ~docv:"BYTES" Layer.max_body
             ~doc:

@@ -128,6 +128,24 @@ let address : (Unix.inet_addr option * int) value =
           let* port = port (String.sub s (i + 1) (n - i - 1)) in
           Ok (Some host, port)
 
+(* A path on the server ("/metrics"), not a file. *)
+let url_path : string value =
+ fun ~name ~dir:_ p ->
+  if String.length p > 1 && p.[0] = '/' && not (String.contains p '?') then Ok p
+  else Error (Printf.sprintf "%s: %S is not a path like /metrics" name p)
+
+(* IP addresses separated by commas. *)
+let ip_addresses : Unix.inet_addr list value =
+ fun ~name ~dir:_ s ->
+  List.fold_right
+    (fun a acc ->
+      let* rest = acc in
+      match ip_address (String.trim a) with
+      | Ok ip -> Ok (ip :: rest)
+      | Error msg -> Error (name ^ ": " ^ msg))
+    (String.split_on_char ',' s)
+    (Ok [])
+
 let on_off : bool value =
  fun ~name ~dir:_ s ->
   match String.lowercase_ascii s with
@@ -172,6 +190,9 @@ let specs =
     spec "HandlerTimeout" (or_keyword "off" seconds) Layer.handler_timeout;
     spec "AccessLog" (or_keyword "off" path) Layer.access_log;
     spec "ErrorLog" (or_keyword "stderr" path) Layer.error_log;
+    spec "MetricsPath" url_path Layer.metrics_path;
+    spec "MetricsAllow" ip_addresses Layer.metrics_allow;
+    spec "HealthPath" url_path Layer.health_path;
   ]
 
 let directive_names = List.map (fun s -> s.canonical) specs

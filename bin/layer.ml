@@ -55,6 +55,9 @@ let domains n (c : Config.t) = { c with domains = n }
 let root dir (c : Config.t) = { c with root = Some dir }
 let max_connections n (c : Config.t) = { c with max_connections = n }
 let precompressed on (c : Config.t) = { c with precompressed = on }
+let metrics_path path (c : Config.t) = { c with metrics_path = Some path }
+let metrics_allow ips (c : Config.t) = { c with metrics_allow = ips }
+let health_path path (c : Config.t) = { c with health_path = Some path }
 
 let max_connections_per_client n (c : Config.t) =
   { c with max_connections_per_client = n }

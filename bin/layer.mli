@@ -60,8 +60,11 @@ val root : string -> change
 (** The document root. *)
 
 val max_connections : int -> change
-
 val precompressed : bool -> change
+val metrics_path : string -> change
+val metrics_allow : Unix.inet_addr list -> change
+
+val health_path : string -> change
 (** Whether precompressed variants of static files are served. *)
 
 val max_connections_per_client : int option -> change

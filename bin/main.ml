@@ -81,7 +81,11 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
     | Some path -> (
         notify "RELOADING=1";
         Fun.protect ~finally:(fun () -> notify "READY=1") @@ fun () ->
-        match reload path with
+        let outcome = reload path in
+        Option.iter
+          (fun m -> Metrics.reloaded m ~ok:(Result.is_ok outcome))
+          (Server.metrics server);
+        match outcome with
         | Error msg ->
             log
               ("error: reload rejected, the configuration in force stays: "

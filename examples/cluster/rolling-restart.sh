@@ -21,7 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-echo ok > "$dir/health.txt"
+
 head -c 1024 /dev/urandom > "$dir/1k.bin"
 chmod -R a+rX "$dir"
 
@@ -32,7 +32,7 @@ FRONT_PORT=$(free_port); BRAID_PORT_1=$(free_port); BRAID_PORT_2=$(free_port); B
 export FRONT_PORT BRAID_PORT_1 BRAID_PORT_2 BRAID_PORT_3
 
 healthy() { # port
-  curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$1/health.txt" 2>/dev/null | grep -q 200
+  curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$1/health" 2>/dev/null | grep -q 200
 }
 wait_until() { # tries command...
   n=$1; shift
@@ -44,7 +44,7 @@ wait_until() { # tries command...
 
 start() { # instance number
   eval port=\$BRAID_PORT_$1
-  "$braid" serve --root "$dir" --port "$port" --shutdown-timeout 10 \
+  "$braid" serve --root "$dir" --port "$port" --shutdown-timeout 10 --health /health \
     >> "$dir/braid$1.log" 2>&1 &
   echo $! > "$dir/braid$1.pid"
   pids="$pids $!"

@@ -20,6 +20,7 @@ module In_memory = In_memory
 module Log_writer = Log_writer
 module Config = Config
 module Systemd = Systemd
+module Metrics = Metrics
 module Handover = Handover
 module Server = Server
 

@@ -76,6 +76,7 @@ module Log_writer = Log_writer
 
 module Config = Config
 module Systemd = Systemd
+module Metrics = Metrics
 module Handover = Handover
 
 module Server : sig

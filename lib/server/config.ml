@@ -13,6 +13,9 @@ type t = {
   root : string option;
   index : string;
   precompressed : bool;
+  metrics_path : string option;
+  metrics_allow : Unix.inet_addr list;
+  health_path : string option;
   body_buffer : int;
   body_temp_dir : string;
   input_buffer : int;
@@ -34,6 +37,9 @@ let default =
     root = None;
     index = "index.html";
     precompressed = false;
+    metrics_path = None;
+    metrics_allow = [];
+    health_path = None;
     body_buffer = 65536;
     body_temp_dir = Filename.get_temp_dir_name ();
     input_buffer = 4096;

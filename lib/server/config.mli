@@ -63,6 +63,16 @@ type t = {
           by the client, instead of [FILE] (docs/server.md, "Precompressed
           variants"). Off by default: a stale variant would be served as the
           file. *)
+  metrics_path : string option;
+      (** Where GET answers the server's {!Metrics} in the Prometheus text
+          format; [None] (the default): nowhere. *)
+  metrics_allow : Unix.inet_addr list;
+      (** The client addresses the metrics path answers; others get 403. Empty
+          (the default): loopback addresses only. *)
+  health_path : string option;
+      (** Where GET answers 200 ["ok"] while the server serves and 503
+          ["draining"] once it shuts down, for a load balancer's checks; [None]
+          (the default): nowhere. *)
   body_buffer : int;
       (** Bytes of a request body that a whole-body read ({!Body.to_string})
           keeps in memory while the body arrives; beyond, what arrived is

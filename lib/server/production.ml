@@ -7,6 +7,7 @@ type settings = {
   logger : Log_writer.t option;
   file_cache : file_cache option;
   cached_lookups : bool;
+  metrics : Metrics.t option;
 }
 
 (* Measured at 100 keep-alive connections (issue 16): a 20 or 40 KiB file
@@ -16,8 +17,9 @@ type settings = {
 let default_file_cache = { max_file_size = 49152; max_entries = 1024 }
 
 let settings ?(log_level = Log_event.Warning) ?access_log ?logger
-    ?(file_cache = Some default_file_cache) ?(cached_lookups = true) router =
-  { router; log_level; access_log; logger; file_cache; cached_lookups }
+    ?(file_cache = Some default_file_cache) ?(cached_lookups = true) ?metrics
+    router =
+  { router; log_level; access_log; logger; file_cache; cached_lookups; metrics }
 
 type cached = { version : File.info; content : string }
 
@@ -74,6 +76,9 @@ let rank = function
 let log t (event : Log_event.event) =
   match event with
   | Access a -> (
+      Option.iter
+        (fun m -> Metrics.observe m a ~now:(Unix.gettimeofday ()))
+        t.settings.metrics;
       (match t.settings.logger with
       | Some w when Log_writer.logs_access w ->
           Log_writer.access w (Log_event.combined a)

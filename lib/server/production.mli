@@ -63,6 +63,9 @@ type settings = {
           cached path can wait (NFS revalidates attributes over the network).
           Ignored where the kernel lacks [openat2]: everything goes to the pool.
       *)
+  metrics : Metrics.t option;
+      (** Counts every response logged (method, status class, duration, bytes);
+          [None]: no counting. *)
 }
 
 val default_file_cache : file_cache
@@ -76,6 +79,7 @@ val settings :
   ?logger:Log_writer.t ->
   ?file_cache:file_cache option ->
   ?cached_lookups:bool ->
+  ?metrics:Metrics.t ->
   Router.t ->
   settings
 (** Defaults: [Warning], no access log, no logger, {!default_file_cache}, cached

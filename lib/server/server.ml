@@ -113,7 +113,11 @@ let create_server ~direct_calls ~settings config =
       {
         domains = config.domains;
         direct_calls;
-        settings;
+        settings =
+          (* A metrics path needs something to count. *)
+          (match (config.metrics_path, settings.Production.metrics) with
+          | Some _, None -> { settings with metrics = Some (Metrics.create ()) }
+          | _ -> settings);
         config = Atomic.make config;
         address = config.listen;
         stopped = Promise.create ();
@@ -130,6 +134,7 @@ let create_server ~direct_calls ~settings config =
     (check_config config)
 
 let create ~settings config = create_server ~direct_calls:false ~settings config
+let metrics t = t.settings.metrics
 
 let raise_descriptor_limit () =
   let soft, hard = System.descriptor_limits () in
@@ -176,7 +181,9 @@ let acquire_slot t context =
   Mutex.lock s.mutex;
   match
     while Atomic.get s.active >= (Atomic.get t.config).max_connections do
-      if Connection.evict_idle context then Condition.wait s.freed s.mutex
+      if Connection.evict_idle context then (
+        Option.iter Metrics.refused t.settings.metrics;
+        Condition.wait s.freed s.mutex)
       else
         ignore
           (Services.timeout look_again (fun () ->
@@ -194,6 +201,7 @@ let acquire_slot t context =
 let release_slot t =
   let s = t.slots in
   Atomic.decr s.active;
+  Option.iter Metrics.closed t.settings.metrics;
   Fiber.protect (fun () ->
       Mutex.lock s.mutex;
       Condition.broadcast s.freed;
@@ -258,6 +266,7 @@ let rec accept_loop t ~sw listener context ~paused =
       ~on_error:(fun e ->
         Log.error ("connection failed: " ^ Printexc.to_string e))
       (fun socket peer ->
+        Option.iter Metrics.accepted t.settings.metrics;
         Fun.protect
           ~finally:(fun () -> release_slot t)
           (fun () ->
@@ -266,10 +275,11 @@ let rec accept_loop t ~sw listener context ~paused =
                 ~finally:(fun () -> leave_client t peer)
                 (fun () ->
                   Connection.serve context (Atomic.get t.config) socket peer)
-            else
+            else (
               (* Counted, answered, closed: it never holds a slot for long. *)
+              Option.iter Metrics.refused t.settings.metrics;
               try Net.write_string socket too_many_from_client
-              with Net.Error _ -> ()))
+              with Net.Error _ -> ())))
   with
   | () -> accept_loop t ~sw listener context ~paused:false
   | exception
@@ -347,9 +357,83 @@ let adopt ~sw listening =
   Unix.set_nonblock copy;
   Braid_io.Fd.of_unix ~sw copy
 
+(* The metrics and health paths, answered before the routes. The config is
+   read per request, so a reload moves or removes them. *)
+let loopback = function
+  | Unix.ADDR_INET (ip, _) ->
+      Unix.string_of_inet_addr ip = "127.0.0.1"
+      || Unix.string_of_inet_addr ip = "::1"
+      || String.starts_with ~prefix:"127." (Unix.string_of_inet_addr ip)
+  | Unix.ADDR_UNIX _ -> true
+
+let allowed (config : Config.t) (request : Handler.request) =
+  match request.peer with
+  | None -> true
+  | Some peer when config.metrics_allow = [] -> loopback peer
+  | Some (ADDR_INET (ip, _)) -> List.mem ip config.metrics_allow
+  | Some (ADDR_UNIX _) -> true
+
+let metrics_handler t metrics (request : Handler.request) =
+  if not (allowed (Atomic.get t.config) request) then
+    Response.error 403 "metrics: not from this address"
+  else
+    let fibers =
+      try (Braid_io.stats ()).fibers with Invalid_argument _ -> 0
+    in
+    let gauges =
+      Metrics.
+        [
+          {
+            name = "connections_open";
+            help = "Connections open, over all loops.";
+            value = float (Atomic.get t.slots.active);
+          };
+          {
+            name = "draining";
+            help = "1 once the server shuts down.";
+            value = (if Atomic.get t.draining then 1. else 0.);
+          };
+          {
+            name = "loop_fibers";
+            help = "Fibers of the loop that answered this scrape.";
+            value = float fibers;
+          };
+        ]
+      @ Metrics.process_gauges ()
+    in
+    Response.string ~content_type:"text/plain; version=0.0.4; charset=utf-8"
+      (Metrics.render metrics gauges)
+
+let health_handler t (_ : Handler.request) =
+  if Atomic.get t.draining then Response.error 503 "draining"
+  else Response.string "ok\n"
+
+let with_endpoints t (services : Services.t) =
+  let found handler =
+    Router.Found { handler; params = []; tail = None; max_body = Some 0 }
+  in
+  let reading = function
+    | Braid_http.Method.GET | Braid_http.Method.HEAD -> true
+    | _ -> false
+  in
+  {
+    services with
+    find_handler =
+      (fun meth path ->
+        let config = Atomic.get t.config in
+        match (config.metrics_path, config.health_path, t.settings.metrics) with
+        | Some p, _, Some metrics when reading meth && String.equal p path ->
+            found (metrics_handler t metrics)
+        | _, Some p, _ when reading meth && String.equal p path ->
+            found (health_handler t)
+        | _ -> services.find_handler meth path);
+  }
+
 let serve_domain t ~domain ~port ~on_listen ~background ~listening =
   size_minor_heap (Atomic.get t.config).minor_heap_words;
-  let services = Production.services (Production.create t.settings) in
+  let services =
+    with_endpoints t (Production.services (Production.create t.settings))
+  in
   let context =
     Connection.context ~draining:t.draining
       ?fixed_services:(if t.direct_calls then Some services else None)

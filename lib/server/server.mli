@@ -48,6 +48,14 @@ val create : settings:Production.settings -> Config.t -> (t, string) result
     {!Production.services} of [settings]. [config] goes through {!check_config}.
 *)
 
+val metrics : t -> Metrics.t option
+(** [metrics t] is what [t] counts: [settings.metrics], or a new {!Metrics.t} if
+    [config.metrics_path] is set. The metrics path (GET, from
+    [config.metrics_allow], loopback by default; 403 otherwise) answers its
+    counters plus the open connections, whether the server drains, the answering
+    loop's fibers, the GC and the blocking pool; the health path answers 200
+    until {!shutdown}, then 503. Both come before the routes. *)
+
 val raise_descriptor_limit : unit -> int
 (** [raise_descriptor_limit ()] raises this process's soft limit of open
     descriptors ([RLIMIT_NOFILE]) to its hard limit (at most 1,048,576) and

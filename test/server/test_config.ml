@@ -50,6 +50,22 @@ let samples : (string * string * (Config.t -> unit)) list =
     ( "Precompressed",
       "ON",
       fun c -> Alcotest.(check bool) "Precompressed" true c.precompressed );
+    ( "MetricsPath",
+      "/metrics",
+      fun c ->
+        Alcotest.(check (option string))
+          "MetricsPath" (Some "/metrics") c.metrics_path );
+    ( "MetricsAllow",
+      "10.0.0.1,::1",
+      fun c ->
+        Alcotest.(check (list string))
+          "MetricsAllow" [ "10.0.0.1"; "::1" ]
+          (List.map Unix.string_of_inet_addr c.metrics_allow) );
+    ( "HealthPath",
+      "/health",
+      fun c ->
+        Alcotest.(check (option string))
+          "HealthPath" (Some "/health") c.health_path );
     ( "MaxConnections",
       "50",
       fun c -> Alcotest.(check int) "MaxConnections" 50 c.max_connections );

@@ -745,6 +745,115 @@ let binary_upgrade () =
   in
   until_gone 1500
 
+(* The metrics and health paths: the exposition text parses (every sample
+   line is NAME{LABELS} VALUE under its # TYPE), counts the requests made,
+   and answers only the allowed address. *)
+let metrics_and_health () =
+  let p =
+    start
+      [
+        "--demo";
+        "--metrics";
+        "/metrics";
+        "--metrics-allow";
+        "127.0.0.2";
+        "--health";
+        "/health";
+      ]
+  in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let get ?(from = "127.0.0.1") path =
+    let s = Unix.socket PF_INET SOCK_STREAM 0 in
+    Fun.protect ~finally:(fun () -> Unix.close s) @@ fun () ->
+    Unix.bind s (ADDR_INET (Unix.inet_addr_of_string from, 0));
+    Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+    send s
+      (Printf.sprintf "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+         path);
+    let answer = read_to_end s in
+    let body =
+      match find answer "\r\n\r\n" with
+      | Some i -> String.sub answer (i + 4) (String.length answer - i - 4)
+      | None -> ""
+    in
+    (status_of answer, body)
+  in
+  for _ = 1 to 5 do
+    Alcotest.(check int) "a request" 200 (fst (get "/sleep/0"))
+  done;
+  Alcotest.(check int) "a 404" 404 (fst (get "/no/such/path"));
+  Alcotest.(check int) "health" 200 (fst (get "/health"));
+  Alcotest.(check int)
+    "metrics refused to another address" 403
+    (fst (get "/metrics"));
+  let status, text = get ~from:"127.0.0.2" "/metrics" in
+  Alcotest.(check int) "metrics" 200 status;
+  let samples = Hashtbl.create 64 and typed = Hashtbl.create 64 in
+  String.split_on_char '\n' text
+  |> List.iter (fun line ->
+         if line = "" then ()
+         else if String.starts_with ~prefix:"# TYPE " line then
+           match String.split_on_char ' ' line with
+           | [ _; _; name; kind ] -> Hashtbl.replace typed name kind
+           | _ -> Alcotest.failf "bad TYPE line %S" line
+         else if String.starts_with ~prefix:"# HELP " line then ()
+         else
+           match String.rindex_opt line ' ' with
+           | None -> Alcotest.failf "bad sample %S" line
+           | Some i -> (
+               let key = String.sub line 0 i
+               and value =
+                 String.sub line (i + 1) (String.length line - i - 1)
+               in
+               let name =
+                 match String.index_opt key '{' with
+                 | Some j -> String.sub key 0 j
+                 | None -> key
+               in
+               let family =
+                 List.fold_left
+                   (fun n suffix ->
+                     match String.ends_with ~suffix n with
+                     | true
+                       when Hashtbl.mem typed
+                              (String.sub n 0
+                                 (String.length n - String.length suffix)) ->
+                         String.sub n 0 (String.length n - String.length suffix)
+                     | _ -> n)
+                   name
+                   [ "_bucket"; "_sum"; "_count" ]
+               in
+               if not (Hashtbl.mem typed family) then
+                 Alcotest.failf "sample without a TYPE: %S" line;
+               match float_of_string_opt value with
+               | Some v -> Hashtbl.replace samples key v
+               | None -> Alcotest.failf "bad value in %S" line));
+  let sample key =
+    match Hashtbl.find_opt samples key with
+    | Some v -> v
+    | None -> Alcotest.failf "no sample %s in:\n%s" key text
+  in
+  Alcotest.(check bool)
+    "GET 2xx counted" true
+    (sample {|braid_requests_total{method="GET",status="2xx"}|} >= 6.);
+  Alcotest.(check bool)
+    "GET 4xx counted" true
+    (sample {|braid_requests_total{method="GET",status="4xx"}|} >= 2.);
+  Alcotest.(check (float 0.))
+    "the histogram counts every response"
+    (sample {|braid_request_duration_seconds_bucket{le="+Inf"}|})
+    (sample "braid_request_duration_seconds_count");
+  Alcotest.(check bool)
+    "connections accepted" true
+    (sample "braid_connections_accepted_total" >= 8.);
+  Alcotest.(check bool)
+    "this connection is open" true
+    (sample "braid_connections_open" >= 1.);
+  Alcotest.(check (float 0.)) "not draining" 0. (sample "braid_draining");
+  ignore (sample "braid_gc_heap_words" : float);
+  ignore (sample "braid_blocking_pool_queued" : float)
+
 (* SIGTERM during a slow request: it completes (with Connection: close), an
    idle connection is closed at once, new connections are refused, and the
    process exits 0. *)
@@ -857,6 +966,7 @@ let () =
         [
           Alcotest.test_case "graceful" `Quick graceful_shutdown;
           Alcotest.test_case "socket activation" `Quick socket_activation;
+          Alcotest.test_case "metrics and health" `Quick metrics_and_health;
           Alcotest.test_case "binary upgrade, three times" `Quick binary_upgrade;
           Alcotest.test_case "deadline" `Quick shutdown_deadline;
         ] );

@@ -1,0 +1,186 @@
+let methods =
+  [| "GET"; "HEAD"; "POST"; "PUT"; "DELETE"; "OPTIONS"; "PATCH"; "other" |]
+
+let method_index = function
+  | "GET" -> 0
+  | "HEAD" -> 1
+  | "POST" -> 2
+  | "PUT" -> 3
+  | "DELETE" -> 4
+  | "OPTIONS" -> 5
+  | "PATCH" -> 6
+  | _ -> 7
+
+let classes = [| "1xx"; "2xx"; "3xx"; "4xx"; "5xx" |]
+
+(* Upper bounds of the duration buckets, in seconds; the last is +Inf. *)
+let bounds =
+  [|
+    0.001; 0.0025; 0.005; 0.01; 0.025; 0.05; 0.1; 0.25; 0.5; 1.; 2.5; 5.; 10.;
+  |]
+
+type t = {
+  requests : int Atomic.t array;  (** method * 5 + class *)
+  buckets : int Atomic.t array;  (** per bound, then +Inf; not cumulative *)
+  duration_us : int Atomic.t;  (** Sum of the durations, microseconds. *)
+  bytes_out : int Atomic.t;
+  accepted : int Atomic.t;
+  closed : int Atomic.t;
+  refused : int Atomic.t;
+  reloads : int Atomic.t;
+  reload_failures : int Atomic.t;
+}
+
+let counters n = Array.init n (fun _ -> Atomic.make 0)
+
+let create () =
+  {
+    requests = counters (Array.length methods * Array.length classes);
+    buckets = counters (Array.length bounds + 1);
+    duration_us = Atomic.make 0;
+    bytes_out = Atomic.make 0;
+    accepted = Atomic.make 0;
+    closed = Atomic.make 0;
+    refused = Atomic.make 0;
+    reloads = Atomic.make 0;
+    reload_failures = Atomic.make 0;
+  }
+
+let add counter n = ignore (Atomic.fetch_and_add counter n : int)
+
+let bucket_of seconds =
+  let rec find i =
+    if i = Array.length bounds || seconds <= bounds.(i) then i else find (i + 1)
+  in
+  find 0
+
+let observe t (a : Log_event.access) ~now =
+  let meth =
+    match a.request with
+    | Some r -> method_index (Braid_http.Method.to_string r.meth)
+    | None -> Array.length methods - 1
+  in
+  let cls = max 0 (min 4 ((a.status / 100) - 1)) in
+  Atomic.incr t.requests.((meth * Array.length classes) + cls);
+  let seconds = Float.max 0. (now -. a.time) in
+  Atomic.incr t.buckets.(bucket_of seconds);
+  add t.duration_us (int_of_float (seconds *. 1e6));
+  add t.bytes_out a.body_bytes
+
+let accepted t = Atomic.incr t.accepted
+let closed t = Atomic.incr t.closed
+let refused t = Atomic.incr t.refused
+
+let reloaded t ~ok =
+  Atomic.incr t.reloads;
+  if not ok then Atomic.incr t.reload_failures
+
+type gauge = { name : string; help : string; value : float }
+
+let header b name help kind =
+  Printf.bprintf b "# HELP braid_%s %s\n# TYPE braid_%s %s\n" name help name
+    kind
+
+let counter b name help value =
+  header b name help "counter";
+  Printf.bprintf b "braid_%s %d\n" name value
+
+let render t gauges =
+  let b = Buffer.create 4096 in
+  header b "requests_total" "Responses sent, by method and status class."
+    "counter";
+  Array.iteri
+    (fun m meth ->
+      Array.iteri
+        (fun c cls ->
+          Printf.bprintf b "braid_requests_total{method=%S,status=%S} %d\n" meth
+            cls
+            (Atomic.get t.requests.((m * Array.length classes) + c)))
+        classes)
+    methods;
+  header b "request_duration_seconds"
+    "From the request head read to the response logged." "histogram";
+  let cumulative = ref 0 in
+  Array.iteri
+    (fun i bound ->
+      cumulative := !cumulative + Atomic.get t.buckets.(i);
+      Printf.bprintf b "braid_request_duration_seconds_bucket{le=\"%g\"} %d\n"
+        bound !cumulative)
+    bounds;
+  cumulative := !cumulative + Atomic.get t.buckets.(Array.length bounds);
+  Printf.bprintf b "braid_request_duration_seconds_bucket{le=\"+Inf\"} %d\n"
+    !cumulative;
+  Printf.bprintf b "braid_request_duration_seconds_sum %.6f\n"
+    (float (Atomic.get t.duration_us) /. 1e6);
+  Printf.bprintf b "braid_request_duration_seconds_count %d\n" !cumulative;
+  counter b "response_body_bytes_total" "Bytes of response content sent."
+    (Atomic.get t.bytes_out);
+  counter b "connections_accepted_total" "Connections accepted."
+    (Atomic.get t.accepted);
+  counter b "connections_closed_total" "Connections closed."
+    (Atomic.get t.closed);
+  counter b "connections_refused_total"
+    "Connections closed to admit others, or refused by the per-client cap."
+    (Atomic.get t.refused);
+  counter b "reloads_total" "Configuration reloads (SIGHUP)."
+    (Atomic.get t.reloads);
+  counter b "reload_failures_total"
+    "Reloads rejected (the old configuration stayed)."
+    (Atomic.get t.reload_failures);
+  List.iter
+    (fun g ->
+      header b g.name g.help "gauge";
+      Printf.bprintf b "braid_%s %.17g\n" g.name g.value)
+    gauges;
+  Buffer.contents b
+
+let process_gauges () =
+  let gc = Gc.quick_stat () in
+  let pool = Braid_io.Blocking.stats (Braid_io.Blocking.shared ()) in
+  [
+    {
+      name = "gc_minor_words";
+      help = "Words allocated in minor heaps.";
+      value = gc.minor_words;
+    };
+    {
+      name = "gc_major_words";
+      help = "Words allocated in the major heap.";
+      value = gc.major_words;
+    };
+    {
+      name = "gc_minor_collections";
+      help = "Minor collections.";
+      value = float gc.minor_collections;
+    };
+    {
+      name = "gc_major_collections";
+      help = "Major collection cycles.";
+      value = float gc.major_collections;
+    };
+    {
+      name = "gc_heap_words";
+      help = "Major heap size, words.";
+      value = float gc.heap_words;
+    };
+    {
+      name = "gc_top_heap_words";
+      help = "Largest major heap, words.";
+      value = float gc.top_heap_words;
+    };
+    {
+      name = "blocking_pool_threads";
+      help = "Threads of the blocking-call pool.";
+      value = float pool.threads;
+    };
+    {
+      name = "blocking_pool_busy";
+      help = "Pool threads running a call.";
+      value = float pool.busy;
+    };
+    {
+      name = "blocking_pool_queued";
+      help = "Calls waiting for a pool thread.";
+      value = float pool.queued;
+    };
+  ]
