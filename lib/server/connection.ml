@@ -17,6 +17,10 @@ type context = {
          in the major heap would pace the major GC by the connection rate. *)
   mutable peak : int;
       (** Most connections in progress since [sweep] last compacted the heap. *)
+  idle : int Atomic.t;
+      (** Connections waiting for a request at [sweep]'s last look: read by the
+          metrics, from any domain. *)
+  received : (int -> unit) option;  (** Counts the bytes read, if asked. *)
 }
 
 (* What [drain] and [sweep] need of a connection in progress. *)
@@ -39,9 +43,12 @@ let burst = 512
 (* Connections holding buffers while idle beyond which they give them back
    at once. *)
 let crowd = 256
+let idle c = Atomic.get c.idle
 
-let context ?(draining = Atomic.make false) ?fixed_services () =
+let context ?(draining = Atomic.make false) ?fixed_services ?received () =
   {
+    idle = Atomic.make 0;
+    received;
     fixed_services;
     dates = Date_cache.create ();
     draining;
@@ -115,10 +122,12 @@ let rec sweep c =
   let services = Services.current () in
   services.sleep c.tick;
   let now = services.monotonic_ns () in
+  let idle = ref 0 in
   let expired =
     Hashtbl.fold
       (fun _ l acc ->
         release_if_waiting l.control;
+        if Control.is_idle l.control then incr idle;
         if
           Control.is_idle l.control
           && now >= Control.idle_deadline l.control
@@ -129,6 +138,7 @@ let rec sweep c =
       c.live []
   in
   List.iter Fiber.Scope.cancel expired;
+  Atomic.set c.idle !idle;
   give_back_memory c;
   sweep c
 
@@ -284,7 +294,15 @@ let serve c (config : Config.t) socket peer =
         Fd.await_input socket)
       ~interrupt:(Fd.interrupt socket) ~file_sender:(file_sender socket)
       ~peer:(Some peer) ~pending:(input_waiting socket)
-      ~read:(Net.read_into socket) ~write:(Net.write_all socket)
+      ~read:
+        (match c.received with
+        | None -> Net.read_into socket
+        | Some count ->
+            fun buf off len ->
+              let n = Net.read_into socket buf off len in
+              count n;
+              n)
+      ~write:(Net.write_all socket)
   with
   | Peer_closed -> ()
   | Server_closed ->

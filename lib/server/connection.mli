@@ -13,12 +13,21 @@ type context
 *)
 
 val context :
-  ?draining:bool Atomic.t -> ?fixed_services:Services.t -> unit -> context
+  ?draining:bool Atomic.t ->
+  ?fixed_services:Services.t ->
+  ?received:(int -> unit) ->
+  unit ->
+  context
 (** [context ()] is the context of one loop. [draining] is the server's
     "shutting down" flag (shared by all loops, default a fresh one): once set,
     connections close after their current request. [fixed_services]: the
     pipeline calls them directly instead of looking up the services in force per
-    request (the direct-calls baseline of the benchmarks). *)
+    request (the direct-calls baseline of the benchmarks). [received] counts the
+    bytes each socket read returns (the metrics). *)
+
+val idle : context -> int
+(** Connections of the context waiting for a request, as of the sweeper's last
+    look (at most a tick old). Any domain. *)
 
 val drain : context -> unit
 (** [drain c] sets the context's draining flag: every connection of [c] closes

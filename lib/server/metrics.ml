@@ -24,6 +24,7 @@ type t = {
   buckets : int Atomic.t array;  (** per bound, then +Inf; not cumulative *)
   duration_us : int Atomic.t;  (** Sum of the durations, microseconds. *)
   bytes_out : int Atomic.t;
+  bytes_in : int Atomic.t;
   accepted : int Atomic.t;
   closed : int Atomic.t;
   refused : int Atomic.t;
@@ -39,6 +40,7 @@ let create () =
     buckets = counters (Array.length bounds + 1);
     duration_us = Atomic.make 0;
     bytes_out = Atomic.make 0;
+    bytes_in = Atomic.make 0;
     accepted = Atomic.make 0;
     closed = Atomic.make 0;
     refused = Atomic.make 0;
@@ -67,6 +69,7 @@ let observe t (a : Log_event.access) ~now =
   add t.duration_us (int_of_float (seconds *. 1e6));
   add t.bytes_out a.body_bytes
 
+let received t n = add t.bytes_in n
 let accepted t = Atomic.incr t.accepted
 let closed t = Atomic.incr t.closed
 let refused t = Atomic.incr t.refused
@@ -115,6 +118,8 @@ let render t gauges =
   Printf.bprintf b "braid_request_duration_seconds_count %d\n" !cumulative;
   counter b "response_body_bytes_total" "Bytes of response content sent."
     (Atomic.get t.bytes_out);
+  counter b "received_bytes_total" "Bytes read from client connections."
+    (Atomic.get t.bytes_in);
   counter b "connections_accepted_total" "Connections accepted."
     (Atomic.get t.accepted);
   counter b "connections_closed_total" "Connections closed."

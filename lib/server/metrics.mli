@@ -18,6 +18,9 @@ val observe : t -> Log_event.access -> now:float -> unit
     ([now - access.time], both [Unix.gettimeofday] seconds) and its body bytes.
 *)
 
+val received : t -> int -> unit
+(** [received t n] counts [n] bytes read from a client connection. *)
+
 val accepted : t -> unit
 val closed : t -> unit
 

@@ -26,6 +26,8 @@ type t = {
       (** Filled by [shutdown] with the seconds left to the connections. *)
   slots : slots;
   clients : clients;
+  contexts : Connection.context list Atomic.t;
+      (** Every loop's, for the metrics' count of idle connections. *)
 }
 
 let check_config (c : Config.t) =
@@ -130,6 +132,7 @@ let create_server ~direct_calls ~settings config =
             active = Atomic.make 0;
           };
         clients = { lock = Stdlib.Mutex.create (); counts = Hashtbl.create 64 };
+        contexts = Atomic.make [];
       })
     (check_config config)
 
@@ -389,6 +392,17 @@ let metrics_handler t metrics (request : Handler.request) =
             value = float (Atomic.get t.slots.active);
           };
           {
+            name = "connections_idle";
+            help =
+              "Connections waiting for a request, as of each loop's last sweep \
+               (at most a second old).";
+            value =
+              float
+                (List.fold_left
+                   (fun n c -> n + Connection.idle c)
+                   0 (Atomic.get t.contexts));
+          };
+          {
             name = "draining";
             help = "1 once the server shuts down.";
             value = (if Atomic.get t.draining then 1. else 0.);
@@ -437,8 +451,15 @@ let serve_domain t ~domain ~port ~on_listen ~background ~listening =
   let context =
     Connection.context ~draining:t.draining
       ?fixed_services:(if t.direct_calls then Some services else None)
+      ?received:(Option.map Metrics.received t.settings.metrics)
       ()
   in
+  let rec register () =
+    let seen = Atomic.get t.contexts in
+    if not (Atomic.compare_and_set t.contexts seen (context :: seen)) then
+      register ()
+  in
+  register ();
   (* Every fiber of this loop, [background] included, inherits them. *)
   Services.run services @@ fun () ->
   Switch.run (fun sw ->

@@ -851,6 +851,10 @@ let metrics_and_health () =
     "this connection is open" true
     (sample "braid_connections_open" >= 1.);
   Alcotest.(check (float 0.)) "not draining" 0. (sample "braid_draining");
+  Alcotest.(check bool)
+    "bytes received" true
+    (sample "braid_received_bytes_total" > 100.);
+  ignore (sample "braid_connections_idle" : float);
   ignore (sample "braid_gc_heap_words" : float);
   ignore (sample "braid_blocking_pool_queued" : float)
 
