@@ -130,3 +130,21 @@ let progress fmt =
       output_char oc '\n';
       flush oc)
     stderr fmt
+
+let failures runs = List.length (List.filter Result.is_error runs)
+
+(* Any failed run fails its cell: a median over the others would hide that
+   the server could not take the load. *)
+let median_or_failed f runs =
+  if failures runs > 0 then nan
+  else median (List.map (fun r -> f (Result.get_ok r)) runs)
+
+let failed_row name runs =
+  match failures runs with
+  | 0 -> []
+  | n ->
+      [
+        row name
+          (Printf.sprintf "failed runs (of %d)" (List.length runs))
+          (float n) "runs";
+      ]

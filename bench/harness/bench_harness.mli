@@ -51,3 +51,18 @@ val write_json : experiment:string -> row list -> string
 
 val progress : ('a, out_channel, unit) format -> 'a
 (** Prints a progress line on stderr (flushed) so long runs show life. *)
+
+(** {1 Runs that can fail}
+
+    A run of a load generator that saw an error is a failed run, not a figure.
+*)
+
+val failures : ('a, 'e) result list -> int
+(** How many of the runs failed. *)
+
+val median_or_failed : ('a -> float) -> ('a, 'e) result list -> float
+(** The median of [f] over the runs, or [nan] if any failed: a median over the
+    others would hide that the server could not take the load. *)
+
+val failed_row : string -> ('a, 'e) result list -> row list
+(** [[]] if no run failed, else a row counting the failed runs. *)

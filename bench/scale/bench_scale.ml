@@ -299,24 +299,6 @@ let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up =
         sizes;
       (List.map (fun s -> s.label) servers, limit))
 
-let failures runs = List.length (List.filter Result.is_error runs)
-
-(* Any failed run fails its cell: a median over the others would hide that
-   the server could not take the load. *)
-let median_or_failed f runs =
-  if failures runs > 0 then nan
-  else median (List.map (fun r -> f (Result.get_ok r)) runs)
-
-let failed_row name runs =
-  match failures runs with
-  | 0 -> []
-  | n ->
-      [
-        row name
-          (Printf.sprintf "failed runs (of %d)" (List.length runs))
-          (float n) "runs";
-      ]
-
 (* The rows of every cell, and Braid's ratios to each peer: the harness's
    ratios are usually "better than 1 when Braid is better"; these are Braid
    over the peer for every metric, so the names say which way is better. *)

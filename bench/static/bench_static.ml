@@ -159,24 +159,6 @@ let run_round tally ~round ~rounds ~root ~seconds ~warm_up =
         sizes;
       List.map (fun s -> s.label) servers)
 
-let failures runs = List.length (List.filter Result.is_error runs)
-
-(* Any failed run fails its cell: a median over the others would hide that
-   the server could not take the load. *)
-let median_or_failed f runs =
-  if failures runs > 0 then nan
-  else median (List.map (fun r -> f (Result.get_ok r)) runs)
-
-let failed_row name runs =
-  match failures runs with
-  | 0 -> []
-  | n ->
-      [
-        row name
-          (Printf.sprintf "failed runs (of %d)" (List.length runs))
-          (float n) "runs";
-      ]
-
 (* Braid over the peer for every metric: the names say which way is
    better. *)
 let figures tally ~labels =

@@ -265,12 +265,6 @@ let record table key v =
   Hashtbl.replace table key
     (v :: Option.value (Hashtbl.find_opt table key) ~default:[])
 
-let failures runs = List.length (List.filter Result.is_error runs)
-
-let median_or_failed f runs =
-  if failures runs > 0 then nan
-  else median (List.map (fun r -> f (Result.get_ok r)) runs)
-
 let run_round tally ~round ~rounds ~seconds ~python ~script =
   List.iter
     (fun start ->
