@@ -33,6 +33,7 @@ let write_more s buf off len =
     invalid_arg "Braid_io.Net.write_more: invalid range";
   if len > 0 then (
     Handle.usable s ~op:"write";
+    Loop.spend s;
     send_more s buf off len)
 
 (* [sent] bytes of [len] went; the rest from [off]. *)
@@ -53,6 +54,7 @@ let sendfile s file ~off ~len =
   if len = 0 then 0
   else (
     Handle.usable s ~op:"sendfile";
+    Loop.spend s;
     send_file s file ~off ~len ~sent:0)
 
 let checked op f s =

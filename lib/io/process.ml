@@ -34,6 +34,9 @@ type t = {
   stdin : Fd.t option;
   stdout : Fd.t option;
   stderr : Fd.t option;
+  forget : unit -> unit;
+      (** Takes the switch's release back once the child is reaped: a long-lived
+          switch spawning many processes keeps none of them. *)
 }
 
 let pid t = t.pid
@@ -63,11 +66,13 @@ let rec reap t =
       | _, status ->
           t.state <- Exited status;
           close_watch t;
+          t.forget ();
           Some status
       | exception Unix.Unix_error (Unix.EINTR, _, _) -> reap t
       | exception (Unix.Unix_error (Unix.ECHILD, _, _) as e) ->
           t.state <- Reaped_elsewhere;
           close_watch t;
+          t.forget ();
           raise e)
 
 let first_poll_ns = 1_000_000
@@ -203,9 +208,11 @@ let spawn ~sw ?env ?cwd ?(stdin = `Inherit) ?(stdout = `Inherit)
   (* Registered before anything exists, so that a finished switch fails
      here, with nothing to undo. *)
   let slot = { process = None; released = false } in
-  Braid.Switch.on_release sw (fun () ->
-      slot.released <- true;
-      Option.iter release slot.process);
+  let hook =
+    Braid.Switch.on_release_removable sw (fun () ->
+        slot.released <- true;
+        Option.iter release slot.process)
+  in
   let ends = { child = []; ours = [] } in
   let argv = Array.of_list (prog :: args) in
   match
@@ -227,6 +234,7 @@ let spawn ~sw ?env ?cwd ?(stdin = `Inherit) ?(stdout = `Inherit)
           stdin;
           stdout;
           stderr;
+          forget = (fun () -> Braid.Switch.remove_release hook);
         }
       in
       if slot.released then (

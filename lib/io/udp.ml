@@ -80,11 +80,13 @@ let rec send_loop ~op send s =
 let send_to s addr buf off len =
   check_range "send_to" buf off len;
   Handle.usable s ~op:"send_to";
+  Loop.spend s;
   send_loop ~op:"send_to" (fun unix -> Syscall.sendto unix buf off len addr) s
 
 let send s buf off len =
   check_range "send" buf off len;
   Handle.usable s ~op:"send";
+  Loop.spend s;
   send_loop ~op:"send" (fun unix -> Syscall.send unix buf off len) s
 
 type received = { length : int; truncated : bool; source : Unix.sockaddr }
@@ -111,4 +113,5 @@ and wait_then_receive s buf off len =
 let receive_from s buf off len =
   check_range "receive_from" buf off len;
   Handle.usable s ~op:"receive_from";
+  Loop.spend s;
   receive s buf off len
