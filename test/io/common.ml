@@ -60,6 +60,41 @@ let within ?(seconds = 40.) name f =
   | Some v -> v
   | None -> Alcotest.failf "%s: still not done after %.0f s" name seconds
 
+(* Waits (in a fiber) until [condition ()] holds. *)
+let eventually what condition =
+  within what @@ fun () ->
+  while not (condition ()) do
+    Time.sleep 0.001
+  done
+
+(* Runs [f ()] while a ticker fiber asks to wake every [every] seconds, and
+   returns its result with the longest gap between two wake-ups, in
+   milliseconds: a call that blocks the loop shows as a gap that long. *)
+let with_ticker ?(every = 0.002) f =
+  Switch.run @@ fun sw ->
+  let stop = ref false and longest = ref 0 in
+  let ticker =
+    Fiber.fork ~sw (fun () ->
+        let last = ref (Time.now_ns ()) in
+        while not !stop do
+          Time.sleep every;
+          let now = Time.now_ns () in
+          longest := max !longest (now - !last);
+          last := now
+        done)
+  in
+  let result = f () in
+  stop := true;
+  Fiber.join ticker;
+  (result, !longest / 1_000_000)
+
+(* The bound is generous for a loaded machine; a stall is far longer. *)
+let check_no_stall ~bound_ms longest_ms =
+  Alcotest.(check bool)
+    (Printf.sprintf "longest gap between ticks %d ms < %d ms" longest_ms
+       bound_ms)
+    true (longest_ms < bound_ms)
+
 (* Fibers waiting for descriptors, and pending timers of the current loop
    other than [within]'s. *)
 let waiters () =

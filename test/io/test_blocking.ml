@@ -6,13 +6,6 @@ open Braid_io
 open Common
 module Gate = Test_support.Gate
 
-(* Waits (in a fiber) until [condition ()] holds. *)
-let eventually what condition =
-  within what @@ fun () ->
-  while not (condition ()) do
-    Time.sleep 0.001
-  done
-
 let with_pool ?max_threads f =
   let pool = Blocking.create ?max_threads () in
   Fun.protect ~finally:(fun () -> Blocking.shutdown pool) (fun () -> f pool)
@@ -35,34 +28,20 @@ let loop_keeps_running () =
   with_pool ~max_threads:16 @@ fun pool ->
   run @@ fun () ->
   within "64 slow calls" @@ fun () ->
-  let longest_gap = ref 0 and stop = ref false in
-  Switch.run @@ fun sw ->
-  let ticker =
-    Fiber.fork ~sw (fun () ->
-        let last = ref (Time.now_ns ()) in
-        while not !stop do
-          Time.sleep 0.002;
-          let now = Time.now_ns () in
-          longest_gap := max !longest_gap (now - !last);
-          last := now
-        done)
+  let sum, longest =
+    with_ticker @@ fun () ->
+    Switch.run @@ fun sw ->
+    let calls =
+      List.init 64 (fun i ->
+          Fiber.fork ~sw (fun () ->
+              Blocking.run ~pool (fun () ->
+                  Unix.sleepf 0.05;
+                  i)))
+    in
+    List.fold_left (fun acc c -> acc + Fiber.join c) 0 calls
   in
-  let calls =
-    List.init 64 (fun i ->
-        Fiber.fork ~sw (fun () ->
-            Blocking.run ~pool (fun () ->
-                Unix.sleepf 0.05;
-                i)))
-  in
-  let sum = List.fold_left (fun acc c -> acc + Fiber.join c) 0 calls in
-  stop := true;
-  Fiber.join ticker;
   Alcotest.(check int) "every result" (63 * 64 / 2) sum;
-  Alcotest.(check bool)
-    (Printf.sprintf "longest gap between ticks %d ms < 250 ms"
-       (!longest_gap / 1_000_000))
-    true
-    (!longest_gap < 250_000_000);
+  check_no_stall ~bound_ms:250 longest;
   let s = Blocking.stats pool in
   Alcotest.(check int) "threads started" 16 s.threads;
   Alcotest.(check (pair int int))

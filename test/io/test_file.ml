@@ -353,13 +353,6 @@ let switch_closes () =
     (fun () -> ignore (File.open_in ~sw:finished file : File.t));
   Alcotest.(check int) "after refusing" before (open_fds ())
 
-(* Waits (in a fiber) until [condition ()] holds. *)
-let eventually what condition =
-  within what @@ fun () ->
-  while not (condition ()) do
-    Time.sleep 0.001
-  done
-
 let busy pool = (Blocking.stats pool).busy
 
 (* Forks [call], waits until its pool thread is blocked in it, cancels the
@@ -479,57 +472,44 @@ let many_readers () =
   List.iter (fun i -> Path.save (path i) (contents i)) (List.init 200 Fun.id);
   let fifo = Filename.concat dir "slow" in
   Unix.mkfifo fifo 0o600;
-  let longest_gap = ref 0 and stop = ref false in
-  Switch.run @@ fun sw ->
-  let ticker =
-    Fiber.fork ~sw (fun () ->
-        let last = ref (Time.now_ns ()) in
-        while not !stop do
-          Time.sleep 0.002;
-          let now = Time.now_ns () in
-          longest_gap := max !longest_gap (now - !last);
-          last := now
-        done)
+  let correct, longest =
+    with_ticker @@ fun () ->
+    Switch.run @@ fun sw ->
+    let slow = Fiber.fork ~sw (fun () -> Path.load fifo) in
+    let feeder =
+      Thread.create
+        (fun () ->
+          Thread.delay 1.5;
+          let fd = Unix.openfile fifo [ O_WRONLY; O_CLOEXEC ] 0 in
+          ignore (Unix.write_substring fd "slow" 0 4 : int);
+          Unix.close fd)
+        ()
+    in
+    let readers =
+      List.init 200 (fun i ->
+          Fiber.fork ~sw (fun () ->
+              let got =
+                if i mod 2 = 0 then Path.load (path i)
+                else
+                  Switch.run (fun sw ->
+                      let f = File.open_in ~sw (path i) in
+                      let buf = Bytes.create size in
+                      File.pread_exact f buf 0 size ~file_offset:0;
+                      Bytes.to_string buf)
+              in
+              got = contents i))
+    in
+    let correct = List.filter Fiber.join readers in
+    Alcotest.(check string) "the slow load" "slow" (Fiber.join slow);
+    Thread.join feeder;
+    correct
   in
-  let slow = Fiber.fork ~sw (fun () -> Path.load fifo) in
-  let feeder =
-    Thread.create
-      (fun () ->
-        Thread.delay 1.5;
-        let fd = Unix.openfile fifo [ O_WRONLY; O_CLOEXEC ] 0 in
-        ignore (Unix.write_substring fd "slow" 0 4 : int);
-        Unix.close fd)
-      ()
-  in
-  let readers =
-    List.init 200 (fun i ->
-        Fiber.fork ~sw (fun () ->
-            let got =
-              if i mod 2 = 0 then Path.load (path i)
-              else
-                Switch.run (fun sw ->
-                    let f = File.open_in ~sw (path i) in
-                    let buf = Bytes.create size in
-                    File.pread_exact f buf 0 size ~file_offset:0;
-                    Bytes.to_string buf)
-            in
-            got = contents i))
-  in
-  let correct = List.filter Fiber.join readers in
-  Alcotest.(check string) "the slow load" "slow" (Fiber.join slow);
-  Thread.join feeder;
-  stop := true;
-  Fiber.join ticker;
   Alcotest.(check int) "every file read" 200 (List.length correct);
   Alcotest.(check (list string))
     "every name listed"
     (List.init 200 (fun i -> Filename.basename (path i)) @ [ "slow" ])
     (Path.read_dir dir);
-  Alcotest.(check bool)
-    (Printf.sprintf "longest gap between ticks %d ms < 1000 ms"
-       (!longest_gap / 1_000_000))
-    true
-    (!longest_gap < 1_000_000_000)
+  check_no_stall ~bound_ms:1000 longest
 
 (* From a bare thread (no scheduler), the calls block it and work. *)
 let outside_a_loop () =

@@ -295,27 +295,10 @@ let input () =
   | exception Fd.Error { op = "write"; error = Unix.EPIPE | Unix.ECONNRESET } ->
       ()
 
-(* Ticks every 5 ms while [f] runs and returns the longest gap between two
-   ticks, in seconds. *)
+(* Common's ticker, every 5 ms, the gap in seconds. *)
 let with_ticker f =
-  Switch.run @@ fun sw ->
-  let stop = ref false in
-  let longest = ref 0. in
-  let ticker =
-    Fiber.fork ~sw (fun () ->
-        let last = ref (Time.now ()) in
-        while not !stop do
-          Time.sleep 0.005;
-          let now = Time.now () in
-          longest :=
-            Float.max !longest (Mtime.Span.to_float_ns (Mtime.span !last now));
-          last := now
-        done)
-  in
-  let result = f () in
-  stop := true;
-  Fiber.join ticker;
-  (result, !longest /. 1e9)
+  let result, longest_ms = with_ticker ~every:0.005 f in
+  (result, float longest_ms /. 1e3)
 
 let stall_bound = 0.2
 
