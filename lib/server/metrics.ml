@@ -1,15 +1,16 @@
 let methods =
   [| "GET"; "HEAD"; "POST"; "PUT"; "DELETE"; "OPTIONS"; "PATCH"; "other" |]
 
-let method_index = function
-  | "GET" -> 0
-  | "HEAD" -> 1
-  | "POST" -> 2
-  | "PUT" -> 3
-  | "DELETE" -> 4
-  | "OPTIONS" -> 5
-  | "PATCH" -> 6
-  | _ -> 7
+(* Per response: a match on the method itself, not on its name. *)
+let method_index : Braid_http.Method.t -> int = function
+  | GET -> 0
+  | HEAD -> 1
+  | POST -> 2
+  | PUT -> 3
+  | DELETE -> 4
+  | OPTIONS -> 5
+  | PATCH -> 6
+  | CONNECT | TRACE -> 7
 
 let classes = [| "1xx"; "2xx"; "3xx"; "4xx"; "5xx" |]
 
@@ -59,7 +60,7 @@ let bucket_of seconds =
 let observe t (a : Log_event.access) ~now =
   let meth =
     match a.request with
-    | Some r -> method_index (Braid_http.Method.to_string r.meth)
+    | Some r -> method_index r.meth
     | None -> Array.length methods - 1
   in
   let cls = max 0 (min 4 ((a.status / 100) - 1)) in
@@ -139,53 +140,24 @@ let render t gauges =
     gauges;
   Buffer.contents b
 
+let gauge name help value = { name; help; value }
+
 let process_gauges () =
   let gc = Gc.quick_stat () in
   let pool = Braid_io.Blocking.stats (Braid_io.Blocking.shared ()) in
   [
-    {
-      name = "gc_minor_words";
-      help = "Words allocated in minor heaps.";
-      value = gc.minor_words;
-    };
-    {
-      name = "gc_major_words";
-      help = "Words allocated in the major heap.";
-      value = gc.major_words;
-    };
-    {
-      name = "gc_minor_collections";
-      help = "Minor collections.";
-      value = float gc.minor_collections;
-    };
-    {
-      name = "gc_major_collections";
-      help = "Major collection cycles.";
-      value = float gc.major_collections;
-    };
-    {
-      name = "gc_heap_words";
-      help = "Major heap size, words.";
-      value = float gc.heap_words;
-    };
-    {
-      name = "gc_top_heap_words";
-      help = "Largest major heap, words.";
-      value = float gc.top_heap_words;
-    };
-    {
-      name = "blocking_pool_threads";
-      help = "Threads of the blocking-call pool.";
-      value = float pool.threads;
-    };
-    {
-      name = "blocking_pool_busy";
-      help = "Pool threads running a call.";
-      value = float pool.busy;
-    };
-    {
-      name = "blocking_pool_queued";
-      help = "Calls waiting for a pool thread.";
-      value = float pool.queued;
-    };
+    gauge "gc_minor_words" "Words allocated in minor heaps." gc.minor_words;
+    gauge "gc_major_words" "Words allocated in the major heap." gc.major_words;
+    gauge "gc_minor_collections" "Minor collections."
+      (float gc.minor_collections);
+    gauge "gc_major_collections" "Major collection cycles."
+      (float gc.major_collections);
+    gauge "gc_heap_words" "Major heap size, words." (float gc.heap_words);
+    gauge "gc_top_heap_words" "Largest major heap, words."
+      (float gc.top_heap_words);
+    gauge "blocking_pool_threads" "Threads of the blocking-call pool."
+      (float pool.threads);
+    gauge "blocking_pool_busy" "Pool threads running a call." (float pool.busy);
+    gauge "blocking_pool_queued" "Calls waiting for a pool thread."
+      (float pool.queued);
   ]

@@ -32,6 +32,9 @@ val reloaded : t -> ok:bool -> unit
 
 type gauge = { name : string; help : string; value : float }
 
+val gauge : string -> string -> float -> gauge
+(** [gauge name help value]. *)
+
 val render : t -> gauge list -> string
 (** [render t gauges] is the exposition text: every counter of [t], then
     [gauges], each metric with its [# HELP] and [# TYPE] lines. Names are

@@ -364,8 +364,7 @@ let adopt ~sw listening =
    read per request, so a reload moves or removes them. *)
 let loopback = function
   | Unix.ADDR_INET (ip, _) ->
-      Unix.string_of_inet_addr ip = "127.0.0.1"
-      || Unix.string_of_inet_addr ip = "::1"
+      ip = Unix.inet6_addr_loopback
       || String.starts_with ~prefix:"127." (Unix.string_of_inet_addr ip)
   | Unix.ADDR_UNIX _ -> true
 
@@ -384,35 +383,21 @@ let metrics_handler t metrics (request : Handler.request) =
       try (Braid_io.stats ()).fibers with Invalid_argument _ -> 0
     in
     let gauges =
-      Metrics.
-        [
-          {
-            name = "connections_open";
-            help = "Connections open, over all loops.";
-            value = float (Atomic.get t.slots.active);
-          };
-          {
-            name = "connections_idle";
-            help =
-              "Connections waiting for a request, as of each loop's last sweep \
-               (at most a second old).";
-            value =
-              float
-                (List.fold_left
-                   (fun n c -> n + Connection.idle c)
-                   0 (Atomic.get t.contexts));
-          };
-          {
-            name = "draining";
-            help = "1 once the server shuts down.";
-            value = (if Atomic.get t.draining then 1. else 0.);
-          };
-          {
-            name = "loop_fibers";
-            help = "Fibers of the loop that answered this scrape.";
-            value = float fibers;
-          };
-        ]
+      [
+        Metrics.gauge "connections_open" "Connections open, over all loops."
+          (float (Atomic.get t.slots.active));
+        Metrics.gauge "connections_idle"
+          "Connections waiting for a request, as of each loop's last sweep (at \
+           most a second old)."
+          (float
+             (List.fold_left
+                (fun n c -> n + Connection.idle c)
+                0 (Atomic.get t.contexts)));
+        Metrics.gauge "draining" "1 once the server shuts down."
+          (if Atomic.get t.draining then 1. else 0.);
+        Metrics.gauge "loop_fibers"
+          "Fibers of the loop that answered this scrape." (float fibers);
+      ]
       @ Metrics.process_gauges ()
     in
     Response.string ~content_type:"text/plain; version=0.0.4; charset=utf-8"
