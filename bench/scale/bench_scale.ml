@@ -14,10 +14,10 @@ let path = "/" ^ file
 
 (* {1 The servers} *)
 
-type server = {
+type server = Peers.server = {
   label : string;
   port : int;
-  proc : Procs.t;  (** For its CPU time and memory. *)
+  proc : Procs.t;
   stop : unit -> unit;
 }
 
@@ -95,34 +95,27 @@ let start_braid ~port ~root =
 
 (* Braid, then the peers that are installed. *)
 let start_servers ~root =
-  let started = ref [] in
-  let add label port (proc, stop) =
-    started := !started @ [ { label; port; proc; stop } ]
+  let limit = ref 0 in
+  let braid ~port =
+    let proc, braid_limit = start_braid ~port ~root in
+    limit := braid_limit;
+    Some (proc, fun () -> Procs.stop proc)
   in
-  let peer label start =
-    let port = Procs.free_port () in
-    match start ~port with
-    | Some p -> add label port p
-    | None -> progress "scale: %s not found, skipped" label
+  let servers =
+    Peers.start_all ~experiment:"scale"
+      [
+        ("braid", braid);
+        (* A listen queue as long as Braid's (4096; somaxconn caps both), not
+           nginx's 511: 10,000 connections arrive at once. *)
+        ( "nginx",
+          Peers.start_nginx ~backlog:4096 ~connections:descriptors
+            ~cpu:Bench_server.server_cpu ~root () );
+        ( "h2o",
+          Peers.start_h2o ~connections:descriptors ~cpu:Bench_server.server_cpu
+            ~root () );
+      ]
   in
-  match
-    let port = Procs.free_port () in
-    let proc, limit = start_braid ~port ~root in
-    add "braid" port (proc, fun () -> Procs.stop proc);
-    (* A listen queue as long as Braid's (4096; somaxconn caps both), not
-       nginx's 511: 10,000 connections arrive at once. *)
-    peer "nginx"
-      (Peers.start_nginx ~backlog:4096 ~connections:descriptors
-         ~cpu:Bench_server.server_cpu ~root ());
-    peer "h2o"
-      (Peers.start_h2o ~connections:descriptors ~cpu:Bench_server.server_cpu
-         ~root ());
-    limit
-  with
-  | limit -> (!started, limit)
-  | exception e ->
-      List.iter (fun s -> s.stop ()) !started;
-      raise e
+  (servers, !limit)
 
 let check_answers servers ~expected =
   List.iter
@@ -258,7 +251,7 @@ let record table key v =
 let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up =
   let servers, limit = start_servers ~root in
   Fun.protect
-    ~finally:(fun () -> List.iter (fun s -> s.stop ()) servers)
+    ~finally:(fun () -> Peers.stop_all servers)
     (fun () ->
       check_answers servers ~expected;
       List.iter

@@ -127,3 +127,30 @@ let start_h2o ~connections ~cpu ~port ~root () =
     ~cpu ~port
     ~config:(fun _ -> h2o_config ~port ~root ~connections)
     ~argv:(fun _ h2o conf -> [ h2o; "-c"; conf ])
+
+type server = {
+  label : string;
+  port : int;
+  proc : Procs.t;
+  stop : unit -> unit;
+}
+
+let stop_all servers = List.iter (fun s -> s.stop ()) servers
+
+let start_all ~experiment starts =
+  let started = ref [] in
+  match
+    List.iter
+      (fun (label, start) ->
+        let port = Procs.free_port () in
+        match start ~port with
+        | Some (proc, stop) ->
+            started := { label; port; proc; stop } :: !started
+        | None ->
+            Bench_harness.progress "%s: %s not found, skipped" experiment label)
+      starts
+  with
+  | () -> List.rev !started
+  | exception e ->
+      stop_all !started;
+      raise e

@@ -46,3 +46,23 @@ val start_h2o :
     ([num-threads: 1]), no access log, [max-connections] [connections] and idle
     keep-alive connections kept for an hour ([http1-request-timeout]) on
     127.0.0.1:[port], pinned to [cpu]; as {!start_nginx} otherwise. *)
+
+(** {1 Several servers side by side} *)
+
+type server = {
+  label : string;
+  port : int;
+  proc : Procs.t;  (** For its CPU time and memory. *)
+  stop : unit -> unit;
+}
+
+val start_all :
+  experiment:string ->
+  (string * (port:int -> (Procs.t * (unit -> unit)) option)) list ->
+  server list
+(** [start_all ~experiment starts] starts each server of [starts] (a label and a
+    start on a free port), in order, skipping (and saying so under
+    [experiment]'s name) one whose start is [None] (not installed). If a start
+    raises, the servers already started are stopped before it is re-raised. *)
+
+val stop_all : server list -> unit

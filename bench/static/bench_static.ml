@@ -16,10 +16,10 @@ let content size =
 
 (* {1 The servers} *)
 
-type server = {
+type server = Peers.server = {
   label : string;
   port : int;
-  proc : Procs.t;  (** For its CPU time. *)
+  proc : Procs.t;
   stop : unit -> unit;
 }
 
@@ -52,28 +52,16 @@ let start_braid ~port ~root =
 
 (* Braid, then the peers that are installed. *)
 let start_servers ~root =
-  let started = ref [] in
-  let add label port (proc, stop) =
-    started := !started @ [ { label; port; proc; stop } ]
-  in
-  let peer label start =
-    let port = Procs.free_port () in
-    match start ~port with
-    | Some p -> add label port p
-    | None -> progress "static: %s not found, skipped" label
-  in
-  match
-    let port = Procs.free_port () in
-    add "braid" port (start_braid ~port ~root);
-    peer "nginx"
-      (Peers.start_nginx ~sendfile:true ~cpu:Bench_server.server_cpu ~root ());
-    peer "h2o"
-      (Peers.start_h2o ~connections:4096 ~cpu:Bench_server.server_cpu ~root ())
-  with
-  | () -> !started
-  | exception e ->
-      List.iter (fun s -> s.stop ()) !started;
-      raise e
+  Peers.start_all ~experiment:"static"
+    [
+      ("braid", fun ~port -> Some (start_braid ~port ~root));
+      ( "nginx",
+        Peers.start_nginx ~sendfile:true ~cpu:Bench_server.server_cpu ~root ()
+      );
+      ( "h2o",
+        Peers.start_h2o ~connections:4096 ~cpu:Bench_server.server_cpu ~root ()
+      );
+    ]
 
 (* Every server serves every file intact before anything is measured. *)
 let check_answers servers =
@@ -126,7 +114,7 @@ let record table key v =
 let run_round tally ~round ~rounds ~root ~seconds ~warm_up =
   let servers = start_servers ~root in
   Fun.protect
-    ~finally:(fun () -> List.iter (fun s -> s.stop ()) servers)
+    ~finally:(fun () -> Peers.stop_all servers)
     (fun () ->
       check_answers servers;
       Option.iter
