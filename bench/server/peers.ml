@@ -154,3 +154,12 @@ let start_all ~experiment starts =
   | exception e ->
       stop_all !started;
       raise e
+
+(* bench/dune links the benchmark after bin/main.exe, so the braid command
+   of the same build (and profile) is next to it. *)
+let braid_binary ~experiment =
+  let build = Filename.dirname (Filename.dirname Sys.executable_name) in
+  let braid = Filename.concat build "bin/main.exe" in
+  if Sys.file_exists braid then braid
+  else
+    failwith (experiment ^ ": " ^ braid ^ " is missing: dune build bin/main.exe")

@@ -66,3 +66,7 @@ val start_all :
     raises, the servers already started are stopped before it is re-raised. *)
 
 val stop_all : server list -> unit
+
+val braid_binary : experiment:string -> string
+(** The [braid] command of the same build (and profile) as the benchmark. Raises
+    [Failure] naming [experiment] if it was not built. *)

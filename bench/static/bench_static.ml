@@ -23,13 +23,7 @@ type server = Peers.server = {
   stop : unit -> unit;
 }
 
-(* bench/dune links the benchmark after bin/main.exe, so the braid command
-   of the same build (and profile) is next to it. *)
-let braid_binary () =
-  let build = Filename.dirname (Filename.dirname Sys.executable_name) in
-  let braid = Filename.concat build "bin/main.exe" in
-  if Sys.file_exists braid then braid
-  else failwith ("static: " ^ braid ^ " is missing: dune build bin/main.exe")
+let braid_binary () = Peers.braid_binary ~experiment:"static"
 
 let start_braid ~port ~root =
   let proc =

@@ -30,19 +30,8 @@ let contains ~pattern line =
 
 (* {1 Summaries} *)
 
-let json_string s =
-  let b = Buffer.create (String.length s + 2) in
-  Buffer.add_char b '"';
-  String.iter
-    (function
-      | '"' -> Buffer.add_string b "\\\""
-      | '\\' -> Buffer.add_string b "\\\\"
-      | '\n' -> Buffer.add_string b "\\n"
-      | c when Char.code c < 0x20 -> Printf.bprintf b "\\u%04x" (Char.code c)
-      | c -> Buffer.add_char b c)
-    s;
-  Buffer.add_char b '"';
-  Buffer.contents b
+(* A JSON string literal, escaped by yojson. *)
+let json_string s = Yojson.Safe.to_string (`String s)
 
 (* Lines and outputs are cut so that a summary always fits in a datagram. *)
 let clip n s = if String.length s <= n then s else String.sub s 0 n
