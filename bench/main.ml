@@ -23,6 +23,7 @@ let experiments : experiment list =
     Bench_conn_rate.experiment;
     Bench_scale.experiment;
     Bench_static.experiment;
+    Bench_tls.experiment;
     Bench_websocket.experiment;
   ]
 

@@ -192,6 +192,27 @@ let entries =
       chart = Bars (fun r -> r.unit = "req/s");
     };
     {
+      name = "tls";
+      title = "HTTPS: full handshakes and keep-alive requests";
+      question =
+        "What do TLS handshakes and requests over TLS cost? braid serve and \
+         nginx, each one worker on core 0 with the same self-signed ECDSA \
+         P-256 certificate (TLS 1.3, OpenSSL's default ciphersuites and \
+         groups), serve a 1 KiB file: a client on core 1 opens a new \
+         connection and a new TLS session for each GET (16 at once; wrk and \
+         h2load resume sessions when they reconnect, as the access-log check \
+         rows show), then wrk -t1 -c100 fetches it over keep-alive \
+         connections. Three rounds of fresh processes, servers taking turns \
+         (medians; server CPU from /proc over the handshakes or requests \
+         completed; the busy rows show which side was the limit).";
+      published = "—";
+      target =
+        "≥ 1.0× nginx in handshakes/s and req/s, ≤ 1.0× its server CPU per \
+         handshake and per request (issue 19).";
+      chart =
+        Bars (fun r -> r.unit = "us" && contains ~sub:"server CPU" r.metric);
+    };
+    {
       name = "websocket";
       title = "WebSocket: 1:1 echo and 1:100 broadcast";
       question =
@@ -410,11 +431,12 @@ let render () =
     (Domain.recommended_domain_count ())
     (command_output "uname -sr");
   p "| OCaml | %s |\n" Sys.ocaml_version;
-  p "| peers | %s; %s; %s; %s |\n"
+  p "| peers | %s; %s; %s; %s; %s |\n"
     (command_output "nginx -v")
     (command_output "h2o --version | head -1")
     (command_output "wrk --version | head -1")
-    (command_output "httperf --version");
+    (command_output "httperf --version")
+    (command_output "openssl version");
   p "| commit | %s |\n" (if commit = "" then "unknown" else commit);
   p "| rendered | %s |\n\n" (command_output "date -u '+%Y-%m-%d %H:%M UTC'");
   let with_gnuplot = gnuplot_available () in

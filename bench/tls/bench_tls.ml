@@ -1,0 +1,607 @@
+open Bench_harness
+module Procs = Bench_server.Procs
+module Wrk = Bench_server.Wrk
+module Peers = Bench_server.Peers
+
+let experiment_name = "tls"
+let file = "1k.bin"
+let size = 1024
+
+(* Bytes no two positions of a period share, as bench/static's files. *)
+let content =
+  String.init size (fun i -> Char.chr (((i * 7) + (i / 251)) land 255))
+
+(* Connections of the full-handshake client: enough to keep a server busy
+   while the client waits for the others. *)
+let handshake_connections = 16
+
+(* wrk's keep-alive connections, as bench/static. *)
+let keep_alive_connections = 100
+
+(* {1 The certificate and the files} *)
+
+type files = { root : string; cert : string; key : string }
+
+let run_quietly argv =
+  let cmd = String.concat " " (List.map Filename.quote argv) ^ " 2>&1" in
+  let ic = Unix.open_process_in cmd in
+  let out = In_channel.input_all ic in
+  match Unix.close_process_in ic with
+  | WEXITED 0 -> out
+  | _ -> failwith (Printf.sprintf "tls: %s failed:\n%s" (List.hd argv) out)
+
+(* A self-signed ECDSA P-256 certificate for 127.0.0.1, made afresh for
+   the run; the document root beside it, where nginx's unprivileged worker
+   can read it. The key stays readable by its owner alone: both servers'
+   processes that load it run as the user of this benchmark. *)
+let make_files dir =
+  let root = Filename.concat dir "www" and tls = Filename.concat dir "tls" in
+  Sys.mkdir root 0o755;
+  Sys.mkdir tls 0o700;
+  let cert = Filename.concat tls "cert.pem"
+  and key = Filename.concat tls "key.pem" in
+  ignore
+    (run_quietly
+       [
+         "openssl";
+         "req";
+         "-x509";
+         "-newkey";
+         "ec";
+         "-pkeyopt";
+         "ec_paramgen_curve:prime256v1";
+         "-nodes";
+         "-keyout";
+         key;
+         "-out";
+         cert;
+         "-days";
+         "2";
+         "-subj";
+         "/CN=127.0.0.1";
+         "-addext";
+         "subjectAltName=IP:127.0.0.1";
+       ]);
+  let path = Filename.concat root file in
+  Out_channel.with_open_bin path (fun oc -> output_string oc content);
+  Unix.chmod path 0o644;
+  { root; cert; key }
+
+(* {1 The servers} *)
+
+type server = Peers.server = {
+  label : string;
+  port : int;
+  proc : Procs.t;
+  stop : unit -> unit;
+}
+
+let start_braid files ~port =
+  let plain = Procs.free_port () in
+  let proc =
+    Procs.spawn ~cpu:Bench_server.server_cpu ~name:"braid"
+      [
+        Peers.braid_binary ~experiment:experiment_name;
+        "serve";
+        "--domains";
+        "1";
+        "--host";
+        "127.0.0.1";
+        "--port";
+        string_of_int plain;
+        "--root";
+        files.root;
+        "--tls-port";
+        string_of_int port;
+        "--tls-cert";
+        files.cert;
+        "--tls-key";
+        files.key;
+        "--keep-alive-timeout";
+        "3600";
+      ]
+      ~port
+  in
+  Some (proc, fun () -> Procs.stop proc)
+
+(* As bench/server's Peers.start_nginx (one worker, keep-alive connections
+   never closed during a run), with TLS on its one listener: TLS 1.2 and
+   1.3 as Braid, nginx's and OpenSSL's defaults otherwise (TLS 1.3
+   ciphersuites, groups, session tickets on, no session cache). [log]: an
+   access log of each connection's resumption, protocol, cipher and group,
+   for the checks; off when measuring. *)
+let nginx_config files ~dir ~port ~log =
+  let types =
+    if Sys.file_exists "/etc/nginx/mime.types" then
+      "include /etc/nginx/mime.types;"
+    else
+      "types { text/plain txt; text/html html; application/octet-stream bin; }"
+  in
+  Printf.sprintf
+    {|worker_processes 1;
+daemon off;
+pid %s/nginx.pid;
+error_log %s/error.log;
+events { worker_connections 4096; }
+http {
+  %s
+  log_format tls_check '$ssl_session_reused $connection_requests $ssl_protocol $ssl_cipher $ssl_curve $status';
+  %s
+  keepalive_requests 1000000000;
+  keepalive_timeout 3600s;
+  client_body_temp_path %s/body;
+  proxy_temp_path %s/proxy;
+  fastcgi_temp_path %s/fastcgi;
+  uwsgi_temp_path %s/uwsgi;
+  scgi_temp_path %s/scgi;
+  server {
+    listen 127.0.0.1:%d ssl;
+    ssl_certificate %s;
+    ssl_certificate_key %s;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    root %s;
+  }
+}
+|}
+    dir dir types
+    (match log with
+    | Some path -> Printf.sprintf "access_log %s tls_check;" path
+    | None -> "access_log off;")
+    dir dir dir dir dir port files.cert files.key files.root
+
+let nginx_binary () =
+  List.find_opt Sys.file_exists [ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
+
+let start_nginx ?log files ~port =
+  match nginx_binary () with
+  | None -> None
+  | Some nginx ->
+      let dir = Peers.temp_dir "braid-bench-nginx" in
+      let conf = Filename.concat dir "nginx.conf" in
+      Out_channel.with_open_text conf (fun oc ->
+          output_string oc (nginx_config files ~dir ~port ~log));
+      let proc =
+        try
+          Procs.spawn ~cpu:Bench_server.server_cpu ~name:"nginx"
+            [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ]
+            ~port
+        with e ->
+          Peers.remove_tree dir;
+          raise e
+      in
+      Some
+        ( proc,
+          fun () ->
+            Procs.stop proc;
+            Peers.remove_tree dir )
+
+(* Braid, then nginx. Braid's server failing to start (its TLS options not
+   there yet, a certificate it rejects) is Braid's failed runs, not the
+   end of the experiment: [Error] with what it said. *)
+let start_servers files =
+  let braid =
+    match
+      Peers.start_all ~experiment:experiment_name
+        [ ("braid", start_braid files) ]
+    with
+    | servers -> Ok servers
+    | exception Failure msg -> Error msg
+  in
+  let nginx =
+    Peers.start_all ~experiment:experiment_name
+      [ ("nginx", fun ~port -> start_nginx files ~port) ]
+  in
+  (braid, nginx)
+
+(* {1 Checks} *)
+
+(* The body of GET /1k.bin over TLS 1.3, by curl. *)
+let fetch ~port =
+  run_quietly
+    [
+      "curl";
+      "-sSk";
+      "--tlsv1.3";
+      "--max-time";
+      "5";
+      Printf.sprintf "https://127.0.0.1:%d/%s" port file;
+    ]
+
+let serves_the_file s =
+  match fetch ~port:s.port with
+  | body when body = content -> Ok ()
+  | body ->
+      Error
+        (Printf.sprintf "%s: /%s gave %d bytes, not the file" s.label file
+           (String.length body))
+  | exception Failure msg -> Error msg
+
+(* What [openssl s_client] (OpenSSL's default client settings, as the load
+   generators') negotiates: protocol, ciphersuite, key exchange group and
+   signature. *)
+let negotiated ~port =
+  let out =
+    run_quietly
+      [
+        "sh";
+        "-c";
+        Printf.sprintf
+          "openssl s_client -connect 127.0.0.1:%d -brief </dev/null" port;
+      ]
+  in
+  let field name =
+    List.find_map
+      (fun line ->
+        match String.index_opt line ':' with
+        | Some i when String.trim (String.sub line 0 i) = name ->
+            Some
+              (String.trim
+                 (String.sub line (i + 1) (String.length line - i - 1)))
+        | _ -> None)
+      (String.split_on_char '\n' out)
+  in
+  let get name = Option.value (field name) ~default:"?" in
+  Printf.sprintf "%s, %s, %s, %s" (get "Protocol version") (get "Ciphersuite")
+    (get "Negotiated TLS1.3 group")
+    (get "Signature type")
+
+(* nginx 1.22, built against OpenSSL 3.0, names the hybrid group by number. *)
+let group_name = function "0x11ec" -> "X25519MLKEM768" | g -> g
+
+(* {2 Full handshakes, seen from nginx's access log} *)
+
+type logged = {
+  lines : int;
+  resumed : int;
+  first : int;  (** Requests that were their connection's first. *)
+  kinds : (string * int) list;
+}
+
+let read_log path ~from =
+  let lines =
+    match In_channel.with_open_text path In_channel.input_all with
+    | s -> List.filter (( <> ) "") (String.split_on_char '\n' s)
+    | exception Sys_error _ -> []
+  in
+  let fresh = List.filteri (fun i _ -> i >= from) lines in
+  let kinds = Hashtbl.create 4 in
+  let resumed = ref 0 and first = ref 0 in
+  List.iter
+    (fun line ->
+      match String.split_on_char ' ' line with
+      | reused :: nth :: protocol :: cipher :: group :: status :: _ ->
+          let kind =
+            Printf.sprintf "%s, %s, %s, status %s" protocol cipher
+              (group_name group) status
+          in
+          Hashtbl.replace kinds kind
+            (1 + Option.value (Hashtbl.find_opt kinds kind) ~default:0);
+          if reused = "r" then incr resumed;
+          if nth = "1" then incr first
+      | _ -> ())
+    fresh;
+  ( List.length lines,
+    {
+      lines = List.length fresh;
+      resumed = !resumed;
+      first = !first;
+      kinds = List.of_seq (Hashtbl.to_seq kinds);
+    } )
+
+(* wrk with Connection: close, for the record: it reconnects after each
+   response, resuming the session it was given. *)
+let wrk_close ~port ~seconds =
+  ignore
+    (Sys.command
+       (Printf.sprintf
+          "taskset -c %d wrk -t1 -c8 -d%ds -H 'Connection: close' \
+           https://127.0.0.1:%d/%s >/dev/null 2>&1"
+          Bench_server.client_cpu seconds port file))
+
+(* One nginx with the access log on: does this experiment's handshake
+   client resume sessions (it must not), does wrk with Connection: close
+   (which is why it is not used), and what do the clients negotiate?
+   Returns rows, and whether the handshake client resumed no session and
+   sent each request on a new connection. *)
+let check_clients files ~seconds =
+  let dir = Peers.temp_dir "braid-bench-tls-log" in
+  let log = Filename.concat dir "access.log" in
+  let port = Procs.free_port () in
+  match start_nginx ~log files ~port with
+  | None ->
+      Peers.remove_tree dir;
+      ([], true)
+  | Some (_, stop) ->
+      Fun.protect
+        ~finally:(fun () ->
+          stop ();
+          Peers.remove_tree dir)
+        (fun () ->
+          let seen = ref 0 in
+          let logged () =
+            let total, l = read_log log ~from:!seen in
+            seen := total;
+            l
+          in
+          let ours =
+            let r =
+              Handshakes.run ~connections:4 ~seconds:(float seconds) ~port
+                ~path:("/" ^ file) ~size
+            in
+            if r.errors > 0 then
+              progress "tls: check: %d failed connections (%s)" r.errors
+                (Option.value r.first_error ~default:"");
+            logged ()
+          in
+          wrk_close ~port ~seconds;
+          let wrk_closing = logged () in
+          (match
+             Wrk.run ~cpu:Bench_server.client_cpu ~connections:4 ~seconds
+               (Printf.sprintf "https://127.0.0.1:%d/%s" port file)
+           with
+          | _ -> ()
+          | exception Failure msg -> progress "tls: check: %s" msg);
+          let wrk_keep_alive = logged () in
+          let rows who (l : logged) =
+            let name = "check (nginx access log): " ^ who in
+            [
+              row name "requests logged" (float l.lines) "";
+              row name "requests first on their connection" (float l.first) "";
+              row name "sessions resumed" (float l.resumed) "";
+            ]
+            @ List.map
+                (fun (kind, n) ->
+                  row (name ^ ": " ^ kind) "requests logged" (float n) "")
+                l.kinds
+          in
+          ( rows "full-handshake client" ours
+            @ rows "wrk -H 'Connection: close' (not used)" wrk_closing
+            @ rows "wrk keep-alive" wrk_keep_alive,
+            ours.lines > 0 && ours.resumed = 0 && ours.first = ours.lines ))
+
+(* {1 Measurements} *)
+
+type run = {
+  per_second : float;  (** Handshakes or requests. *)
+  cpu_us : float;  (** Server CPU per handshake or request. *)
+  server_busy : float;  (** Server CPU over the run, % of one core. *)
+  client_busy : float;  (** Load generator's CPU likewise. *)
+}
+
+let children_cpu () =
+  let t = Unix.times () in
+  t.tms_cutime +. t.tms_cstime
+
+(* New connections, each a full handshake and one GET. *)
+let handshakes s ~seconds =
+  let cpu0 = Procs.cpu_seconds s.proc in
+  let r =
+    Handshakes.run ~connections:handshake_connections ~seconds:(float seconds)
+      ~port:s.port ~path:("/" ^ file) ~size
+  in
+  let cpu = Procs.cpu_seconds s.proc -. cpu0 in
+  if r.errors > 0 then
+    Error
+      (Printf.sprintf "%d failed connections (first: %s)" r.errors
+         (Option.value r.first_error ~default:"?"))
+  else if r.completed = 0 then Error "no connection completed"
+  else
+    Ok
+      {
+        per_second = Handshakes.handshakes_per_second r;
+        cpu_us = cpu /. float r.completed *. 1e6;
+        server_busy = cpu /. r.seconds *. 100.;
+        client_busy = r.client_cpu /. r.seconds *. 100.;
+      }
+
+(* Keep-alive GETs by wrk; any error fails the run. *)
+let keep_alive s ~seconds =
+  let cpu0 = Procs.cpu_seconds s.proc and client0 = children_cpu () in
+  match
+    Wrk.run ~cpu:Bench_server.client_cpu ~connections:keep_alive_connections
+      ~seconds
+      (Printf.sprintf "https://127.0.0.1:%d/%s" s.port file)
+  with
+  | wrk ->
+      let cpu = Procs.cpu_seconds s.proc -. cpu0 in
+      Ok
+        {
+          per_second = wrk.requests_per_second;
+          cpu_us = cpu /. float wrk.requests *. 1e6;
+          server_busy = cpu /. float seconds *. 100.;
+          client_busy = (children_cpu () -. client0) /. float seconds *. 100.;
+        }
+  | exception Failure msg -> Error msg
+
+type workload = {
+  title : string;  (** For the rows' names. *)
+  unit_ : string;  (** What [per_second] counts. *)
+  op : string;  (** One of them, for CPU per op. *)
+  measure : server -> seconds:int -> (run, string) result;
+}
+
+let workloads =
+  [
+    {
+      title = "full handshakes";
+      unit_ = "handshakes/s";
+      op = "handshake";
+      measure = handshakes;
+    };
+    {
+      title = "keep-alive 1 KiB GETs";
+      unit_ = "req/s";
+      op = "request";
+      measure = keep_alive;
+    };
+  ]
+
+let labels = [ "braid"; "nginx" ]
+
+let record table key v =
+  Hashtbl.replace table key
+    (v :: Option.value (Hashtbl.find_opt table key) ~default:[])
+
+(* One round: the servers afresh, each checked and (in a full run) warmed
+   up, then each workload in turn, the servers taking turns at each. A
+   server that did not start or does not serve the file has its runs of
+   the round failed with the reason. *)
+let run_round tally negotiations ~round ~rounds ~files ~seconds ~warm_up =
+  let braid, nginx = start_servers files in
+  let started = (match braid with Ok b -> b | Error _ -> []) @ nginx in
+  Fun.protect
+    ~finally:(fun () -> Peers.stop_all started)
+    (fun () ->
+      let broken = Hashtbl.create 2 in
+      (match braid with
+      | Ok _ -> ()
+      | Error msg ->
+          progress "tls: braid did not start: %s" msg;
+          Hashtbl.replace broken "braid" ("did not start: " ^ msg));
+      if nginx = [] then Hashtbl.replace broken "nginx" "not installed";
+      List.iter
+        (fun s ->
+          match serves_the_file s with
+          | Ok () ->
+              if not (Hashtbl.mem negotiations s.label) then
+                Hashtbl.replace negotiations s.label (negotiated ~port:s.port)
+          | Error msg ->
+              progress "tls: %s" msg;
+              Hashtbl.replace broken s.label msg)
+        started;
+      let ready =
+        List.filter (fun s -> not (Hashtbl.mem broken s.label)) started
+      in
+      Option.iter
+        (fun seconds ->
+          List.iter
+            (fun s ->
+              progress "tls: round %d/%d, warming up %s" round rounds s.label;
+              List.iter
+                (fun w ->
+                  Result.iter_error
+                    (progress "tls: warm-up failed: %s")
+                    (w.measure s ~seconds))
+                workloads)
+            ready)
+        warm_up;
+      List.iter
+        (fun w ->
+          List.iter
+            (fun label ->
+              match
+                ( Hashtbl.find_opt broken label,
+                  List.find_opt (fun s -> s.label = label) ready )
+              with
+              | Some msg, _ -> record tally (label, w.title) (Error msg)
+              | None, None -> ()
+              | None, Some s ->
+                  progress "tls: round %d/%d, %s, %s (%d s)" round rounds label
+                    w.title seconds;
+                  let r = w.measure s ~seconds in
+                  Result.iter_error (progress "tls: failed: %s") r;
+                  record tally (label, w.title) r)
+            labels)
+        workloads)
+
+let figures tally =
+  List.concat_map
+    (fun w ->
+      let runs label =
+        Option.value (Hashtbl.find_opt tally (label, w.title)) ~default:[]
+      in
+      let present = List.filter (fun l -> runs l <> []) labels in
+      let median label f = median_or_failed f (runs label) in
+      List.concat_map
+        (fun label ->
+          let name = Printf.sprintf "%s, %s" label w.title in
+          [
+            row name (w.unit_ ^ " (median)")
+              (median label (fun r -> r.per_second))
+              w.unit_;
+            row name ("server CPU per " ^ w.op)
+              (median label (fun r -> r.cpu_us))
+              "us";
+            row name "server CPU busy"
+              (median label (fun r -> r.server_busy))
+              "%";
+            row name "load generator CPU busy"
+              (median label (fun r -> r.client_busy))
+              "%";
+          ]
+          @ failed_row name (runs label))
+        present
+      @
+      if List.mem "braid" present && List.mem "nginx" present then
+        [
+          ratio
+            (Printf.sprintf "braid / nginx %s, %s" w.unit_ w.title)
+            (median "braid" (fun r -> r.per_second)
+            /. median "nginx" (fun r -> r.per_second));
+          ratio
+            (Printf.sprintf
+               "braid / nginx server CPU per %s (below 1: Braid uses less)" w.op)
+            (median "braid" (fun r -> r.cpu_us)
+            /. median "nginx" (fun r -> r.cpu_us));
+        ]
+      else [])
+    workloads
+
+let run ~quick =
+  let rounds = if quick then 1 else 3
+  and seconds = if quick then 2 else 5
+  and warm_up = if quick then None else Some 1 in
+  let start = load_row "at start" in
+  let dir = Peers.temp_dir "braid-bench-tls" in
+  Fun.protect
+    ~finally:(fun () ->
+      Peers.remove_tree dir;
+      Procs.pin_self (Procs.cpu_list_all ()))
+    (fun () ->
+      let files = make_files dir in
+      Procs.pin_self (string_of_int Bench_server.client_cpu);
+      let checks, full = check_clients files ~seconds:1 in
+      if not full then
+        progress
+          "tls: the handshake client resumed sessions or reused connections in \
+           the nginx log check: its runs fail";
+      let tally = Hashtbl.create 8 and negotiations = Hashtbl.create 2 in
+      List.iter
+        (fun round ->
+          run_round tally negotiations ~round ~rounds ~files ~seconds ~warm_up)
+        (List.init rounds succ);
+      if not full then
+        List.iter
+          (fun label ->
+            Hashtbl.replace tally (label, "full handshakes")
+              [ Error "the client resumed sessions or reused connections" ])
+          labels;
+      (start :: figures tally)
+      @ List.map
+          (fun label ->
+            row
+              (Printf.sprintf "%s: openssl s_client negotiated %s" label
+                 (Hashtbl.find negotiations label))
+              "checked" 1. "")
+          (List.filter (Hashtbl.mem negotiations) labels)
+      @ checks
+      @ [
+          row "rounds" "fresh server processes per server" (float rounds) "";
+          row "runs" "seconds per run" (float seconds) "s";
+          row "full handshakes" "connections at once"
+            (float handshake_connections)
+            "";
+          row "keep-alive (wrk)" "connections" (float keep_alive_connections) "";
+          load_row "at end";
+        ])
+
+let experiment =
+  {
+    name = experiment_name;
+    summary =
+      "HTTPS (TLS 1.3, ECDSA P-256): full handshakes per second (a new \
+       connection and TLS session per GET) and keep-alive 1 KiB GETs with wrk; \
+       server CPU per handshake and per request, Braid vs nginx, one worker \
+       each (server on core 0, clients on core 1)";
+    run;
+  }
