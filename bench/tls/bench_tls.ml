@@ -464,7 +464,8 @@ let run_round tally negotiations ~round ~rounds ~files ~seconds ~warm_up =
           match serves_the_file s with
           | Ok () ->
               if not (Hashtbl.mem negotiations s.label) then
-                Hashtbl.replace negotiations s.label (negotiated ~port:s.port)
+                Hashtbl.replace negotiations s.label
+                  (try negotiated ~port:s.port with Failure _ -> "unknown")
           | Error msg ->
               progress "tls: %s" msg;
               Hashtbl.replace broken s.label msg)
