@@ -19,6 +19,18 @@ let all terms =
     (fun t rest -> Term.(const List.cons $ t $ rest))
     terms (Term.const [])
 
+(* [--NAME FILE], repeatable: the files in order as one setting. *)
+let files name ~doc change =
+  let origin = Printf.sprintf "option '--%s'" name in
+  let value =
+    Arg.(value & opt_all string [] & info [ name ] ~docv:"FILE" ~doc)
+  in
+  Term.(
+    const (function
+      | [] -> None
+      | files -> Some { Layer.origin; change = change files })
+    $ value)
+
 let ip_address =
   Arg.conv' ~docv:"ADDR"
     ( Config_file.ip_address,
@@ -58,6 +70,34 @@ let flags =
                   (printed at start). Default: the configuration file's \
                   $(b,Listen), else %d."
                  default_port);
+          setting "tls-port" port ~docv:"PORT"
+            (fun p -> Layer.tls_address (None, p))
+            ~doc:
+              "Serve HTTPS on TCP port $(docv) (on $(b,--host)'s address), \
+               beside plain HTTP on $(b,--port). Default: the configuration \
+               file's $(b,TlsListen), else 8443 once a certificate is given.";
+          files "tls-cert" Layer.tls_chains
+            ~doc:
+              "Serve HTTPS with the certificate chain in $(docv) (PEM: the \
+               certificate, then its intermediates), whose key is the \
+               $(b,--tls-key) of the same rank. Repeat both for several \
+               certificates: a client asking for a name (SNI) gets the first \
+               whose names match it, else the first. TLS 1.2 and 1.3, ALPN \
+               http/1.1, session tickets; SIGHUP re-reads the files. Default: \
+               the configuration file's $(b,TlsCertificate) (comma-separated).";
+          files "tls-key" Layer.tls_keys
+            ~doc:
+              "The private key (PEM, unencrypted) of the $(b,--tls-cert) of \
+               the same rank. Default: the configuration file's \
+               $(b,TlsCertificateKey).";
+          setting "https-redirect"
+            (Arg.enum [ ("on", true); ("off", false) ])
+            ~docv:"on|off" Layer.https_redirect
+            ~doc:
+              "With $(b,on), plain HTTP requests get 308 Permanent Redirect to \
+               the same URL over HTTPS (the metrics and health paths \
+               excepted). Default: the configuration file's \
+               $(b,HttpsRedirect), else off.";
           setting "root" Arg.dir ~docv:"DIR" Layer.root
             ~doc:
               "Serve the files under $(docv) for GET and HEAD requests that no \

@@ -146,6 +146,17 @@ let ip_addresses : Unix.inet_addr list value =
     (String.split_on_char ',' s)
     (Ok [])
 
+let paths : string list value =
+ fun ~name ~dir s ->
+  List.fold_right
+    (fun p acc ->
+      let* rest = acc in
+      match path ~name ~dir (String.trim p) with
+      | Ok p -> Ok (p :: rest)
+      | Error msg -> Error (name ^ ": " ^ msg))
+    (String.split_on_char ',' s)
+    (Ok [])
+
 let on_off : bool value =
  fun ~name ~dir:_ s ->
   match String.lowercase_ascii s with
@@ -174,6 +185,10 @@ let specs =
     spec "Listen" address (fun (host, port) c ->
         let c = Layer.port port c in
         match host with Some ip -> Layer.host ip c | None -> c);
+    spec "TlsListen" address Layer.tls_address;
+    spec "TlsCertificate" paths Layer.tls_chains;
+    spec "TlsCertificateKey" paths Layer.tls_keys;
+    spec "HttpsRedirect" on_off Layer.https_redirect;
     spec "Domains" (whole_number ~min:1) Layer.domains;
     spec "DocumentRoot" path Layer.root;
     spec "Precompressed" on_off Layer.precompressed;

@@ -43,9 +43,78 @@ let host_and_port (c : Config.t) =
   | Unix.ADDR_INET (ip, port) -> (ip, port)
   | Unix.ADDR_UNIX _ -> (Unix.inet_addr_loopback, 8080)
 
+(* HTTPS follows the plain listener's host unless given its own. *)
+let default_tls_port = 8443
+
+let tls_or_default (c : Config.t) : Config.tls =
+  match c.tls with
+  | Some tls -> tls
+  | None ->
+      let ip, _ = host_and_port c in
+      {
+        address = Unix.ADDR_INET (ip, default_tls_port);
+        certificates = [];
+        redirect = false;
+      }
+
 let host ip (c : Config.t) =
   let _, port = host_and_port c in
-  { c with listen = Unix.ADDR_INET (ip, port) }
+  let tls =
+    Option.map
+      (fun (tls : Config.tls) ->
+        match tls.address with
+        | Unix.ADDR_INET (_, p) -> { tls with address = Unix.ADDR_INET (ip, p) }
+        | Unix.ADDR_UNIX _ -> tls)
+      c.tls
+  in
+  { c with listen = Unix.ADDR_INET (ip, port); tls }
+
+let tls_address (host, port) (c : Config.t) =
+  let tls = tls_or_default c in
+  let ip =
+    match (host, tls.address) with
+    | Some ip, _ -> ip
+    | None, Unix.ADDR_INET (ip, _) -> ip
+    | None, Unix.ADDR_UNIX _ -> fst (host_and_port c)
+  in
+  { c with tls = Some { tls with address = Unix.ADDR_INET (ip, port) } }
+
+(* Chains and keys are given apart (two flags, two directives) and paired
+   in order; a missing half stays [""], which {!Braid_server.Server.check_config}
+   refuses. *)
+let pair chains keys =
+  let rec go chains keys =
+    match (chains, keys) with
+    | [], [] -> []
+    | chain :: chains, key :: keys ->
+        { Braid_tls.Server_context.chain; key } :: go chains keys
+    | chain :: chains, [] -> { chain; key = "" } :: go chains []
+    | [], key :: keys -> { chain = ""; key } :: go [] keys
+  in
+  go chains keys
+
+let tls_chains chains (c : Config.t) =
+  let tls = tls_or_default c in
+  let keys =
+    List.filter_map
+      (fun (k : Braid_tls.Server_context.certificate) ->
+        if k.key = "" then None else Some k.key)
+      tls.certificates
+  in
+  { c with tls = Some { tls with certificates = pair chains keys } }
+
+let tls_keys keys (c : Config.t) =
+  let tls = tls_or_default c in
+  let chains =
+    List.filter_map
+      (fun (k : Braid_tls.Server_context.certificate) ->
+        if k.chain = "" then None else Some k.chain)
+      tls.certificates
+  in
+  { c with tls = Some { tls with certificates = pair chains keys } }
+
+let https_redirect on (c : Config.t) =
+  { c with tls = Some { (tls_or_default c) with redirect = on } }
 
 let port port (c : Config.t) =
   let ip, _ = host_and_port c in

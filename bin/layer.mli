@@ -47,11 +47,26 @@ val resolve : defaults:Config.t -> t list -> (Config.t, string) result
     What the file's directives and the command-line flags set. *)
 
 val host : Unix.inet_addr -> change
-(** The IP address to listen on, keeping the port. A Unix-domain address (which
-    [braid serve] never has) counts as 127.0.0.1:8080, the default. *)
+(** The IP address to listen on (HTTPS too), keeping the ports. A Unix-domain
+    address (which [braid serve] never has) counts as 127.0.0.1:8080, the
+    default. *)
 
 val port : int -> change
 (** The port to listen on, keeping the IP address (as {!host}). *)
+
+val tls_address : Unix.inet_addr option * int -> change
+(** HTTPS on this port, and this address if given (else the plain listener's);
+    turns HTTPS on. *)
+
+val tls_chains : string list -> change
+(** The certificate chain files for HTTPS, the default first, paired in order
+    with {!tls_keys}; turns HTTPS on (port 8443 unless {!tls_address} says). *)
+
+val tls_keys : string list -> change
+(** The private key files, paired with {!tls_chains}. *)
+
+val https_redirect : bool -> change
+(** Whether the plain listener redirects to HTTPS. *)
 
 val domains : int -> change
 (** The number of event loops. *)

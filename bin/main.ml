@@ -67,8 +67,12 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
   let log text = Log_writer.error writer ~time:(Services.now ()) text in
   let reload path =
     let ( let* ) = Result.bind in
-    let* f = Config_file.load path in
-    let* config = Cli.config ~defaults ~file:(Some f) flags in
+    let* f =
+      match path with
+      | Some path -> Result.map Option.some (Config_file.load path)
+      | None -> Ok None
+    in
+    let* config = Cli.config ~defaults ~file:f flags in
     (* Before [set_config]: the address and loops the server runs with. *)
     let running = Server.config server in
     let* () = Server.set_config server config in
@@ -76,9 +80,12 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
   in
   while true do
     ignore (Braid_io.Signal.wait signals);
-    match file with
-    | None -> log "warning: SIGHUP: no configuration file to re-read (--config)"
-    | Some path -> (
+    match (file, (Server.config server).tls) with
+    | None, None ->
+        log "warning: SIGHUP: no configuration file to re-read (--config)"
+    | path, _ -> (
+        (* Without a file, the certificates are what SIGHUP re-reads. *)
+        let source = Option.value path ~default:"the command line" in
         notify "RELOADING=1";
         Fun.protect ~finally:(fun () -> notify "READY=1") @@ fun () ->
         let outcome = reload path in
@@ -98,13 +105,13 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
                 (Printf.sprintf
                    ("warning: %s: Listen %s needs a restart; "
                   ^^ "still listening on the old address")
-                   path
+                   source
                    (address_to_string config.listen));
             if config.domains <> running.domains then
               log
-                (Printf.sprintf "warning: %s: Domains %d needs a restart" path
+                (Printf.sprintf "warning: %s: Domains %d needs a restart" source
                    config.domains);
-            log ("info: configuration reloaded from " ^ path))
+            log ("info: configuration reloaded from " ^ source))
   done
 
 (* SIGUSR2: a binary upgrade. A new copy of the executable (the file on disk
@@ -251,6 +258,11 @@ let serve flags config_file demo log_level shutdown_timeout =
                 config.domains
                 (if config.domains = 1 then "" else "s")
                 config.max_connections;
+              Option.iter
+                (fun a ->
+                  Printf.printf "braid: serving https://%s/ too\n%!"
+                    (address_to_string a))
+                (Server.https_address server);
               notify "READY=1";
               Handover.ready ()
             in

@@ -58,6 +58,8 @@ let await_input fd =
     Handle.wait_checked fd ~write:false ~op:"await_input"
 
 let io_budget = Loop.io_budget
+let read_would_block = Loop.nothing_more_to_read
+let spend = Loop.spend
 
 let check_range name buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then

@@ -78,6 +78,18 @@ val io_budget : int
     operation, and a yield per 64 operations only for a fiber that never waits.
 *)
 
+val read_would_block : t -> unit
+(** [read_would_block fd] tells the loop that a read of [fd] made by other means
+    than {!read_into} (a TLS library reading the descriptor itself) got
+    [EAGAIN]: the next {!await_input} waits for [fd] to become readable instead
+    of returning at once. Only on [fd]'s loop thread. *)
+
+val spend : t -> unit
+(** [spend fd] counts one operation on [fd] made by other means than this
+    module's against {!io_budget}, yielding when the budget is spent, so that
+    such code is as fair as {!read_into}.
+    @raise Braid.Cancelled if the fiber is cancelled while yielding. *)
+
 val read_into : t -> bytes -> int -> int -> int
 (** [read_into fd buf off len] reads at most [len] bytes into [buf] at [off] and
     returns how many, [0] at end of file (or if [len = 0]). Blocks only the

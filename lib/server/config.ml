@@ -8,6 +8,12 @@ type timeouts = {
   handler : float option;
 }
 
+type tls = {
+  address : Unix.sockaddr;
+  certificates : Braid_tls.Server_context.certificate list;
+  redirect : bool;
+}
+
 type t = {
   limits : Braid_http.Limits.t;
   root : string option;
@@ -29,6 +35,7 @@ type t = {
   domains : int;
   access_log : string option;
   error_log : string option;
+  tls : tls option;
 }
 
 let default =
@@ -60,4 +67,5 @@ let default =
     domains = 1;
     access_log = None;
     error_log = None;
+    tls = None;
   }

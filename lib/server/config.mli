@@ -49,6 +49,25 @@ type timeouts = {
 }
 (** Timeouts, all in seconds and positive. *)
 
+type tls = {
+  address : Unix.sockaddr;
+      (** Where HTTPS is served, beside the plain listener ({!t.listen}); port 0
+          lets the kernel choose. Read by {!Server.create} only, as {!t.listen}.
+      *)
+  certificates : Braid_tls.Server_context.certificate list;
+      (** The certificates presented, the default first; the others are chosen
+          by SNI (see {!Braid_tls}). Read again by every {!Server.set_config} (a
+          reload): new connections get the new ones, connections in progress
+          keep theirs, and files that fail to load leave the old ones in force.
+      *)
+  redirect : bool;
+      (** The plain listener answers every request with [308 Permanent Redirect]
+          to the same path over HTTPS (the metrics and health paths excepted).
+      *)
+}
+(** HTTPS: TLS 1.2 and 1.3, ALPN [http/1.1], session tickets. The handshake must
+    finish within [timeouts.request_header], like a request head. *)
+
 type t = {
   limits : Braid_http.Limits.t;
       (** Request line, header section and body limits. [limits.max_body] is the
@@ -125,6 +144,7 @@ type t = {
   error_log : string option;
       (** Where messages go (a path); [None]: standard error. For whoever
           creates the {!Log_writer}, as [access_log]. *)
+  tls : tls option;  (** HTTPS beside plain HTTP; [None]: plain HTTP only. *)
 }
 
 val default : t
@@ -134,4 +154,4 @@ val default : t
     of lingering, timeouts of 20 s for a request head, 5 s between keep-alive
     requests, 60 s per body read and per response write, no handler timeout,
     1000 connections, listening on 127.0.0.1:8080 with one event loop, no access
-    log and messages to standard error. *)
+    log and messages to standard error, no HTTPS. *)

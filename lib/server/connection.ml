@@ -21,6 +21,8 @@ type context = {
       (** Connections waiting for a request at [sweep]'s last look: read by the
           metrics, from any domain. *)
   received : (int -> unit) option;  (** Counts the bytes read, if asked. *)
+  handshaken : (Metrics.handshake -> unit) option;
+      (** Counts the TLS handshakes, if asked. *)
 }
 
 (* What [drain] and [sweep] need of a connection in progress. *)
@@ -45,10 +47,12 @@ let burst = 512
 let crowd = 256
 let idle c = Atomic.get c.idle
 
-let context ?(draining = Atomic.make false) ?fixed_services ?received () =
+let context ?(draining = Atomic.make false) ?fixed_services ?received
+    ?handshaken () =
   {
     idle = Atomic.make 0;
     received;
+    handshaken;
     fixed_services;
     dates = Date_cache.create ();
     draining;
@@ -279,37 +283,96 @@ let file_sender socket : Conn.file_sender =
             raise Conn.Cannot_send_file);
   }
 
+let no_delay socket =
+  try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
+  with Unix.Unix_error _ -> ()
+
+(* Many connections holding buffers while they wait: give them back now
+   rather than a tick later, so that a crowd of idle connections never holds
+   a buffer each. Few: keep them, which saves taking them again at the next
+   request. *)
+let awaiting_input c (config : Config.t) await (control : Control.t) =
+  if Buffer_pool.out (pool c config.output_buffer) > crowd then
+    control.release ();
+  await ()
+
+let counted c read =
+  match c.received with
+  | None -> read
+  | Some count ->
+      fun buf off len ->
+        let n = read buf off len in
+        count n;
+        n
+
+let lingering c (config : Config.t) socket =
+  let input = pool c config.input_buffer in
+  let buffer = Buffer_pool.take input in
+  linger socket ~seconds:config.linger ~buffer;
+  Buffer_pool.give input buffer
+
 let serve c (config : Config.t) socket peer =
-  (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
-   with Unix.Unix_error _ -> ());
-  let output = pool c config.output_buffer in
+  no_delay socket;
   match
     tracked c config (storage c config)
-      ~await_input:(fun (control : Control.t) ->
-        (* Many connections holding buffers while they wait: give them back
-           now rather than a tick later, so that a crowd of idle connections
-           never holds a buffer each. Few: keep them, which saves taking them
-           again at the next request. *)
-        if Buffer_pool.out output > crowd then control.release ();
-        Fd.await_input socket)
+      ~await_input:(awaiting_input c config (fun () -> Fd.await_input socket))
       ~interrupt:(Fd.interrupt socket) ~file_sender:(file_sender socket)
       ~peer:(Some peer) ~pending:(input_waiting socket)
-      ~read:
-        (match c.received with
-        | None -> Net.read_into socket
-        | Some count ->
-            fun buf off len ->
-              let n = Net.read_into socket buf off len in
-              count n;
-              n)
+      ~read:(counted c (Net.read_into socket))
       ~write:(Net.write_all socket)
   with
   | Peer_closed -> ()
-  | Server_closed ->
-      let input = pool c config.input_buffer in
-      let buffer = Buffer_pool.take input in
-      linger socket ~seconds:config.linger ~buffer;
-      Buffer_pool.give input buffer
+  | Server_closed -> lingering c config socket
   | exception Net.Error { op; error } ->
       Log.debug
         (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error))
+
+module Tls = Braid_tls.Connection
+
+let count_handshake c (outcome : Metrics.handshake) =
+  Option.iter (fun count -> count outcome) c.handshaken
+
+(* The handshake has the request head's time: a client that connects and
+   never sends a ClientHello (or trickles it) is closed like a slowloris. *)
+let serve_tls c (config : Config.t) context socket peer =
+  no_delay socket;
+  match
+    Services.timeout config.timeouts.request_header (fun () ->
+        Tls.accept context socket)
+  with
+  | None ->
+      count_handshake c Failed;
+      Log.debug "TLS handshake timed out"
+  | exception Braid_tls.Error { reason; _ } ->
+      count_handshake c Failed;
+      Log.debug ("TLS handshake failed: " ^ reason)
+  | exception Net.Error { op; error } ->
+      count_handshake c Failed;
+      Log.debug
+        (Printf.sprintf "TLS handshake ended: %s: %s" op
+           (Unix.error_message error))
+  | Some tls -> (
+      count_handshake c (if Tls.resumed tls then Resumed else Full);
+      match
+        Fun.protect
+          ~finally:(fun () -> Tls.close tls)
+          (fun () ->
+            tracked c config (storage c config)
+              ~await_input:
+                (awaiting_input c config (fun () -> Tls.await_input tls))
+              ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
+              ~pending:(fun () -> Tls.pending tls || input_waiting socket ())
+              ~read:(counted c (Tls.read_into tls))
+              ~write:(Tls.write_all tls))
+      with
+      | Peer_closed -> ()
+      | Server_closed ->
+          (* After the close_notify [Tls.close] sent: what the client still
+             sends is discarded as for a plain connection. *)
+          lingering c config socket
+      | exception Net.Error { op; error } ->
+          Log.debug
+            (Printf.sprintf "connection ended: %s: %s" op
+               (Unix.error_message error))
+      | exception Braid_tls.Error { op; reason } ->
+          Log.debug (Printf.sprintf "TLS connection ended: %s: %s" op reason))

@@ -16,6 +16,7 @@ val context :
   ?draining:bool Atomic.t ->
   ?fixed_services:Services.t ->
   ?received:(int -> unit) ->
+  ?handshaken:(Metrics.handshake -> unit) ->
   unit ->
   context
 (** [context ()] is the context of one loop. [draining] is the server's
@@ -23,7 +24,8 @@ val context :
     connections close after their current request. [fixed_services]: the
     pipeline calls them directly instead of looking up the services in force per
     request (the direct-calls baseline of the benchmarks). [received] counts the
-    bytes each socket read returns (the metrics). *)
+    bytes each socket read returns, [handshaken] the TLS handshakes (the
+    metrics). *)
 
 val idle : context -> int
 (** Connections of the context waiting for a request, as of the sweeper's last
@@ -95,4 +97,19 @@ val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
     a broken pipe) end the connection and are logged at [Debug]; the socket is
     closed by its owner (the accept switch). A connection ended by a timeout
     returns normally.
+    @raise Braid.Cancelled if the fiber is cancelled. *)
+
+val serve_tls :
+  context ->
+  Config.t ->
+  Braid_tls.Server_context.t ->
+  Braid_io.Net.socket ->
+  Unix.sockaddr ->
+  unit
+(** [serve_tls context config tls socket peer] is {!serve} over TLS with the
+    certificates of [tls]: the handshake must finish within
+    [config.timeouts.request_header] (else the connection is closed, logged at
+    [Debug]), a failed handshake is logged at [Debug], files are read and
+    written instead of sent with sendfile, and the connection ends with a
+    close_notify alert. The TLS state is freed when it returns.
     @raise Braid.Cancelled if the fiber is cancelled. *)

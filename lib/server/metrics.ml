@@ -31,6 +31,7 @@ type t = {
   refused : int Atomic.t;
   reloads : int Atomic.t;
   reload_failures : int Atomic.t;
+  handshakes : int Atomic.t array;  (** full, resumed, failed *)
 }
 
 let counters n = Array.init n (fun _ -> Atomic.make 0)
@@ -47,6 +48,7 @@ let create () =
     refused = Atomic.make 0;
     reloads = Atomic.make 0;
     reload_failures = Atomic.make 0;
+    handshakes = counters 3;
   }
 
 let add counter n = ignore (Atomic.fetch_and_add counter n : int)
@@ -78,6 +80,11 @@ let refused t = Atomic.incr t.refused
 let reloaded t ~ok =
   Atomic.incr t.reloads;
   if not ok then Atomic.incr t.reload_failures
+
+type handshake = Full | Resumed | Failed
+
+let handshake_index = function Full -> 0 | Resumed -> 1 | Failed -> 2
+let tls_handshake t h = Atomic.incr t.handshakes.(handshake_index h)
 
 type gauge = { name : string; help : string; value : float }
 
@@ -133,6 +140,19 @@ let render t gauges =
   counter b "reload_failures_total"
     "Reloads rejected (the old configuration stayed)."
     (Atomic.get t.reload_failures);
+  header b "tls_handshakes_total"
+    "TLS handshakes: full, resumed (a ticket or session ID), or failed (timed \
+     out included)."
+    "counter";
+  List.iter
+    (fun h ->
+      Printf.bprintf b "braid_tls_handshakes_total{outcome=%S} %d\n"
+        (match h with
+        | Full -> "full"
+        | Resumed -> "resumed"
+        | Failed -> "failed")
+        (Atomic.get t.handshakes.(handshake_index h)))
+    [ Full; Resumed; Failed ];
   List.iter
     (fun g ->
       header b g.name g.help "gauge";

@@ -30,6 +30,12 @@ val refused : t -> unit
 
 val reloaded : t -> ok:bool -> unit
 
+type handshake = Full | Resumed | Failed
+
+val tls_handshake : t -> handshake -> unit
+(** A TLS handshake ended: a full one, one that resumed a session, or one that
+    failed or timed out. *)
+
 type gauge = { name : string; help : string; value : float }
 
 val gauge : string -> string -> float -> gauge

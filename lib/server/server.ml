@@ -20,6 +20,10 @@ type t = {
   settings : Production.settings;
   config : Config.t Atomic.t;
   address : Unix.sockaddr;
+  tls_address : Unix.sockaddr option;
+  tls_port : int Promise.t;  (** Filled once the TLS listener is bound. *)
+  tls_context : Braid_tls.Server_context.t option Atomic.t;
+      (** The certificates new TLS connections get: replaced by [set_config]. *)
   stopped : unit Promise.t;
   draining : bool Atomic.t;
   drain : float Promise.t;
@@ -96,6 +100,24 @@ let check_config (c : Config.t) =
           (Printf.sprintf "body temporary directory %s: %s" c.body_temp_dir
              (Unix.error_message e))
   in
+  let* () =
+    match c.tls with
+    | Some { certificates = []; _ } ->
+        Error "HTTPS needs at least one certificate and its key"
+    | Some { certificates; _ } -> (
+        match
+          List.find_opt
+            (fun (c : Braid_tls.Server_context.certificate) ->
+              c.chain = "" || c.key = "")
+            certificates
+        with
+        | Some { chain = ""; key } ->
+            Error (Printf.sprintf "the TLS key %s has no certificate" key)
+        | Some { chain; _ } ->
+            Error (Printf.sprintf "the TLS certificate %s has no key" chain)
+        | None -> Ok ())
+    | None -> Ok ()
+  in
   match c.root with
   | None -> Ok c
   | Some root -> (
@@ -109,32 +131,42 @@ let check_config (c : Config.t) =
           | exception Unix.Unix_error (e, _, _) ->
               Error (Printf.sprintf "root %s: %s" root (Unix.error_message e))))
 
+let load_certificates (c : Config.t) =
+  match c.tls with
+  | None -> Ok None
+  | Some tls ->
+      Result.map Option.some (Braid_tls.Server_context.load tls.certificates)
+
 let create_server ~direct_calls ~settings config =
-  Result.map
-    (fun (config : Config.t) ->
-      {
-        domains = config.domains;
-        direct_calls;
-        settings =
-          (* A metrics path needs something to count. *)
-          (match (config.metrics_path, settings.Production.metrics) with
-          | Some _, None -> { settings with metrics = Some (Metrics.create ()) }
-          | _ -> settings);
-        config = Atomic.make config;
-        address = config.listen;
-        stopped = Promise.create ();
-        draining = Atomic.make false;
-        drain = Promise.create ();
-        slots =
-          {
-            mutex = Mutex.create ();
-            freed = Condition.create ();
-            active = Atomic.make 0;
-          };
-        clients = { lock = Stdlib.Mutex.create (); counts = Hashtbl.create 64 };
-        contexts = Atomic.make [];
-      })
-    (check_config config)
+  let ( let* ) = Result.bind in
+  let* config = check_config config in
+  let* tls_context = load_certificates config in
+  Ok
+    {
+      domains = config.domains;
+      direct_calls;
+      settings =
+        (* A metrics path needs something to count. *)
+        (match (config.metrics_path, settings.Production.metrics) with
+        | Some _, None -> { settings with metrics = Some (Metrics.create ()) }
+        | _ -> settings);
+      config = Atomic.make config;
+      address = config.listen;
+      tls_address = Option.map (fun (t : Config.tls) -> t.address) config.tls;
+      tls_port = Promise.create ();
+      tls_context = Atomic.make tls_context;
+      stopped = Promise.create ();
+      draining = Atomic.make false;
+      drain = Promise.create ();
+      slots =
+        {
+          mutex = Mutex.create ();
+          freed = Condition.create ();
+          active = Atomic.make 0;
+        };
+      clients = { lock = Stdlib.Mutex.create (); counts = Hashtbl.create 64 };
+      contexts = Atomic.make [];
+    }
 
 let create ~settings config = create_server ~direct_calls:false ~settings config
 let metrics t = t.settings.metrics
@@ -151,9 +183,37 @@ let config t = Atomic.get t.config
 (* The loops run and the sockets are bound: keeping the running address and
    loop count makes [config t] tell what is in force. *)
 let set_config t (c : Config.t) =
-  Result.map
-    (fun c -> Atomic.set t.config c)
-    (check_config { c with listen = t.address; domains = t.domains })
+  let ( let* ) = Result.bind in
+  let tls =
+    match (c.tls, t.tls_address) with
+    | Some tls, Some address -> Some { tls with address }
+    | _, None | None, Some _ -> c.tls
+  in
+  let* c =
+    check_config { c with listen = t.address; domains = t.domains; tls }
+  in
+  let* () =
+    match (c.tls, t.tls_address) with
+    | Some _, None -> Error "HTTPS cannot be turned on by a reload: restart"
+    | None, Some _ -> Error "HTTPS cannot be turned off by a reload: restart"
+    | _ -> Ok ()
+  in
+  (* Certificates are read last: a configuration that fails its checks
+     does not cost a reading of every key. *)
+  let* context = load_certificates c in
+  Atomic.set t.tls_context context;
+  Atomic.set t.config c;
+  Ok ()
+
+let with_port address port =
+  match address with
+  | Unix.ADDR_INET (ip, _) -> Unix.ADDR_INET (ip, port)
+  | Unix.ADDR_UNIX _ -> address
+
+let https_address t =
+  match (t.tls_address, Promise.peek t.tls_port) with
+  | Some address, Some (Ok port) -> Some (with_port address port)
+  | _ -> None
 
 let stop t = ignore (Promise.try_fill t.stopped (Ok ()))
 
@@ -262,7 +322,7 @@ let too_many_from_client =
 (* At the limit, waits for a slot: new connections stay in the kernel's
    backlog. Running out of descriptors leaves the connection in the backlog
    too: pause (logging once per episode) instead of spinning on it. *)
-let rec accept_loop t ~sw listener context ~paused =
+let rec accept_loop t ~sw listener context ~serve ~paused =
   acquire_slot t context;
   match
     Net.accept_fork ~sw listener
@@ -276,33 +336,27 @@ let rec accept_loop t ~sw listener context ~paused =
             if admit_client t peer then
               Fun.protect
                 ~finally:(fun () -> leave_client t peer)
-                (fun () ->
-                  Connection.serve context (Atomic.get t.config) socket peer)
+                (fun () -> serve (Atomic.get t.config) socket peer)
             else (
               (* Counted, answered, closed: it never holds a slot for long. *)
               Option.iter Metrics.refused t.settings.metrics;
               try Net.write_string socket too_many_from_client
               with Net.Error _ -> ())))
   with
-  | () -> accept_loop t ~sw listener context ~paused:false
+  | () -> accept_loop t ~sw listener context ~serve ~paused:false
   | exception
       Net.Error { error = (EMFILE | ENFILE | ENOBUFS | ENOMEM) as error; _ } ->
       release_slot t;
       if not paused then
         Log.error ("accept: " ^ Unix.error_message error ^ "; pausing");
       Services.sleep 0.05;
-      accept_loop t ~sw listener context ~paused:true
+      accept_loop t ~sw listener context ~serve ~paused:true
   | exception Net.Error { error = ECONNABORTED | EPERM | EUNKNOWNERR _; _ } ->
       release_slot t;
-      accept_loop t ~sw listener context ~paused
+      accept_loop t ~sw listener context ~serve ~paused
   | exception e ->
       release_slot t;
       raise e
-
-let with_port address port =
-  match address with
-  | Unix.ADDR_INET (ip, _) -> Unix.ADDR_INET (ip, port)
-  | Unix.ADDR_UNIX _ -> address
 
 let port_of = function Unix.ADDR_INET (_, p) -> p | Unix.ADDR_UNIX _ -> 0
 
@@ -314,7 +368,7 @@ let port_of = function Unix.ADDR_INET (_, p) -> p | Unix.ADDR_UNIX _ -> 0
    second, and an idle client delays the shutdown no longer. *)
 let idle_grace = 1.
 
-let serve_connections t ~sw listener context =
+let serve_connections t ~sw listeners context =
   let watchers = ref [] in
   let watch f = watchers := Fiber.fork ~sw f :: !watchers in
   (match
@@ -323,18 +377,24 @@ let serve_connections t ~sw listener context =
          watch (fun () ->
              Promise.await t.stopped;
              Switch.cancel csw);
-         let acceptor =
-           Fiber.fork ~sw:csw (fun () ->
-               accept_loop t ~sw:csw listener context ~paused:false)
+         let acceptors =
+           List.map
+             (fun (listener, serve) ->
+               Fiber.fork ~sw:csw (fun () ->
+                   accept_loop t ~sw:csw listener context ~serve ~paused:false))
+             listeners
          in
          let deadline = Promise.await t.drain in
-         (* Closing the listener under a blocked [accept] would wake it
-            with EBADF: close it once the acceptor has unwound. *)
-         Fiber.cancel acceptor;
-         (match Fiber.join acceptor with
-         | () -> ()
-         | exception Braid.Cancelled when not (Fiber.is_cancelled ()) -> ());
-         Net.close listener;
+         (* Closing a listener under a blocked [accept] would wake it
+            with EBADF: close them once the acceptors have unwound. *)
+         List.iter Fiber.cancel acceptors;
+         List.iter
+           (fun acceptor ->
+             match Fiber.join acceptor with
+             | () -> ()
+             | exception Braid.Cancelled when not (Fiber.is_cancelled ()) -> ())
+           acceptors;
+         List.iter (fun (listener, _) -> Net.close listener) listeners;
          Connection.drain context;
          watch (fun () ->
              Services.sleep (Float.min idle_grace deadline);
@@ -428,15 +488,60 @@ let with_endpoints t (services : Services.t) =
         | _ -> services.find_handler meth path);
   }
 
-let serve_domain t ~domain ~port ~on_listen ~background ~listening =
-  size_minor_heap (Atomic.get t.config).minor_heap_words;
-  let services =
-    with_endpoints t (Production.services (Production.create t.settings))
+(* [308 Permanent Redirect] (the method and body kept) to the same target
+   over HTTPS on [port]: the host as the client named it, without its port. *)
+let https_redirect ~port (request : Handler.request) =
+  let host =
+    match Handler.header request "host" with
+    | Some host when host <> "" && host.[0] = '[' -> (
+        match String.index_opt host ']' with
+        | Some i -> String.sub host 0 (i + 1)
+        | None -> host)
+    | Some host -> (
+        match String.index_opt host ':' with
+        | Some i -> String.sub host 0 i
+        | None -> host)
+    | None -> (* HTTP/1.0 without Host *) "localhost"
   in
+  let authority =
+    if port = 443 then host else Printf.sprintf "%s:%d" host port
+  in
+  let target =
+    match request.query with
+    | None -> request.path
+    | Some q -> request.path ^ "?" ^ q
+  in
+  match Response.redirect ~status:308 ("https://" ^ authority ^ target) with
+  | response -> response
+  | exception Invalid_argument _ -> Response.error 400 "bad Host"
+
+(* What the plain listener's connections answer when it redirects: every
+   route is the redirect, the metrics and health paths excepted. *)
+let redirecting t (services : Services.t) ~port =
+  with_endpoints t
+    {
+      services with
+      find_handler =
+        (fun _ _ ->
+          Router.Found
+            {
+              handler = https_redirect ~port;
+              params = [];
+              tail = None;
+              max_body = Some 0;
+            });
+      middleware = Fun.id;
+    }
+
+let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
+  size_minor_heap (Atomic.get t.config).minor_heap_words;
+  let production = Production.services (Production.create t.settings) in
+  let services = with_endpoints t production in
   let context =
     Connection.context ~draining:t.draining
       ?fixed_services:(if t.direct_calls then Some services else None)
       ?received:(Option.map Metrics.received t.settings.metrics)
+      ?handshaken:(Option.map Metrics.tls_handshake t.settings.metrics)
       ()
   in
   let rec register () =
@@ -458,6 +563,19 @@ let serve_domain t ~domain ~port ~on_listen ~background ~listening =
         | Some fd -> adopt ~sw fd
         | None -> Net.listen ~sw ~reuse_port:(t.domains > 1) address
       in
+      let tls_listener =
+        Option.map
+          (fun tls_address ->
+            let address =
+              if domain = 0 then tls_address
+              else with_port tls_address (Promise.await tls_port)
+            in
+            let l = Net.listen ~sw ~reuse_port:(t.domains > 1) address in
+            if domain = 0 then
+              Promise.fill tls_port (port_of (Net.local_addr l));
+            l)
+          t.tls_address
+      in
       let background =
         if domain = 0 then (
           let b = Fiber.fork ~sw background in
@@ -467,7 +585,29 @@ let serve_domain t ~domain ~port ~on_listen ~background ~listening =
           Some b)
         else None
       in
-      serve_connections t ~sw listener context;
+      let serve_plain config socket peer =
+        Connection.serve context config socket peer
+      in
+      let serve_plain =
+        match ((Atomic.get t.config).tls, tls_listener) with
+        | Some { redirect = true; _ }, Some l ->
+            let redirects =
+              redirecting t production ~port:(port_of (Net.local_addr l))
+            in
+            fun config socket peer ->
+              Services.run redirects (fun () -> serve_plain config socket peer)
+        | _ -> serve_plain
+      in
+      let serve_tls config socket peer =
+        match Atomic.get t.tls_context with
+        | Some tls -> Connection.serve_tls context config tls socket peer
+        | None -> ()
+      in
+      serve_connections t ~sw
+        ((listener, serve_plain)
+        :: Option.fold ~none:[] ~some:(fun l -> [ (l, serve_tls) ]) tls_listener
+        )
+        context;
       (* The background (a logger) outlives every loop's connections. *)
       Option.iter
         (fun b ->
@@ -477,9 +617,11 @@ let serve_domain t ~domain ~port ~on_listen ~background ~listening =
 
 let run ?(on_listen = ignore) ?(background = ignore) ?listening t =
   let port = Promise.create () in
+  let tls_port = t.tls_port in
   ignore
     (Braid_io.run_domains ~domains:t.domains (fun ~domain ->
-         serve_domain t ~domain ~port ~on_listen ~background ~listening))
+         serve_domain t ~domain ~port ~tls_port ~on_listen ~background
+           ~listening))
 
 module Private = struct
   let create_with_direct_calls ~settings config =

@@ -74,10 +74,18 @@ val config : t -> Config.t
 
 val set_config : t -> Config.t -> (unit, string) result
 (** [set_config t c] makes connections accepted from now on use [c] (after
-    {!check_config}); connections in progress keep theirs. [c.listen] and
-    [c.domains] are ignored: the server keeps the address and the loops it was
-    created with (changing them needs a new server), and {!config} reports
-    those. Callable from any domain or thread. *)
+    {!check_config}), and the certificates of [c.tls], read again (a file that
+    fails to load is an [Error] and leaves the configuration in force);
+    connections in progress keep theirs. HTTPS cannot be turned on or off
+    ([Error]). [c.listen], [c.tls]'s address and [c.domains] are ignored: the
+    server keeps the address and the loops it was created with (changing them
+    needs a new server), and {!config} reports those. Callable from any domain
+    or thread. *)
+
+val https_address : t -> Unix.sockaddr option
+(** The address HTTPS is served on ([config.tls]), with the port the kernel
+    chose for port 0: [None] without HTTPS, or before {!run}'s first loop has
+    bound it (it has when [on_listen] is called). Any domain. *)
 
 val run :
   ?on_listen:(Unix.sockaddr -> unit) ->

@@ -61,6 +61,38 @@ let samples : (string * string * (Config.t -> unit)) list =
         Alcotest.(check (list string))
           "MetricsAllow" [ "10.0.0.1"; "::1" ]
           (List.map Unix.string_of_inet_addr c.metrics_allow) );
+    ( "TlsListen",
+      "[::1]:8444",
+      fun c ->
+        match c.tls with
+        | Some tls ->
+            Alcotest.(check string)
+              "TlsListen"
+              (address_text (address "::1" 8444))
+              (address_text tls.address)
+        | None -> Alcotest.fail "TlsListen: HTTPS off" );
+    ( "TlsCertificate",
+      "a.pem,/srv/b.pem",
+      fun c ->
+        Alcotest.(check (list string))
+          "TlsCertificate: the chains, paired with no key yet"
+          [ "/etc/a.pem"; "/srv/b.pem" ]
+          (List.map
+             (fun (x : Braid_tls.Server_context.certificate) -> x.chain)
+             (Option.get c.tls).certificates) );
+    ( "TlsCertificateKey",
+      "a.key",
+      fun c ->
+        Alcotest.(check (list string))
+          "TlsCertificateKey" [ "/etc/a.key" ]
+          (List.map
+             (fun (x : Braid_tls.Server_context.certificate) -> x.key)
+             (Option.get c.tls).certificates) );
+    ( "HttpsRedirect",
+      "on",
+      fun c ->
+        Alcotest.(check bool) "HttpsRedirect" true (Option.get c.tls).redirect
+    );
     ( "HealthPath",
       "/health",
       fun c ->

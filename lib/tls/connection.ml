@@ -1,0 +1,197 @@
+module Fd = Braid_io.Fd
+module Net = Braid_io.Net
+
+exception Error of { op : string; reason : string }
+
+type t = {
+  socket : Net.socket;
+  ssl : Ssl.socket;
+  (* False once a fatal error, the peer's close_notify or ours: OpenSSL
+     must then not be asked to read, write or shut down again. *)
+  mutable healthy : bool;
+  mutable released : bool;
+}
+
+external has_pending : Ssl.socket -> bool = "braid_tls_has_pending"
+external session_reused : Ssl.socket -> bool = "braid_tls_session_reused"
+external server_name : Ssl.socket -> string option = "braid_tls_server_name"
+external release : Ssl.socket -> unit = "braid_tls_release"
+external take_errors : unit -> string = "braid_tls_take_errors"
+
+(* What an operation that did not complete asks for. *)
+type stalled = Wants_input | Wants_output | Ended | Failed of string
+
+let stalled t (error : Ssl.ssl_error) =
+  match error with
+  | Error_want_read -> Wants_input
+  | Error_want_write -> Wants_output
+  | Error_zero_return ->
+      t.healthy <- false;
+      Ended
+  | Error_syscall -> (
+      t.healthy <- false;
+      (* An empty queue: the socket ended (or was reset) under OpenSSL. *)
+      match take_errors () with
+      | "" -> Ended
+      | reason -> Failed reason)
+  | Error_ssl ->
+      t.healthy <- false;
+      Failed (match take_errors () with "" -> "protocol error" | r -> r)
+  | _ ->
+      t.healthy <- false;
+      ignore (take_errors ());
+      Failed "unexpected OpenSSL state"
+
+let usable t ~op =
+  if t.released then invalid_arg ("Braid_tls.Connection." ^ op ^ ": closed");
+  if not (Fd.is_open t.socket) then raise (Net.Error { op; error = Unix.EBADF })
+
+let wait t = function
+  | Wants_input ->
+      Fd.read_would_block t.socket;
+      Fd.await_readable t.socket
+  | Wants_output -> Fd.await_writable t.socket
+  | Ended | Failed _ -> assert false
+
+let rec handshake t ~op step =
+  usable t ~op;
+  match step t.ssl with
+  | () -> ()
+  | exception (Ssl.Accept_error error | Ssl.Connection_error error) -> (
+      match stalled t error with
+      | (Wants_input | Wants_output) as w ->
+          wait t w;
+          handshake t ~op step
+      | Ended -> raise (Error { op; reason = "connection closed by the peer" })
+      | Failed reason -> raise (Error { op; reason }))
+
+let start socket context ~op prepare step =
+  let ssl = Ssl.embed_socket (Fd.to_unix socket) context in
+  let t = { socket; ssl; healthy = true; released = false } in
+  match
+    prepare ssl;
+    handshake t ~op step
+  with
+  | () -> t
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      t.released <- true;
+      release ssl;
+      Printexc.raise_with_backtrace e bt
+
+let accept context socket =
+  start socket
+    (Server_context.default context)
+    ~op:"handshake" ignore Ssl.Runtime_lock.accept
+
+let is_ip_literal host =
+  match Unix.inet_addr_of_string host with
+  | _ -> true
+  | exception Failure _ -> false
+
+let connect ?host context socket =
+  let prepare ssl =
+    Option.iter
+      (fun host ->
+        if not (is_ip_literal host) then Ssl.set_client_SNI_hostname ssl host;
+        if Client_context.verifies context then
+          if is_ip_literal host then Ssl.set_ip ssl host
+          else Ssl.set_host ssl host)
+      host;
+    match Client_context.alpn context with
+    | [] -> ()
+    | protocols -> Ssl.set_alpn_protos ssl protocols
+  in
+  start socket
+    (Client_context.context context)
+    ~op:"handshake" prepare Ssl.Runtime_lock.connect
+
+let check_range name buf off len =
+  if off < 0 || len < 0 || off > Bytes.length buf - len then
+    invalid_arg ("Braid_tls.Connection." ^ name ^ ": invalid range")
+
+let rec read t buf off len =
+  usable t ~op:"read";
+  if not t.healthy then 0
+  else
+    match Ssl.Runtime_lock.read t.ssl buf off len with
+    | n -> n
+    | exception Ssl.Read_error error -> (
+        match stalled t error with
+        | (Wants_input | Wants_output) as w ->
+            wait t w;
+            read t buf off len
+        | Ended -> 0
+        | Failed reason -> raise (Error { op = "read"; reason }))
+
+let read_into t buf off len =
+  check_range "read_into" buf off len;
+  if len = 0 then 0
+  else (
+    usable t ~op:"read";
+    Fd.spend t.socket;
+    read t buf off len)
+
+let rec write t buf off len =
+  if len > 0 then (
+    usable t ~op:"write";
+    if not t.healthy then
+      raise (Error { op = "write"; reason = "connection already ended" });
+    match Ssl.Runtime_lock.write t.ssl buf off len with
+    | n -> write t buf (off + n) (len - n)
+    | exception Ssl.Write_error error -> (
+        match stalled t error with
+        | (Wants_input | Wants_output) as w ->
+            wait t w;
+            write t buf off len
+        | Ended ->
+            raise
+              (Error { op = "write"; reason = "connection closed by the peer" })
+        | Failed reason -> raise (Error { op = "write"; reason })))
+
+let write_all t buf off len =
+  check_range "write_all" buf off len;
+  if len > 0 then (
+    usable t ~op:"write";
+    Fd.spend t.socket;
+    write t buf off len)
+
+(* OpenSSL only reads the bytes. *)
+let write_string t s =
+  write_all t (Bytes.unsafe_of_string s) 0 (String.length s)
+
+let pending t = (not t.released) && has_pending t.ssl
+
+let await_input t =
+  usable t ~op:"await_input";
+  if not (has_pending t.ssl) then Fd.await_input t.socket
+
+let close t =
+  if not t.released then (
+    if t.healthy && Fd.is_open t.socket then (
+      t.healthy <- false;
+      match Ssl.Runtime_lock.close_notify t.ssl with
+      | (_ : bool) -> ()
+      | exception Ssl.Connection_error _ ->
+          (* The alert is a courtesy (HTTP/1.1 frames its messages itself):
+             a full socket or a vanished peer loses nothing. *)
+          ignore (take_errors ()));
+    t.released <- true;
+    release t.ssl)
+
+let socket t = t.socket
+
+let live t ~op =
+  if t.released then invalid_arg ("Braid_tls.Connection." ^ op ^ ": closed");
+  t.ssl
+
+let version t =
+  match Ssl.version (live t ~op:"version") with
+  | TLSv1_3 -> "TLSv1.3"
+  | TLSv1_2 -> "TLSv1.2"
+  | _ -> "older"
+
+let cipher t = Ssl.get_cipher_name (Ssl.get_cipher (live t ~op:"cipher"))
+let alpn t = Ssl.get_negotiated_alpn_protocol (live t ~op:"alpn")
+let server_name t = server_name (live t ~op:"server_name")
+let resumed t = session_reused (live t ~op:"resumed")

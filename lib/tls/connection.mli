@@ -1,0 +1,79 @@
+(** A TLS connection over a connected {!Braid_io.Net.socket}.
+
+    Every operation runs on the socket's loop, in a fiber, and suspends only
+    that fiber while the socket is not ready. Reads and writes count against
+    {!Braid_io.Fd.io_budget} as plain ones do. One fiber may read while another
+    writes. Cancelling a blocked operation leaves the connection usable for
+    {!close} only (a handshake, or a record, may be half done).
+
+    The socket stays its owner's: {!close} ends the TLS session and frees its
+    state, and the owner closes the socket (or its switch does). *)
+
+exception Error of { op : string; reason : string }
+(** See {!Braid_tls.Error}. *)
+
+type t
+
+val accept : Server_context.t -> Braid_io.Net.socket -> t
+(** [accept context socket] runs the server's side of the handshake on [socket]
+    (just accepted) with [context]'s certificates. Bound it with a timeout
+    ({!Braid.Switch} or the server's services) against clients that never send a
+    ClientHello.
+    @raise Error if the handshake fails (the TLS state is freed).
+    @raise Braid_io.Net.Error on a socket error.
+    @raise Braid.Cancelled if the fiber is cancelled (the TLS state is freed).
+*)
+
+val connect : ?host:string -> Client_context.t -> Braid_io.Net.socket -> t
+(** [connect ~host context socket] runs the client's side of the handshake.
+    [host] is sent as SNI (unless it is an IP address) and, if [context]
+    verifies, the server's certificate must name it. Raises as {!accept}. *)
+
+val read_into : t -> bytes -> int -> int -> int
+(** [read_into t buf off len] reads at most [len] decrypted bytes into [buf] at
+    [off], and returns how many; [0] at the end of the stream (a close_notify,
+    or the peer closing the socket without one, as HTTP/1.1 clients do), or if
+    [len = 0].
+    @raise Error on a corrupt record or an alert.
+    @raise Braid_io.Net.Error on a socket error (or [EBADF] once it is closed).
+*)
+
+val write_all : t -> bytes -> int -> int -> unit
+(** [write_all t buf off len] encrypts and sends the [len] bytes at [off].
+    @raise Error if the peer is gone or the connection failed.
+    @raise Braid_io.Net.Error on a socket error. *)
+
+val write_string : t -> string -> unit
+
+val await_input : t -> unit
+(** [await_input t] returns when a read may find data: at once if decrypted or
+    received bytes are buffered, else as {!Braid_io.Fd.await_input}. *)
+
+val pending : t -> bool
+(** Whether bytes are buffered in [t] (decrypted or not) that a read would
+    return or process without waiting for the socket. *)
+
+val close : t -> unit
+(** [close t] sends a close_notify alert if the connection is healthy (without
+    waiting for the peer's, and without blocking: if the socket is full, the
+    alert is dropped) and frees the TLS state. Idempotent; later operations
+    raise [Invalid_argument]. *)
+
+val socket : t -> Braid_io.Net.socket
+
+val version : t -> string
+(** ["TLSv1.3"] or ["TLSv1.2"]. *)
+
+val cipher : t -> string
+(** The negotiated cipher suite, in OpenSSL's name (["TLS_AES_256_GCM_SHA384"]).
+*)
+
+val alpn : t -> string option
+(** The protocol agreed by ALPN, if any. *)
+
+val server_name : t -> string option
+(** The name the client asked for by SNI, if any. *)
+
+val resumed : t -> bool
+(** Whether the handshake resumed an earlier session (a ticket or a session ID)
+    instead of a full handshake. *)

@@ -1,0 +1,3 @@
+(** The protocol to create contexts with. Internal. *)
+
+val flexible : Ssl.protocol
