@@ -76,30 +76,34 @@ type server = Peers.server = {
   stop : unit -> unit;
 }
 
-let start_braid files ~port =
-  let plain = Procs.free_port () in
+(* [braid serve], HTTPS on [port] beside plain HTTP on [plain]. [metrics]:
+   its metrics (with their count of full and resumed handshakes) on
+   [/metrics] of the plain port, for the checks; off when measuring, as
+   they time every request. *)
+let start_braid ?(metrics = false) files ~plain ~port =
   let proc =
     Procs.spawn ~cpu:Bench_server.server_cpu ~name:"braid"
-      [
-        Peers.braid_binary ~experiment:experiment_name;
-        "serve";
-        "--domains";
-        "1";
-        "--host";
-        "127.0.0.1";
-        "--port";
-        string_of_int plain;
-        "--root";
-        files.root;
-        "--tls-port";
-        string_of_int port;
-        "--tls-cert";
-        files.cert;
-        "--tls-key";
-        files.key;
-        "--keep-alive-timeout";
-        "3600";
-      ]
+      ([
+         Peers.braid_binary ~experiment:experiment_name;
+         "serve";
+         "--domains";
+         "1";
+         "--host";
+         "127.0.0.1";
+         "--port";
+         string_of_int plain;
+         "--root";
+         files.root;
+         "--tls-port";
+         string_of_int port;
+         "--tls-cert";
+         files.cert;
+         "--tls-key";
+         files.key;
+         "--keep-alive-timeout";
+         "3600";
+       ]
+      @ if metrics then [ "--metrics"; "/metrics" ] else [])
       ~port
   in
   Some (proc, fun () -> Procs.stop proc)
@@ -182,7 +186,7 @@ let start_servers files =
   let braid =
     match
       Peers.start_all ~experiment:experiment_name
-        [ ("braid", start_braid files) ]
+        [ ("braid", start_braid files ~plain:(Procs.free_port ())) ]
     with
     | servers -> Ok servers
     | exception Failure msg -> Error msg
@@ -298,19 +302,49 @@ let wrk_close ~port ~seconds =
            https://127.0.0.1:%d/%s >/dev/null 2>&1"
           Bench_server.client_cpu seconds port file))
 
-(* One nginx with the access log on: does this experiment's handshake
-   client resume sessions (it must not), does wrk with Connection: close
-   (which is why it is not used), and what do the clients negotiate?
-   Returns rows, and whether the handshake client resumed no session and
-   sent each request on a new connection. *)
-let check_clients files ~seconds =
+(* A client's last connections, cut when it stops, reach the server's log
+   or counts a moment later: wait for them before reading, not to count
+   them as the next client's. *)
+let settle () = Unix.sleepf 0.2
+
+(* The clients checked: this experiment's handshake client (which must
+   neither resume a session nor reuse a connection), wrk with Connection:
+   close (which resumes, and is why it is not used) and wrk over keep-alive
+   connections, each for [seconds] against 127.0.0.1:[port]. *)
+let checked_clients ~port ~seconds =
+  [
+    ( "full-handshake client",
+      fun () ->
+        let r =
+          Handshakes.run ~connections:4 ~seconds:(float seconds) ~port
+            ~path:("/" ^ file) ~size
+        in
+        if r.errors > 0 then
+          progress "tls: check: %d failed connections (%s)" r.errors
+            (Option.value r.first_error ~default:"") );
+    ("wrk -H 'Connection: close' (not used)", fun () -> wrk_close ~port ~seconds);
+    ( "wrk keep-alive",
+      fun () ->
+        match
+          Wrk.run ~cpu:Bench_server.client_cpu ~connections:4 ~seconds
+            (Printf.sprintf "https://127.0.0.1:%d/%s" port file)
+        with
+        | _ -> ()
+        | exception Failure msg -> progress "tls: check: %s" msg );
+  ]
+
+(* An nginx with the access log on: each client's requests, how many were
+   the first on their connection, how many sessions were resumed, and what
+   was negotiated. Returns rows, and whether the handshake client resumed
+   no session and sent each request on a new connection. *)
+let check_nginx files ~seconds =
   let dir = Peers.temp_dir "braid-bench-tls-log" in
   let log = Filename.concat dir "access.log" in
   let port = Procs.free_port () in
   match start_nginx ~log files ~port with
   | None ->
       Peers.remove_tree dir;
-      ([], true)
+      ([], None)
   | Some (_, stop) ->
       Fun.protect
         ~finally:(fun () ->
@@ -318,31 +352,17 @@ let check_clients files ~seconds =
           Peers.remove_tree dir)
         (fun () ->
           let seen = ref 0 in
-          let logged () =
-            let total, l = read_log log ~from:!seen in
-            seen := total;
-            l
+          let results =
+            List.map
+              (fun (who, run) ->
+                run ();
+                settle ();
+                let total, l = read_log log ~from:!seen in
+                seen := total;
+                (who, l))
+              (checked_clients ~port ~seconds)
           in
-          let ours =
-            let r =
-              Handshakes.run ~connections:4 ~seconds:(float seconds) ~port
-                ~path:("/" ^ file) ~size
-            in
-            if r.errors > 0 then
-              progress "tls: check: %d failed connections (%s)" r.errors
-                (Option.value r.first_error ~default:"");
-            logged ()
-          in
-          wrk_close ~port ~seconds;
-          let wrk_closing = logged () in
-          (match
-             Wrk.run ~cpu:Bench_server.client_cpu ~connections:4 ~seconds
-               (Printf.sprintf "https://127.0.0.1:%d/%s" port file)
-           with
-          | _ -> ()
-          | exception Failure msg -> progress "tls: check: %s" msg);
-          let wrk_keep_alive = logged () in
-          let rows who (l : logged) =
+          let rows (who, (l : logged)) =
             let name = "check (nginx access log): " ^ who in
             [
               row name "requests logged" (float l.lines) "";
@@ -354,10 +374,84 @@ let check_clients files ~seconds =
                   row (name ^ ": " ^ kind) "requests logged" (float n) "")
                 l.kinds
           in
-          ( rows "full-handshake client" ours
-            @ rows "wrk -H 'Connection: close' (not used)" wrk_closing
-            @ rows "wrk keep-alive" wrk_keep_alive,
-            ours.lines > 0 && ours.resumed = 0 && ours.first = ours.lines ))
+          let ours = snd (List.hd results) in
+          ( List.concat_map rows results,
+            Some (ours.lines > 0 && ours.resumed = 0 && ours.first = ours.lines)
+          ))
+
+(* Braid's count of TLS handshakes by outcome, from its metrics. *)
+let braid_handshakes ~plain =
+  match Procs.get ~port:plain "/metrics" with
+  | 200, body -> (
+      let count outcome =
+        let prefix =
+          Printf.sprintf "braid_tls_handshakes_total{outcome=%S} " outcome
+        in
+        List.find_map
+          (fun line ->
+            if String.starts_with ~prefix line then
+              float_of_string_opt
+                (String.sub line (String.length prefix)
+                   (String.length line - String.length prefix))
+            else None)
+          (String.split_on_char '\n' body)
+      in
+      match (count "full", count "resumed", count "failed") with
+      | Some full, Some resumed, Some failed -> Some (full, resumed, failed)
+      | _ -> None)
+  | _ -> None
+
+(* A braid serve with its metrics on: each client's full, resumed and
+   failed handshakes as Braid counted them (a client cuts the connections
+   still in their handshake when its run ends: a few failed ones). Returns
+   rows, and whether the handshake client's were all full. *)
+let check_braid files ~seconds =
+  let plain = Procs.free_port () and port = Procs.free_port () in
+  match start_braid ~metrics:true files ~plain ~port with
+  | exception Failure msg ->
+      progress "tls: check: braid did not start: %s" msg;
+      ([], None)
+  | None -> ([], None)
+  | Some (_, stop) ->
+      Fun.protect ~finally:stop (fun () ->
+          let results =
+            List.map
+              (fun (who, run) ->
+                let before = braid_handshakes ~plain in
+                run ();
+                settle ();
+                let after = braid_handshakes ~plain in
+                match (before, after) with
+                | Some (f0, r0, x0), Some (f1, r1, x1) ->
+                    (who, Some (f1 -. f0, r1 -. r0, x1 -. x0))
+                | _ ->
+                    progress
+                      "tls: check: no handshake counts in braid's metrics";
+                    (who, None))
+              (checked_clients ~port ~seconds)
+          in
+          let rows = function
+            | who, Some (full, resumed, failed) ->
+                let name = "check (braid metrics): " ^ who in
+                [
+                  row name "full handshakes" full "";
+                  row name "resumed handshakes" resumed "";
+                  row name "failed handshakes" failed "";
+                ]
+            | _, None -> []
+          in
+          ( List.concat_map rows results,
+            match snd (List.hd results) with
+            | Some (full, resumed, _) -> Some (full > 0. && resumed = 0.)
+            | None -> None ))
+
+(* Both checks. The handshake client passes unless one of them saw it
+   resume a session or reuse a connection. *)
+let check_clients files ~seconds =
+  let nginx_rows, nginx_ok = check_nginx files ~seconds in
+  let braid_rows, braid_ok = check_braid files ~seconds in
+  ( nginx_rows @ braid_rows,
+    List.for_all (fun ok -> ok <> Some false) [ nginx_ok; braid_ok ] )
 
 (* {1 Measurements} *)
 
