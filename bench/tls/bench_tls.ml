@@ -192,8 +192,14 @@ let start_servers files =
     | exception Failure msg -> Error msg
   in
   let nginx =
-    Peers.start_all ~experiment:experiment_name
-      [ ("nginx", fun ~port -> start_nginx files ~port) ]
+    match
+      Peers.start_all ~experiment:experiment_name
+        [ ("nginx", fun ~port -> start_nginx files ~port) ]
+    with
+    | servers -> servers
+    | exception e ->
+        Result.iter Peers.stop_all braid;
+        raise e
   in
   (braid, nginx)
 
@@ -552,7 +558,6 @@ let run_round tally negotiations ~round ~rounds ~files ~seconds ~warm_up =
       | Error msg ->
           progress "tls: braid did not start: %s" msg;
           Hashtbl.replace broken "braid" ("did not start: " ^ msg));
-      if nginx = [] then Hashtbl.replace broken "nginx" "not installed";
       List.iter
         (fun s ->
           match serves_the_file s with
