@@ -1,13 +1,14 @@
 (** A load generator of full TLS handshakes: each request on a new connection,
     each connection a new TLS session.
 
-    wrk and h2load both resume TLS sessions when they reconnect (wrk 4.1 with
-    [Connection: close] resumed 3,577 of 3,628 connections in an nginx log of
-    [$ssl_session_reused]; h2load 1.52 4,950 of 5,000), so they measure
-    resumptions, not handshakes. This one never calls [SSL_set_session]: each
-    connection gets a fresh [SSL] object from OpenSSL (through ocaml-ssl), and
-    its ClientHello offers no pre-shared key, so no server can resume it. The
-    experiment checks that in nginx's log all the same.
+    wrk and h2load both resume TLS sessions when they reconnect (with
+    [Connection: close], in an nginx log of [$ssl_session_reused], wrk 4.1
+    resumed 3,577 of 3,628 connections and h2load 1.52 4,950 of 5,000: the first
+    of each connection slot only was full), so they measure resumptions, not
+    handshakes. This one never calls [SSL_set_session]: each connection gets a
+    fresh [SSL] object from OpenSSL (through ocaml-ssl), and its ClientHello
+    offers no pre-shared key, so no server can resume it. The experiment checks
+    that in nginx's log and Braid's metrics all the same.
 
     [connections] connections at once, each in turn: a non-blocking connect, a
     TLS handshake with OpenSSL's default client settings (no certificate
