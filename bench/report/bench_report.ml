@@ -200,11 +200,12 @@ let entries =
          P-256 certificate (TLS 1.3, OpenSSL's default ciphersuites and \
          groups), serve a 1 KiB file: a client on core 1 opens a new \
          connection and a new TLS session for each GET (16 at once; wrk and \
-         h2load resume sessions when they reconnect, as the access-log check \
-         rows show), then wrk -t1 -c100 fetches it over keep-alive \
-         connections. Three rounds of fresh processes, servers taking turns \
-         (medians; server CPU from /proc over the handshakes or requests \
-         completed; the busy rows show which side was the limit).";
+         h2load resume sessions when they reconnect, as the check rows \
+         (nginx's access log, Braid's metrics) show), then wrk -t1 -c100 \
+         fetches it over keep-alive connections. Three rounds of fresh \
+         processes, servers taking turns (medians; server CPU from /proc over \
+         the handshakes or requests completed; the busy rows show which side \
+         was the limit).";
       published = "—";
       target =
         "≥ 1.0× nginx in handshakes/s and req/s, ≤ 1.0× its server CPU per \
