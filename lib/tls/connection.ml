@@ -6,9 +6,13 @@ exception Error of { op : string; reason : string }
 type t = {
   socket : Net.socket;
   ssl : Ssl.socket;
-  (* False once a fatal error, the peer's close_notify or ours: OpenSSL
-     must then not be asked to read, write or shut down again. *)
+  (* False once a fatal error or our close_notify: OpenSSL must then not be
+     asked to read, write or shut down again. *)
   mutable healthy : bool;
+  (* True once the peer ended its stream (close_notify, or the socket
+     closed): reads return 0, but writing (an answer to a half-closed
+     request) and our close_notify remain possible. *)
+  mutable input_ended : bool;
   mutable released : bool;
 }
 
@@ -26,14 +30,17 @@ let stalled t (error : Ssl.ssl_error) =
   | Error_want_read -> Wants_input
   | Error_want_write -> Wants_output
   | Error_zero_return ->
-      t.healthy <- false;
+      t.input_ended <- true;
       Ended
   | Error_syscall -> (
-      t.healthy <- false;
       (* An empty queue: the socket ended (or was reset) under OpenSSL. *)
       match take_errors () with
-      | "" -> Ended
-      | reason -> Failed reason)
+      | "" ->
+          t.input_ended <- true;
+          Ended
+      | reason ->
+          t.healthy <- false;
+          Failed reason)
   | Error_ssl ->
       t.healthy <- false;
       Failed (match take_errors () with "" -> "protocol error" | r -> r)
@@ -67,7 +74,9 @@ let rec handshake t ~op step =
 
 let start socket context ~op prepare step =
   let ssl = Ssl.embed_socket (Fd.to_unix socket) context in
-  let t = { socket; ssl; healthy = true; released = false } in
+  let t =
+    { socket; ssl; healthy = true; input_ended = false; released = false }
+  in
   match
     prepare ssl;
     handshake t ~op step
@@ -112,7 +121,7 @@ let check_range name buf off len =
 
 let rec read t buf off len =
   usable t ~op:"read";
-  if not t.healthy then 0
+  if t.input_ended || not t.healthy then 0
   else
     match Ssl.Runtime_lock.read t.ssl buf off len with
     | n -> n
