@@ -1,4 +1,5 @@
 let listen_variable = "BRAID_LISTEN_FD"
+let tls_listen_variable = "BRAID_LISTEN_TLS_FD"
 let ready_variable = "BRAID_READY_FD"
 let ready_line = "READY=1\n"
 
@@ -37,6 +38,7 @@ let inherited_number variable =
       | _ -> Error (Printf.sprintf "%s=%S: not a descriptor" variable n))
 
 let inherited () = inherited_number listen_variable
+let inherited_tls () = inherited_number tls_listen_variable
 
 let ready () =
   match inherited_number ready_variable with
@@ -51,21 +53,23 @@ let ready () =
           ());
       Unix.close fd
 
-(* The environment for the successor: ours, with the two variables set. *)
-let environment ~listening ~ready_w =
+(* The environment for the successor: ours, with the variables set. *)
+let environment ~listening ~tls_listening ~ready_w =
   let ours =
     Array.to_list (Unix.environment ())
     |> List.filter (fun v ->
            not
-             (String.starts_with ~prefix:(listen_variable ^ "=") v
-             || String.starts_with ~prefix:(ready_variable ^ "=") v))
+             (List.exists
+                (fun name -> String.starts_with ~prefix:(name ^ "=") v)
+                [ listen_variable; tls_listen_variable; ready_variable ]))
   in
+  let variable name fd = Printf.sprintf "%s=%d" name (System.fd_number fd) in
   Array.of_list
     (ours
-    @ [
-        Printf.sprintf "%s=%d" listen_variable (System.fd_number listening);
-        Printf.sprintf "%s=%d" ready_variable (System.fd_number ready_w);
-      ])
+    @ variable listen_variable listening
+      :: variable ready_variable ready_w
+      :: Option.to_list
+           (Option.map (variable tls_listen_variable) tls_listening))
 
 let reap pid =
   Braid_io.Blocking.run (fun () ->
@@ -78,17 +82,18 @@ let describe = function
   | WSIGNALED n -> Printf.sprintf "killed by signal %d" n
   | WSTOPPED n -> Printf.sprintf "stopped by signal %d" n
 
-let start_successor ~listening ?(timeout = 30.) program argv =
+let start_successor ~listening ?tls_listening ?(timeout = 30.) program argv =
   let ready_r, ready_w = Unix.pipe ~cloexec:true () in
-  let env = environment ~listening ~ready_w in
+  let env = environment ~listening ~tls_listening ~ready_w in
+  let sockets = listening :: Option.to_list tls_listening in
   let started =
     Braid.Fiber.protect (fun () ->
         Braid_io.Blocking.run (fun () ->
-            Unix.clear_close_on_exec listening;
+            List.iter Unix.clear_close_on_exec sockets;
             Unix.clear_close_on_exec ready_w;
             Fun.protect
               ~finally:(fun () ->
-                Unix.set_close_on_exec listening;
+                List.iter Unix.set_close_on_exec sockets;
                 Unix.close ready_w)
               (fun () ->
                 Unix.create_process_env program argv env Unix.stdin Unix.stdout

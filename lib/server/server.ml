@@ -533,7 +533,8 @@ let redirecting t (services : Services.t) ~port =
       middleware = Fun.id;
     }
 
-let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
+let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
+    ~tls_listening =
   size_minor_heap (Atomic.get t.config).minor_heap_words;
   let production = Production.services (Production.create t.settings) in
   let services = with_endpoints t production in
@@ -570,7 +571,11 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
               if domain = 0 then tls_address
               else with_port tls_address (Promise.await tls_port)
             in
-            let l = Net.listen ~sw ~reuse_port:(t.domains > 1) address in
+            let l =
+              match tls_listening with
+              | Some fd -> adopt ~sw fd
+              | None -> Net.listen ~sw ~reuse_port:(t.domains > 1) address
+            in
             if domain = 0 then
               Promise.fill tls_port (port_of (Net.local_addr l));
             l)
@@ -615,13 +620,14 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
           Fiber.cancel b)
         background)
 
-let run ?(on_listen = ignore) ?(background = ignore) ?listening t =
+let run ?(on_listen = ignore) ?(background = ignore) ?listening ?tls_listening t
+    =
   let port = Promise.create () in
   let tls_port = t.tls_port in
   ignore
     (Braid_io.run_domains ~domains:t.domains (fun ~domain ->
          serve_domain t ~domain ~port ~tls_port ~on_listen ~background
-           ~listening))
+           ~listening ~tls_listening))
 
 module Private = struct
   let create_with_direct_calls ~settings config =

@@ -91,6 +91,7 @@ val run :
   ?on_listen:(Unix.sockaddr -> unit) ->
   ?background:(unit -> unit) ->
   ?listening:Unix.file_descr ->
+  ?tls_listening:Unix.file_descr ->
   t ->
   unit
 (** [run t] listens and serves until {!stop}, or until {!shutdown} has let the
@@ -100,7 +101,8 @@ val run :
     With [listening], a socket already bound and listening (passed by systemd,
     see {!Systemd.listeners}), the server accepts on it instead of binding
     [config.listen]: each loop accepts on a duplicate of it, closed when the
-    loop ends; [listening] itself stays open, the caller's.
+    loop ends; [listening] itself stays open, the caller's. [tls_listening] is
+    the same for HTTPS ([config.tls]; ignored without it).
 
     [background ()] runs in a fiber of the first loop (with the services in
     force), forked before [on_listen] is called (so [on_listen] may wait for it
