@@ -520,6 +520,51 @@ let idle_flood () =
   Alcotest.(check int) "the fresh client is served" 200 (status_of answer);
   Alcotest.(check bool) "its file" true (contains answer "fresh")
 
+(* The same flood on the HTTPS port: connections that never send their
+   ClientHello wait for their first request (the handshake is part of it),
+   so they are closed to admit others like plain ones. *)
+let tls_handshake_flood () =
+  let root = Filename.temp_dir "braid-tls-flood" "" in
+  write_file (root ^ "/x.txt") "fresh\n";
+  let cert = root ^ "/cert.pem" and key = root ^ "/key.pem" in
+  let made =
+    Sys.command
+      (Printf.sprintf
+         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+          -nodes -keyout %s -out %s -days 2 -subj /CN=localhost >/dev/null \
+          2>&1"
+         key cert)
+  in
+  Alcotest.(check int) "certificate made" 0 made;
+  let p =
+    start
+      ~prefix:[ "prlimit"; "--nofile=256:256" ]
+      [
+        "--root"; root; "--tls-port"; "0"; "--tls-cert"; cert; "--tls-key"; key;
+      ]
+  in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let rec tls_port () =
+    let o = read_file p.out in
+    match String.index_opt o '\n' with
+    | Some i when String.length o > i + 1 && String.contains_from o (i + 1) '\n'
+      ->
+        let line =
+          String.sub o (i + 1) (String.index_from o (i + 1) '\n' - i - 1)
+        in
+        Scanf.sscanf line "braid: serving https://127.0.0.1:%d/" Fun.id
+    | _ ->
+        Unix.sleepf 0.01;
+        tls_port ()
+  in
+  let tls_port = tls_port () in
+  let flood = List.init (2 * 166) (fun _ -> connect tls_port) in
+  Fun.protect ~finally:(fun () -> List.iter Unix.close flood) @@ fun () ->
+  let answer = get_from_another_address port ~timeout:10. in
+  Alcotest.(check int) "the fresh client is served" 200 (status_of answer);
+  Alcotest.(check bool) "its file" true (contains answer "fresh")
+
 (* The optional cap per client address: a fourth connection from one
    address is answered 503 at once; another address is served. *)
 let per_client_cap () =
@@ -964,6 +1009,8 @@ let () =
             (connection_limit ~domains:2);
           Alcotest.test_case "EMFILE" `Quick emfile;
           Alcotest.test_case "a flood of idle connections" `Quick idle_flood;
+          Alcotest.test_case "a flood of silent TLS connections" `Quick
+            tls_handshake_flood;
           Alcotest.test_case "per-client cap" `Quick per_client_cap;
         ] );
       ( "shutdown",
