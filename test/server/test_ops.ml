@@ -489,6 +489,35 @@ let get_from_another_address port ~timeout =
   send s "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   read_to_end s
 
+(* A self-signed certificate and its key in [dir], by the openssl command. *)
+let self_signed dir =
+  let cert = dir ^ "/cert.pem" and key = dir ^ "/key.pem" in
+  let made =
+    Sys.command
+      (Printf.sprintf
+         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+          -nodes -keyout %s -out %s -days 2 -subj /CN=localhost >/dev/null \
+          2>&1"
+         key cert)
+  in
+  Alcotest.(check int) "certificate made" 0 made;
+  (cert, key)
+
+(* The HTTPS port, from the banner's second line. *)
+let rec tls_port_of p =
+  let o = read_file p.out in
+  let lines = String.split_on_char '\n' o in
+  match
+    List.find_map
+      (fun line ->
+        Scanf.sscanf_opt line "braid: serving https://127.0.0.1:%d/" Fun.id)
+      lines
+  with
+  | Some port -> port
+  | None ->
+      Unix.sleepf 0.01;
+      tls_port_of p
+
 (* A flood of idle connections denies no one (issue 13.3): with the
    descriptor limit at 256, braid serve's default connection limit is
    derived from it; twice that many connections that send nothing hold every
@@ -526,16 +555,7 @@ let idle_flood () =
 let tls_handshake_flood () =
   let root = Filename.temp_dir "braid-tls-flood" "" in
   write_file (root ^ "/x.txt") "fresh\n";
-  let cert = root ^ "/cert.pem" and key = root ^ "/key.pem" in
-  let made =
-    Sys.command
-      (Printf.sprintf
-         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-          -nodes -keyout %s -out %s -days 2 -subj /CN=localhost >/dev/null \
-          2>&1"
-         key cert)
-  in
-  Alcotest.(check int) "certificate made" 0 made;
+  let cert, key = self_signed root in
   let p =
     start
       ~prefix:[ "prlimit"; "--nofile=256:256" ]
@@ -545,20 +565,7 @@ let tls_handshake_flood () =
   in
   Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
   ignore (port_of p : int);
-  let rec tls_port () =
-    let o = read_file p.out in
-    match String.index_opt o '\n' with
-    | Some i when String.length o > i + 1 && String.contains_from o (i + 1) '\n'
-      ->
-        let line =
-          String.sub o (i + 1) (String.index_from o (i + 1) '\n' - i - 1)
-        in
-        Scanf.sscanf line "braid: serving https://127.0.0.1:%d/" Fun.id
-    | _ ->
-        Unix.sleepf 0.01;
-        tls_port ()
-  in
-  let tls_port = tls_port () in
+  let tls_port = tls_port_of p in
   let flood = List.init (2 * 166) (fun _ -> connect tls_port) in
   Fun.protect ~finally:(fun () -> List.iter Unix.close flood) @@ fun () ->
   (* Behind the flood in the HTTPS socket's queue: served once the silent
@@ -714,7 +721,11 @@ let gone pid =
   | exception Sys_error _ -> true
 
 let binary_upgrade () =
-  let p = start [ "--demo" ] in
+  let certificates = Filename.temp_dir "braid-upgrade" "" in
+  let cert, key = self_signed certificates in
+  let p =
+    start [ "--demo"; "--tls-port"; "0"; "--tls-cert"; cert; "--tls-key"; key ]
+  in
   let stop = Filename.temp_file "braid-upgrade" ".stop" in
   Sys.remove stop;
   let client_out = Filename.temp_file "braid-upgrade" ".out" in
@@ -724,6 +735,7 @@ let binary_upgrade () =
          try Unix.kill !latest Sys.sigkill with _ -> ());
       finish p;
       (try Sys.remove stop with Sys_error _ -> ());
+      ignore (Sys.command ("rm -rf " ^ Filename.quote certificates));
       Sys.remove client_out)
   @@ fun () ->
   let port = port_of p in
@@ -737,22 +749,21 @@ let binary_upgrade () =
     Unix.close out;
     pid
   in
-  let wrk_out = Filename.temp_file "braid-upgrade" ".wrk" in
-  let wrk =
-    let out = Unix.openfile wrk_out [ O_WRONLY; O_TRUNC ] 0o600 in
+  (* Plain and HTTPS load: both sockets are handed over. *)
+  let load url =
+    let report = Filename.temp_file "braid-upgrade" ".wrk" in
+    let out = Unix.openfile report [ O_WRONLY; O_TRUNC ] 0o600 in
     let pid =
       Unix.create_process "wrk"
-        [|
-          "wrk";
-          "-t1";
-          "-c10";
-          "-d4s";
-          Printf.sprintf "http://127.0.0.1:%d/sleep/0" port;
-        |]
+        [| "wrk"; "-t1"; "-c10"; "-d4s"; url |]
         Unix.stdin out Unix.stderr
     in
     Unix.close out;
-    pid
+    (pid, report)
+  in
+  let wrk, wrk_out = load (Printf.sprintf "http://127.0.0.1:%d/sleep/0" port) in
+  let tls_wrk, tls_wrk_out =
+    load (Printf.sprintf "https://127.0.0.1:%d/sleep/0" (tls_port_of p))
   in
   Unix.sleepf 0.3;
   for i = 1 to 3 do
@@ -771,15 +782,21 @@ let binary_upgrade () =
     Unix.sleepf 0.3
   done;
   ignore (waitpid wrk);
+  ignore (waitpid tls_wrk);
   close_out (open_out stop);
   ignore (waitpid client);
-  let wrk_report = read_file wrk_out in
-  Sys.remove wrk_out;
-  Alcotest.(check bool)
-    ("wrk: no socket error and no non-2xx\n" ^ wrk_report)
-    false
-    (contains wrk_report "Socket errors" || contains wrk_report "Non-2xx");
-  Alcotest.(check bool) "wrk: requests" true (contains wrk_report "requests in");
+  List.iter
+    (fun (what, report) ->
+      let wrk_report = read_file report in
+      Sys.remove report;
+      Alcotest.(check bool)
+        (what ^ ": no socket error and no non-2xx\n" ^ wrk_report)
+        false
+        (contains wrk_report "Socket errors" || contains wrk_report "Non-2xx");
+      Alcotest.(check bool)
+        (what ^ ": requests") true
+        (contains wrk_report "requests in"))
+    [ ("wrk", wrk_out); ("wrk over TLS", tls_wrk_out) ];
   (match String.split_on_char ' ' (String.trim (read_file client_out)) with
   | ok :: errors :: last ->
       Alcotest.(check int)
