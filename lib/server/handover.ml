@@ -53,8 +53,14 @@ let ready () =
           ());
       Unix.close fd
 
+(* The successor's descriptors: its standard ones, then the listening
+   socket, the ready pipe and the HTTPS socket, by number. *)
+let listen_number = 3
+let ready_number = 4
+let tls_listen_number = 5
+
 (* The environment for the successor: ours, with the variables set. *)
-let environment ~listening ~tls_listening ~ready_w =
+let environment ~tls =
   let ours =
     Array.to_list (Unix.environment ())
     |> List.filter (fun v ->
@@ -63,13 +69,13 @@ let environment ~listening ~tls_listening ~ready_w =
                 (fun name -> String.starts_with ~prefix:(name ^ "=") v)
                 [ listen_variable; tls_listen_variable; ready_variable ]))
   in
-  let variable name fd = Printf.sprintf "%s=%d" name (System.fd_number fd) in
+  let variable name n = Printf.sprintf "%s=%d" name n in
   Array.of_list
     (ours
-    @ variable listen_variable listening
-      :: variable ready_variable ready_w
-      :: Option.to_list
-           (Option.map (variable tls_listen_variable) tls_listening))
+    @ variable listen_variable listen_number
+      :: variable ready_variable ready_number
+      ::
+      (if tls then [ variable tls_listen_variable tls_listen_number ] else []))
 
 let reap pid =
   Braid_io.Blocking.run (fun () ->
@@ -84,20 +90,20 @@ let describe = function
 
 let start_successor ~listening ?tls_listening ?(timeout = 30.) program argv =
   let ready_r, ready_w = Unix.pipe ~cloexec:true () in
-  let env = environment ~listening ~tls_listening ~ready_w in
-  let sockets = listening :: Option.to_list tls_listening in
+  let env = environment ~tls:(Option.is_some tls_listening) in
+  (* The child gets the sockets under fixed numbers, duplicated in it
+     alone: they never become inheritable here, where another fiber may be
+     starting a process of its own. *)
+  let fds =
+    [ Unix.stdin; Unix.stdout; Unix.stderr; listening; ready_w ]
+    @ Option.to_list tls_listening
+  in
   let started =
-    Braid.Fiber.protect (fun () ->
-        Braid_io.Blocking.run (fun () ->
-            List.iter Unix.clear_close_on_exec sockets;
-            Unix.clear_close_on_exec ready_w;
-            Fun.protect
-              ~finally:(fun () ->
-                List.iter Unix.set_close_on_exec sockets;
-                Unix.close ready_w)
-              (fun () ->
-                Unix.create_process_env program argv env Unix.stdin Unix.stdout
-                  Unix.stderr)))
+    Fun.protect
+      ~finally:(fun () -> Unix.close ready_w)
+      (fun () ->
+        Braid_io.Process.spawn_detached ~env ~fds program
+          (List.tl (Array.to_list argv)))
   in
   match started with
   | exception Unix.Unix_error (e, _, _) ->

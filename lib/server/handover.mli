@@ -43,5 +43,6 @@ val start_successor :
     [Error] says why, and this process should go on serving. Suspends only the
     calling fiber of a {!Braid_io} loop; the program starts on the fiber's
     {!Braid_io.Blocking} pool. [tls_listening], the HTTPS socket, is handed over
-    too. While it starts, the sockets are inheritable: a process another fiber
-    spawns meanwhile inherits them too. *)
+    too. The child gets the sockets as its descriptors 3 (and 5) and the pipe as
+    4, duplicated in the child alone ({!Braid_io.Process.spawn_detached}): a
+    process another fiber starts meanwhile inherits none of them. *)
