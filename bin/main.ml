@@ -115,6 +115,25 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
                   ^^ "still listening on the old address")
                    source
                    (address_to_string config.listen));
+            (match (config.tls, running.tls) with
+            | Some tls, Some was when tls.address <> was.address ->
+                log
+                  (Printf.sprintf
+                     ("warning: %s: TlsListen %s needs a restart; "
+                    ^^ "still serving HTTPS on the old address")
+                     source
+                     (address_to_string tls.address))
+            | Some _, None ->
+                log
+                  (Printf.sprintf
+                     "warning: %s: HTTPS needs a restart to be turned on" source)
+            | None, Some _ ->
+                log
+                  (Printf.sprintf
+                     "warning: %s: HTTPS needs a restart to be turned off; \
+                      still serving it with the certificates in force"
+                     source)
+            | _ -> ());
             if config.domains <> running.domains then
               log
                 (Printf.sprintf "warning: %s: Domains %d needs a restart" source

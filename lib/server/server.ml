@@ -184,19 +184,16 @@ let config t = Atomic.get t.config
    loop count makes [config t] tell what is in force. *)
 let set_config t (c : Config.t) =
   let ( let* ) = Result.bind in
+  (* Like the address: HTTPS stays as the server started, on or off, on
+     its address; only its certificates and redirect follow [c]. *)
   let tls =
-    match (c.tls, t.tls_address) with
-    | Some tls, Some address -> Some { tls with address }
-    | _, None | None, Some _ -> c.tls
+    match (c.tls, t.tls_address, Atomic.get t.config) with
+    | Some tls, Some address, _ -> Some { tls with address }
+    | None, Some _, running -> running.tls
+    | _, None, _ -> None
   in
   let* c =
     check_config { c with listen = t.address; domains = t.domains; tls }
-  in
-  let* () =
-    match (c.tls, t.tls_address) with
-    | Some _, None -> Error "HTTPS cannot be turned on by a reload: restart"
-    | None, Some _ -> Error "HTTPS cannot be turned off by a reload: restart"
-    | _ -> Ok ()
   in
   (* Certificates are read last: a configuration that fails its checks
      does not cost a reading of every key. *)
@@ -593,15 +590,21 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
       let serve_plain config socket peer =
         Connection.serve context config socket peer
       in
+      (* Read per connection, from the configuration it was accepted with:
+         a reload turns the redirect on or off for new connections. *)
       let serve_plain =
-        match ((Atomic.get t.config).tls, tls_listener) with
-        | Some { redirect = true; _ }, Some l ->
+        match tls_listener with
+        | None -> serve_plain
+        | Some l -> (
             let redirects =
               redirecting t production ~port:(port_of (Net.local_addr l))
             in
-            fun config socket peer ->
-              Services.run redirects (fun () -> serve_plain config socket peer)
-        | _ -> serve_plain
+            fun (config : Config.t) socket peer ->
+              match config.tls with
+              | Some { redirect = true; _ } ->
+                  Services.run redirects (fun () ->
+                      serve_plain config socket peer)
+              | _ -> serve_plain config socket peer)
       in
       let serve_tls config socket peer =
         match Atomic.get t.tls_context with

@@ -76,11 +76,11 @@ val set_config : t -> Config.t -> (unit, string) result
 (** [set_config t c] makes connections accepted from now on use [c] (after
     {!check_config}), and the certificates of [c.tls], read again (a file that
     fails to load is an [Error] and leaves the configuration in force);
-    connections in progress keep theirs. HTTPS cannot be turned on or off
-    ([Error]). [c.listen], [c.tls]'s address and [c.domains] are ignored: the
-    server keeps the address and the loops it was created with (changing them
-    needs a new server), and {!config} reports those. Callable from any domain
-    or thread. *)
+    connections in progress keep theirs. [c.listen], [c.domains], whether
+    [c.tls] is set and its address are ignored (HTTPS stays on or off as the
+    server started): the server keeps the address and the loops it was created
+    with (changing them needs a new server), and {!config} reports those.
+    Callable from any domain or thread. *)
 
 val https_address : t -> Unix.sockaddr option
 (** The address HTTPS is served on ([config.tls]), with the port the kernel
