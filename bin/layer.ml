@@ -7,15 +7,17 @@ type t = setting list
 let apply layer c = List.fold_left (fun c s -> s.change c) c layer
 
 (* The first setting of [layer] whose addition, over [defaults] and under
-   [above], breaks the configuration, with its error. *)
-let first_breaking ~defaults layer ~above =
+   [above], breaks the configuration with the error [msg] of the whole: a
+   setting that breaks it otherwise only because a later one completes it
+   (a port for HTTPS before its certificate) is not the culprit. *)
+let first_breaking ~defaults layer ~above ~msg =
   let rec go applied = function
     | [] -> None
     | s :: rest -> (
         let applied = s.change applied in
         match Server.check_config (List.fold_left ( |> ) applied above) with
-        | Ok _ -> go applied rest
-        | Error msg -> Some (s.origin ^ ": " ^ msg))
+        | Error m when String.equal m msg -> Some (s.origin ^ ": " ^ msg)
+        | Ok _ | Error _ -> go applied rest)
   in
   go defaults layer
 
@@ -27,9 +29,9 @@ let resolve ~defaults layers =
       (* From the highest precedence down, each layer under the ones above
          it. [above] lists the changes of those, in the order they apply. *)
       let rec blame above = function
-        | [] -> Error msg (* Not reached: the last candidate is [full]. *)
+        | [] -> Error msg (* No one setting makes this error: say it alone. *)
         | layer :: lower -> (
-            match first_breaking ~defaults layer ~above with
+            match first_breaking ~defaults layer ~above ~msg with
             | Some error -> Error error
             | None -> blame (List.map (fun s -> s.change) layer @ above) lower)
       in

@@ -525,7 +525,9 @@ let redirecting t (services : Services.t) ~port =
               handler = https_redirect ~port;
               params = [];
               tail = None;
-              max_body = Some 0;
+              (* The configuration's limit: a POST's body is no reason to
+                 refuse the redirect (308 keeps the method and body). *)
+              max_body = None;
             });
       middleware = Fun.id;
     }

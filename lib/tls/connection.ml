@@ -207,7 +207,9 @@ let write_all t buf off len =
 let write_string t s =
   write_all t (Bytes.unsafe_of_string s) 0 (String.length s)
 
-let pending t = (not t.released) && has_pending t.ssl
+external decrypted : Ssl.socket -> int = "braid_tls_pending"
+
+let pending t = (not t.released) && decrypted t.ssl > 0
 
 let await_input t =
   usable t ~op:"await_input";

@@ -67,8 +67,9 @@ val await_input : t -> unit
     received bytes are buffered, else as {!Braid_io.Fd.await_input}. *)
 
 val pending : t -> bool
-(** Whether bytes are buffered in [t] (decrypted or not) that a read would
-    return or process without waiting for the socket. *)
+(** Whether decrypted bytes wait in [t], which a read returns at once. Bytes of
+    an incomplete record it has read ahead do not count: a peer that sends part
+    of a record and stops has sent nothing readable. *)
 
 val close : t -> unit
 (** [close t] sends a close_notify alert if the connection is healthy (without
