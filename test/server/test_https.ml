@@ -849,6 +849,47 @@ let wrk_outcome out =
       check_lacks "wrk" out "Non-2xx";
       requests
 
+let gone pid =
+  match Unix.kill pid 0 with
+  | () -> false
+  | exception Unix.Unix_error (ESRCH, _, _) -> true
+
+(* Two wrk loads of 3 s on the HTTPS port of [s]: one keeping its 8
+   connections alive, one opening a connection per request (a handshake
+   each, resumed or full). *)
+let with_loads dir s f =
+  let url = Printf.sprintf "https://127.0.0.1:%d/s.txt" s.https in
+  let wrk name args =
+    let out = Printf.sprintf "%s/%s.out" dir name in
+    let fd = Unix.openfile out [ O_WRONLY; O_CREAT; O_TRUNC ] 0o600 in
+    let argv = "wrk" :: "-t1" :: "-d3s" :: (args @ [ url ]) in
+    let pid = Unix.create_process "wrk" (Array.of_list argv) Unix.stdin fd fd in
+    Unix.close fd;
+    (pid, out)
+  in
+  let loads =
+    [
+      wrk "keep-alive" [ "-c8" ];
+      wrk "close" [ "-c4"; "-H"; "Connection: close" ];
+    ]
+  in
+  Fun.protect ~finally:(fun () ->
+      List.iter
+        (fun (pid, _) -> try ignore (wait_process "wrk" pid) with _ -> ())
+        loads)
+  @@ fun () -> f loads
+
+(* Each load ended well: no socket error, no non-2xx, some requests. *)
+let check_loads loads =
+  List.iter
+    (fun (pid, out) ->
+      (match wait_process "wrk" pid with
+      | WEXITED 0 -> ()
+      | st -> Alcotest.failf "wrk %s: %s" (describe st) (read_file out));
+      let requests = wrk_outcome (read_file out) in
+      if requests < 50 then Alcotest.failf "wrk: only %d requests" requests)
+    loads
+
 (* Six reloads alternating the certificates, on two loops, under two loads: wrk keeping
    its connections alive, and wrk opening one per request (a handshake per
    request, resumed or full). No request fails. *)
@@ -872,26 +913,7 @@ let reload_under_load () =
       "2";
     ]
   @@ fun s ->
-  let url = Printf.sprintf "https://127.0.0.1:%d/s.txt" s.https in
-  let wrk name args =
-    let out = Printf.sprintf "%s/%s.out" dir name in
-    let fd = Unix.openfile out [ O_WRONLY; O_CREAT; O_TRUNC ] 0o600 in
-    let argv = "wrk" :: "-t1" :: "-d3s" :: (args @ [ url ]) in
-    let pid = Unix.create_process "wrk" (Array.of_list argv) Unix.stdin fd fd in
-    Unix.close fd;
-    (pid, out)
-  in
-  let loads =
-    [
-      wrk "keep-alive" [ "-c8" ];
-      wrk "close" [ "-c4"; "-H"; "Connection: close" ];
-    ]
-  in
-  Fun.protect ~finally:(fun () ->
-      List.iter
-        (fun (pid, _) -> try ignore (wait_process "wrk" pid) with _ -> ())
-        loads)
-  @@ fun () ->
+  with_loads dir s @@ fun loads ->
   Unix.sleepf 0.3;
   for i = 1 to 6 do
     let name = if i mod 2 = 1 then "b" else "a" in
@@ -904,14 +926,71 @@ let reload_under_load () =
     Unix.sleepf 0.2
   done;
   Alcotest.(check int) "no rejection" 0 (count (error_log s) "reload rejected");
-  List.iter
-    (fun (pid, out) ->
-      (match wait_process "wrk" pid with
-      | WEXITED 0 -> ()
-      | st -> Alcotest.failf "wrk %s: %s" (describe st) (read_file out));
-      let requests = wrk_outcome (read_file out) in
-      if requests < 50 then Alcotest.failf "wrk: only %d requests" requests)
-    loads
+  check_loads loads
+
+(* SIGUSR2 with HTTPS: the new process gets both sockets, reads the
+   certificate files anew (B, installed before the signal), and serves on
+   the same ports while the old one drains and exits 0; no request of
+   either load fails. Twice. *)
+let upgrade_under_load () =
+  let dir = temp_dir () in
+  let root = site dir in
+  install dir "a";
+  with_server ~dir
+    [
+      "--tls-port";
+      "0";
+      "--tls-cert";
+      dir ^ "/cur.pem";
+      "--tls-key";
+      dir ^ "/cur.key";
+      "--root";
+      root;
+      "--error-log";
+      dir ^ "/error.log";
+    ]
+  @@ fun first ->
+  let latest = ref first.pid in
+  Fun.protect ~finally:(fun () ->
+      if !latest <> first.pid then
+        try Unix.kill !latest Sys.sigkill with Unix.Unix_error _ -> ())
+  @@ fun () ->
+  with_loads dir first @@ fun loads ->
+  Unix.sleepf 0.3;
+  List.iteri
+    (fun i name ->
+      install dir name;
+      let previous = !latest in
+      Unix.kill previous Sys.sigusr2;
+      wait_until "the successor" (fun () ->
+          count (read_file (dir ^ "/stdout")) "braid: upgraded: process" > i);
+      let line =
+        List.filter
+          (String.starts_with ~prefix:"braid: upgraded: process")
+          (String.split_on_char '\n' (read_file (dir ^ "/stdout")))
+        |> Fun.flip List.nth i
+      in
+      latest := Scanf.sscanf line "braid: upgraded: process %d" Fun.id;
+      Alcotest.(check string)
+        (Printf.sprintf "upgrade %d" (i + 1))
+        ("CN=" ^ name ^ ".test")
+        (subject first.https);
+      (* Not our child: it drains, then is gone. *)
+      if previous <> first.pid then
+        wait_until "the drained process gone" (fun () -> gone previous))
+    [ "b"; "a" ];
+  check_loads loads;
+  (* The first process has drained and exited 0 (waited for by [stop]);
+     the latest serves until told. *)
+  first.stopped <- true;
+  (match wait_process "the first process" first.pid with
+  | WEXITED 0 -> ()
+  | st -> Alcotest.failf "the first process %s" (describe st));
+  let code, body = curl_https first.https "/s.txt" in
+  Alcotest.(check (pair int string))
+    "the latest serves" (0, "small\n") (code, body);
+  Unix.kill !latest Sys.sigterm;
+  wait_until "the latest gone" (fun () -> gone !latest)
 
 (* {1 7. Redirect from plain HTTP} *)
 
@@ -1278,6 +1357,8 @@ let () =
          [
            Alcotest.test_case "certificates reloaded" `Quick reload_certificates;
            Alcotest.test_case "reloads under load" `Quick reload_under_load;
+           Alcotest.test_case "binary upgrades under load" `Quick
+             upgrade_under_load;
            Alcotest.test_case "redirect to HTTPS" `Quick redirect;
            Alcotest.test_case "bad certificates at start" `Quick bad_start;
            Alcotest.test_case "configuration file" `Quick config_file;
