@@ -726,6 +726,47 @@ let keep_alive_partial_record () =
   | Some t when t <= 5. -> ()
   | _ -> Alcotest.failf "a partial record after an answer: %s" out
 
+(* A kept-alive TLS connection idle long enough to be parked (its read
+   interrupted, its buffers given back: two sweeps, a second apart) is
+   served when it speaks again, twice; then a request split across two
+   records and one pipelined behind it. *)
+let py_parked =
+  {|
+import socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+ctx.check_hostname = False
+ss = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))))
+ss.settimeout(10)
+port = ss.getsockname()[1]
+def answers(n):
+    r = b""
+    while r.count(b"small\n") < n:
+        d = ss.recv(65536)
+        if not d:
+            sys.exit("closed after %r" % r)
+        r += d
+    return r.count(b"HTTP/1.1 200 OK")
+for i in range(3):
+    ss.sendall(b"GET /s.txt HTTP/1.1\r\nHost: a.test\r\n\r\n")
+    print(answers(1), end=" ")
+    if i < 2:
+        time.sleep(2.5)
+ss.sendall(b"GET /s.txt HTTP/1.1\r\nHo")
+time.sleep(0.2)
+ss.sendall(b"st: a.test\r\n\r\nGET /s.txt HTTP/1.1\r\nHost: a.test\r\n\r\n")
+print(answers(2), ss.getsockname()[1] == port)
+|}
+
+let parked () =
+  let dir = temp_dir () in
+  let root = site dir in
+  with_server ~dir (tls_args [ "a" ] @ [ "--tls-port"; "0"; "--root"; root ])
+  @@ fun s ->
+  let code, out =
+    run [ "python3"; "-c"; py_parked; string_of_int s.https; ca () ]
+  in
+  Alcotest.(check (pair int string)) "python" (0, "1 1 1 2 True\n") (code, out)
+
 (* {1 6. Certificates reloaded on SIGHUP} *)
 
 let replace ~src ~dst =
@@ -1350,6 +1391,7 @@ let () =
              old_versions_refused;
            Alcotest.test_case "SNI" `Quick sni;
            Alcotest.test_case "session resumption" `Quick resumption;
+           Alcotest.test_case "kept alive, parked, served" `Quick parked;
            Alcotest.test_case "handshake timeout: silent" `Quick
              (handshake_timeout ~which:[ "silent" ] ~trickle:false);
          ] );
