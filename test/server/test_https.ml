@@ -10,7 +10,22 @@ open Text_and_process
 (* {1 Processes} *)
 
 let binary = "../../bin/main.exe"
-let temp_dir () = Unix.realpath (Filename.temp_dir "braid-https" "")
+
+(* Removed at exit, with whatever the servers left in them. *)
+let temp_dirs = ref []
+
+let temp_dir () =
+  let d = Unix.realpath (Filename.temp_dir "braid-https" "") in
+  temp_dirs := d :: !temp_dirs;
+  d
+
+let () =
+  at_exit (fun () ->
+      List.iter
+        (fun d ->
+          ignore (Sys.command (Filename.quote_command "rm" [ "-rf"; d ])))
+        !temp_dirs)
+
 let now = Unix.gettimeofday
 
 (* Polls every 5 ms up to [seconds], then fails naming [what]. *)
