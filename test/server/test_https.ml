@@ -1378,10 +1378,10 @@ let incomplete_records () =
     ~which:[ "3 bytes of a record header"; "half a ClientHello" ]
     ~trickle:true ()
 
-(* Tests of bugs found and not fixed yet: run with
-   BRAID_HTTPS_KNOWN_BUGS=1. Each fails until its bug is fixed; then move
-   it to the suite. *)
-let known_bugs =
+(* Bugs these tests found, fixed since: a partial record held by OpenSSL
+   kept a slowloris alive; the redirect refused a POST's body; an unpaired
+   certificate was blamed on the HTTPS port. *)
+let found_bugs =
   [
     Alcotest.test_case "incomplete records in the handshake" `Quick
       incomplete_records;
@@ -1430,7 +1430,4 @@ let () =
              (silent_clients ~on_tls:true ~evict:false);
          ] );
      ]
-    @
-    if Sys.getenv_opt "BRAID_HTTPS_KNOWN_BUGS" = Some "1" then
-      [ ("known bugs", known_bugs) ]
-    else [])
+    @ [ ("found bugs", found_bugs) ])
