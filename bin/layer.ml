@@ -95,25 +95,21 @@ let pair chains keys =
   in
   go chains keys
 
-let tls_chains chains (c : Config.t) =
+(* The given halves, paired with the other halves already set. *)
+let set_certificates (c : Config.t) ~chains ~keys =
   let tls = tls_or_default c in
-  let keys =
+  let given half =
     List.filter_map
       (fun (k : Braid_tls.Server_context.certificate) ->
-        if k.key = "" then None else Some k.key)
+        match half k with "" -> None | file -> Some file)
       tls.certificates
   in
+  let chains = Option.value chains ~default:(given (fun k -> k.chain))
+  and keys = Option.value keys ~default:(given (fun k -> k.key)) in
   { c with tls = Some { tls with certificates = pair chains keys } }
 
-let tls_keys keys (c : Config.t) =
-  let tls = tls_or_default c in
-  let chains =
-    List.filter_map
-      (fun (k : Braid_tls.Server_context.certificate) ->
-        if k.chain = "" then None else Some k.chain)
-      tls.certificates
-  in
-  { c with tls = Some { tls with certificates = pair chains keys } }
+let tls_chains chains c = set_certificates c ~chains:(Some chains) ~keys:None
+let tls_keys keys c = set_certificates c ~chains:None ~keys:(Some keys)
 
 let https_redirect on (c : Config.t) =
   { c with tls = Some { (tls_or_default c) with redirect = on } }

@@ -173,6 +173,18 @@ let key name = Printf.sprintf "%s/%s.key" (Lazy.force certs) name
 let tls_args names =
   List.concat_map (fun n -> [ "--tls-cert"; pem n; "--tls-key"; key n ]) names
 
+(* HTTPS on a free port with the certificate installed as [dir]/cur.pem and
+   its key (which the reload tests replace). *)
+let current_certificate dir =
+  [
+    "--tls-port";
+    "0";
+    "--tls-cert";
+    dir ^ "/cur.pem";
+    "--tls-key";
+    dir ^ "/cur.key";
+  ]
+
 (* {1 The server} *)
 
 type server = {
@@ -815,20 +827,15 @@ let reload_certificates () =
   let root = site dir in
   install dir "a";
   with_server ~dir
-    [
-      "--tls-port";
-      "0";
-      "--tls-cert";
-      dir ^ "/cur.pem";
-      "--tls-key";
-      dir ^ "/cur.key";
-      "--root";
-      root;
-      "--error-log";
-      dir ^ "/error.log";
-      "--keep-alive-timeout";
-      "60";
-    ]
+    (current_certificate dir
+    @ [
+        "--root";
+        root;
+        "--error-log";
+        dir ^ "/error.log";
+        "--keep-alive-timeout";
+        "60";
+      ])
   @@ fun s ->
   Alcotest.(check string) "before" "CN=a.test" (subject s.https);
   let to_py_r, to_py = Unix.pipe ~cloexec:true ()
@@ -954,20 +961,8 @@ let reload_under_load () =
   let root = site dir in
   install dir "a";
   with_server ~dir
-    [
-      "--tls-port";
-      "0";
-      "--tls-cert";
-      dir ^ "/cur.pem";
-      "--tls-key";
-      dir ^ "/cur.key";
-      "--root";
-      root;
-      "--error-log";
-      dir ^ "/error.log";
-      "--domains";
-      "2";
-    ]
+    (current_certificate dir
+    @ [ "--root"; root; "--error-log"; dir ^ "/error.log"; "--domains"; "2" ])
   @@ fun s ->
   with_loads dir s @@ fun loads ->
   Unix.sleepf 0.3;
@@ -993,18 +988,8 @@ let upgrade_under_load () =
   let root = site dir in
   install dir "a";
   with_server ~dir
-    [
-      "--tls-port";
-      "0";
-      "--tls-cert";
-      dir ^ "/cur.pem";
-      "--tls-key";
-      dir ^ "/cur.key";
-      "--root";
-      root;
-      "--error-log";
-      dir ^ "/error.log";
-    ]
+    (current_certificate dir
+    @ [ "--root"; root; "--error-log"; dir ^ "/error.log" ])
   @@ fun first ->
   let latest = ref first.pid in
   Fun.protect ~finally:(fun () ->

@@ -489,20 +489,6 @@ let get_from_another_address port ~timeout =
   send s "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   read_to_end s
 
-(* A self-signed certificate and its key in [dir], by the openssl command. *)
-let self_signed dir =
-  let cert = dir ^ "/cert.pem" and key = dir ^ "/key.pem" in
-  let made =
-    Sys.command
-      (Printf.sprintf
-         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-          -nodes -keyout %s -out %s -days 2 -subj /CN=localhost >/dev/null \
-          2>&1"
-         key cert)
-  in
-  Alcotest.(check int) "certificate made" 0 made;
-  (cert, key)
-
 (* The HTTPS port, from the banner's second line. *)
 let rec tls_port_of p =
   let o = read_file p.out in

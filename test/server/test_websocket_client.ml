@@ -487,16 +487,7 @@ asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
    writes through TLS. *)
 let python_wss () =
   let dir = Filename.temp_dir "braid-wss" "" in
-  let cert = dir ^ "/cert.pem" and key = dir ^ "/key.pem" in
-  let made =
-    Sys.command
-      (Printf.sprintf
-         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-          -nodes -keyout %s -out %s -days 2 -subj /CN=localhost >/dev/null \
-          2>&1"
-         key cert)
-  in
-  Alcotest.(check int) "certificate made" 0 made;
+  let cert, key = self_signed dir in
   let config =
     {
       Config.default with
