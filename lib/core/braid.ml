@@ -53,4 +53,5 @@ module Private = struct
   module Scheduler = Scheduler
   module Task_queue = Task_queue
   module Wake_up = Wake_up
+  module Spin = Spin
 end

@@ -118,4 +118,8 @@ module Private : sig
   module Wake_up = Wake_up
   (** Waking a scheduler's idle thread from other threads (the FIFO scheduler's
       and the IO loop's). *)
+
+  module Spin = Spin
+  (** Spinning before parking, with the [backoff] library (the FIFO scheduler's
+      and {!suspend}'s). *)
 end

@@ -560,9 +560,10 @@ let shut_down t =
      write [wake_fd]; it will not write once it sees [sleeping] false, which
      it now is for good. Closing under it could hand its write to whatever
      reuses the descriptor number. *)
-  while Atomic.get t.waking > 0 do
-    Domain.cpu_relax ()
-  done;
+  let rec await_wakers backoff =
+    if Atomic.get t.waking > 0 then await_wakers (Backoff.once backoff)
+  in
+  await_wakers Backoff.default;
   Epoll.close t.epoll;
   Unix.close t.wake_fd
 
