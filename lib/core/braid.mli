@@ -120,6 +120,5 @@ module Private : sig
       and the IO loop's). *)
 
   module Spin = Spin
-  (** Spinning before parking, with the [backoff] library (the FIFO scheduler's
-      and {!suspend}'s). *)
+  (** Spinning before parking (the FIFO scheduler's and {!suspend}'s). *)
 end

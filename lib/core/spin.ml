@@ -1,11 +1,11 @@
-(* From 1 pause between the first looks to at most 2^4 = 16 (Backoff draws
-   each wait at random below its bound): a handoff is seen within a few
-   hundred nanoseconds of its arrival, while a long spin still leaves the
-   line it watches mostly alone. *)
-let backoff = Backoff.create ~lower_wait_log:0 ~upper_wait_log:4 ()
-
-let until ~looks ready x =
-  let rec spin backoff looks =
-    ready x || (looks > 0 && spin (Backoff.once backoff) (looks - 1))
+(* One pause between looks, not Backoff's growing random waits: see the
+   interface. *)
+let until ~pauses ready x =
+  let rec spin pauses =
+    ready x
+    || pauses > 0
+       &&
+       (Domain.cpu_relax ();
+        spin (pauses - 1))
   in
-  spin backoff looks
+  spin pauses

@@ -27,10 +27,9 @@ let acquire_sleeper () =
 
 let release_sleeper s = Atomic.set (Domain.DLS.get cached_sleeper) (Some s)
 
-(* Long enough to catch a handoff from a running domain (some 2,000
-   pauses), short enough not to starve a systhread of the same domain that
-   is about to resume us. *)
-let spin_looks = 250
+(* Long enough to catch a handoff from a running domain, short enough not to
+   starve a systhread of the same domain that is about to resume us. *)
+let spin_pauses = 2_000
 
 let rec resume_parked cell r =
   match Atomic.get cell with
@@ -76,7 +75,7 @@ let park block =
   match block (resume_parked cell) with
   | Some v -> v
   | None -> (
-      if not (Spin.until ~looks:spin_looks is_resumed cell) then
+      if not (Spin.until ~pauses:spin_pauses is_resumed cell) then
         unwrap (sleep cell)
       else
         match Atomic.get cell with

@@ -34,10 +34,10 @@ let enqueue t task =
     Incoming.push t.incoming task;
     Wake.notify t)
 
-(* A resumer on another domain usually answers within microseconds (some
-   4,000 pauses); spinning that long avoids a futex sleep and wake-up on
-   each cross-domain handoff. *)
-let spin_looks = 500
+(* A resumer on another domain usually answers within microseconds;
+   spinning that long avoids a futex sleep and wake-up on each cross-domain
+   handoff. *)
+let spin_pauses = 4_000
 
 let make_ops t =
   let rec ops =
@@ -66,7 +66,7 @@ let rec schedule t =
     (Private.Task_queue.pop t.runnable) ();
     schedule t)
   else if Private.Scheduler.live t.fibers > 0 then (
-    if not (Private.Spin.until ~looks:spin_looks has_incoming t) then
+    if not (Private.Spin.until ~pauses:spin_pauses has_incoming t) then
       Wake.sleep t ();
     schedule t)
 

@@ -559,7 +559,8 @@ let shut_down t =
   (* A thread that pushed before the close may still be deciding whether to
      write [wake_fd]; it will not write once it sees [sleeping] false, which
      it now is for good. Closing under it could hand its write to whatever
-     reuses the descriptor number. *)
+     reuses the descriptor number. Those threads change [waking] while we
+     read it: backing off keeps our reads out of their way. *)
   let rec await_wakers backoff =
     if Atomic.get t.waking > 0 then await_wakers (Backoff.once backoff)
   in
