@@ -126,11 +126,13 @@ let find_task t w =
    (~50 us each way on the project machine). Between looks the searcher backs
    off with the packaged randomized exponential policy ([Backoff]): the first
    looks come quickly (new work is usually found within a few microseconds),
-   later ones less often, so the queues' cache lines are left alone. Ten
-   looks with random waits below 2^4, 2^5, .., 2^10, 2^10, .. [cpu_relax]
-   (~30 ns each here) average ~2,500 relaxes: about 75 us. *)
-let search_backoff = Backoff.create ~lower_wait_log:4 ~upper_wait_log:10 ()
-let search_looks = 10
+   later ones less often, so the cache lines of the queues that busy workers
+   push on and pop from are left alone. Twenty looks with random waits below
+   2^4, 2^5, .., 2^8, 2^8, .. [cpu_relax] (~30 ns each here) average ~2,150
+   relaxes (measured: 71 us median), and a look is never more than ~8 us
+   late. *)
+let search_backoff = Backoff.create ~lower_wait_log:4 ~upper_wait_log:8 ()
+let search_looks = 20
 
 let rec search t w backoff looks =
   match find_task t w with
