@@ -53,14 +53,22 @@ let run_fib ~quick =
   let samples =
     List.init rounds (fun _ ->
         let s = timed (fun () -> check (fibonacci n)) in
+        let inside = ref nan in
         let one =
-          timed (fun () -> check (Pool.run pool1 (fun () -> fibonacci n)))
+          timed (fun () ->
+              inside :=
+                Pool.run pool1 (fun () -> timed (fun () -> check (fibonacci n))))
         in
         let p1 = timed (on pool1) in
         let p2 = timed (on pool2) in
         let st = timed (fun () -> check (static_split n)) in
-        (s, one, p1, p2, st))
+        let bare =
+          Domain.join
+            (Domain.spawn (fun () -> timed (fun () -> check (fibonacci n))))
+        in
+        ((s, one, p1, p2, st), (!inside, bare)))
   in
+  let extra = List.map snd samples and samples = List.map fst samples in
   Pool.shutdown pool1;
   Pool.shutdown pool2;
   (* On a shared 2-core machine a neighbour's burst often puts both workers
@@ -77,6 +85,11 @@ let run_fib ~quick =
   and p1 = stats (fun (_, _, p, _, _) -> p)
   and p2 = stats (fun (_, _, _, p, _) -> p)
   and st = stats (fun (_, _, _, _, s) -> s) in
+  let extra_stats f =
+    let xs = List.map f extra in
+    (median xs, List.fold_left min infinity xs)
+  in
+  let inside = extra_stats fst and bare = extra_stats snd in
   let idle =
     Pool.with_pool ~domains:2 (idle_cpu ~seconds:(if quick then 0.5 else 1.0))
   in
@@ -94,8 +107,13 @@ let run_fib ~quick =
   in
   (load :: times "sequential fib 32" seq)
   @ times "sequential fib 32 as one task, pool 1 domain" one
+  @ times "the same timed inside the task (no hand-off)" inside
+  @ times "sequential fib 32 on a fresh bare domain (timed inside)" bare
   @ times "pool, 1 domain" p1 @ times "pool, 2 domains" p2
   @ times "static split on 2 domains" st
+  @ ratios "one-task overhead: one task / sequential" one seq
+  @ ratios "hand-off: one task / the same timed inside it" one inside
+  @ ratios "domain: bare domain / main domain (sequential)" bare seq
   @ ratios "speed-up: sequential / pool 1 domain" seq p1
   @ ratios "speed-up: sequential / pool 2 domains" seq p2
   @ ratios "scaling: pool 1 / pool 2 domains" p1 p2
