@@ -62,10 +62,28 @@ let rec record_failure t unobserved =
   if not (Atomic.compare_and_set t.failed seen (unobserved :: seen)) then
     record_failure t unobserved
 
+(* Every task, and every fiber forked in one, runs on a fiber of its own,
+   whose stack the runtime starts at 512 bytes and doubles (by copying) when
+   a call needs more. On the project machine (AMD EPYC under KVM), a
+   computation whose stack grew while it ran went ~12% slower than the same
+   computation on a stack already big enough, for the same instructions: fib
+   32 as one task took 11.1-11.2 ms against 9.8-9.9 ms on the main domain,
+   and 9.8 ms again once the task's stack had been grown beforehand (bench
+   [fib]: rows "inside the task" and "in an effect handler"; growing by 60
+   frames first was not enough, 100 was). So a task first grows its stack
+   to 2 KB, which typical task bodies then fit in: [grow_frames] non-tail
+   calls of an 8-byte frame. It costs ~1,600 instructions a task (callgrind,
+   reallocations included), ~1% of fib 32 cut into 609 tasks, and a task
+   that blocks holds at least 2 KB. *)
+let grow_frames = 128
+let rec grow n = if n = 0 then 0 else 1 + grow (n - 1)
+let grow_stack () = ignore (Sys.opaque_identity (grow grow_frames))
+
 let spawn t fiber body =
   Atomic.incr t.live;
   schedule t (fun () ->
       Private.Scheduler.run_fiber t.ops fiber (fun () ->
+          grow_stack ();
           body ();
           if Option.is_some (Private.Fiber.unobserved_failure fiber) then
             record_failure t (fun () -> Private.Fiber.unobserved_failure fiber);
@@ -196,22 +214,6 @@ let worker_main t w () =
     Promise.fill t.all_exited ()
 
 (* Submission. *)
-
-(* Every task runs on a fiber of its own, whose stack the runtime starts at
-   512 bytes and doubles (by copying) when a call needs more. On the project
-   machine (AMD EPYC under KVM), a computation whose stack grew while it ran
-   went ~12% slower than the same computation on a stack already big enough,
-   for the same instructions: fib 32 as one task took 11.1-11.2 ms against
-   9.8-9.9 ms on the main domain, and 9.8 ms again once the task's stack
-   had been grown beforehand (bench [fib]: rows "inside the task" and "in an
-   effect handler"; growing by 60 frames first was not enough, 100 was). So
-   a task first grows its stack to 2 KB, which typical task bodies then fit
-   in: [grow_frames] non-tail calls of an 8-byte frame. It costs ~1,600
-   instructions a task (callgrind, reallocations included), ~1% of fib 32
-   cut into 609 tasks, and a task that blocks holds at least 2 KB. *)
-let grow_frames = 128
-let rec grow n = if n = 0 then 0 else 1 + grow (n - 1)
-let grow_stack () = ignore (Sys.opaque_identity (grow grow_frames))
 
 let admit t =
   Atomic.incr t.live;
