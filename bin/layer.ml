@@ -7,15 +7,17 @@ type t = setting list
 let apply layer c = List.fold_left (fun c s -> s.change c) c layer
 
 (* The first setting of [layer] whose addition, over [defaults] and under
-   [above], breaks the configuration, with its error. *)
-let first_breaking ~defaults layer ~above =
+   [above], breaks the configuration with the error [msg] of the whole: a
+   setting that breaks it otherwise only because a later one completes it
+   (a port for HTTPS before its certificate) is not the culprit. *)
+let first_breaking ~defaults layer ~above ~msg =
   let rec go applied = function
     | [] -> None
     | s :: rest -> (
         let applied = s.change applied in
         match Server.check_config (List.fold_left ( |> ) applied above) with
-        | Ok _ -> go applied rest
-        | Error msg -> Some (s.origin ^ ": " ^ msg))
+        | Error m when String.equal m msg -> Some (s.origin ^ ": " ^ msg)
+        | Ok _ | Error _ -> go applied rest)
   in
   go defaults layer
 
@@ -27,9 +29,9 @@ let resolve ~defaults layers =
       (* From the highest precedence down, each layer under the ones above
          it. [above] lists the changes of those, in the order they apply. *)
       let rec blame above = function
-        | [] -> Error msg (* Not reached: the last candidate is [full]. *)
+        | [] -> Error msg (* No one setting makes this error: say it alone. *)
         | layer :: lower -> (
-            match first_breaking ~defaults layer ~above with
+            match first_breaking ~defaults layer ~above ~msg with
             | Some error -> Error error
             | None -> blame (List.map (fun s -> s.change) layer @ above) lower)
       in
@@ -93,25 +95,21 @@ let pair chains keys =
   in
   go chains keys
 
-let tls_chains chains (c : Config.t) =
+(* The given halves, paired with the other halves already set. *)
+let set_certificates (c : Config.t) ~chains ~keys =
   let tls = tls_or_default c in
-  let keys =
+  let given half =
     List.filter_map
       (fun (k : Braid_tls.Server_context.certificate) ->
-        if k.key = "" then None else Some k.key)
+        match half k with "" -> None | file -> Some file)
       tls.certificates
   in
+  let chains = Option.value chains ~default:(given (fun k -> k.chain))
+  and keys = Option.value keys ~default:(given (fun k -> k.key)) in
   { c with tls = Some { tls with certificates = pair chains keys } }
 
-let tls_keys keys (c : Config.t) =
-  let tls = tls_or_default c in
-  let chains =
-    List.filter_map
-      (fun (k : Braid_tls.Server_context.certificate) ->
-        if k.chain = "" then None else Some k.chain)
-      tls.certificates
-  in
-  { c with tls = Some { tls with certificates = pair chains keys } }
+let tls_chains chains c = set_certificates c ~chains:(Some chains) ~keys:None
+let tls_keys keys c = set_certificates c ~chains:None ~keys:(Some keys)
 
 let https_redirect on (c : Config.t) =
   { c with tls = Some { (tls_or_default c) with redirect = on } }

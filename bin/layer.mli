@@ -37,10 +37,11 @@ val resolve : defaults:Config.t -> t list -> (Config.t, string) result
     ["ORIGIN: message"]. Layers are examined from the highest precedence down:
     the blamed setting is the first of its layer (in the order the layer applies
     them) whose addition, over the defaults and under every layer of higher
-    precedence, makes the check fail. So a setting that is wrong on its own is
-    blamed even when a lower layer is wrong too, and a setting of a lower layer
-    that a higher one overrides is never blamed. Blocks while it resolves the
-    document root. *)
+    precedence, makes the check fail with the whole's error. So a setting of a
+    lower layer that a higher one overrides is never blamed, and neither is a
+    setting that fails only for want of a later one (an HTTPS port before its
+    certificate's key): the error then names the setting that completes it, or
+    stands alone. Blocks while it resolves the document root. *)
 
 (** {1 Changes}
 

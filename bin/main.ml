@@ -21,10 +21,18 @@ let notify state =
 (* The listening socket [braid serve] holds besides the loops' copies: closed
    when listening stops, so that the socket closes with the loops' copies
    (new connections are then refused) unless a successor holds one. *)
-let stop_listening (listening, closed) =
+type listening = {
+  plain : Unix.file_descr;
+  tls : Unix.file_descr option;  (** With HTTPS. *)
+  closed : bool Atomic.t;
+}
+
+let stop_listening l =
   (* Once: an upgrade and a SIGTERM during its drain both stop listening, and
      a second close could hit a descriptor that reused the number. *)
-  if not (Atomic.exchange closed true) then Unix.close listening
+  if not (Atomic.exchange l.closed true) then (
+    Unix.close l.plain;
+    Option.iter Unix.close l.tls)
 
 let on_termination server ~listening ~deadline ~ready () =
   Braid_io.Switch.run @@ fun sw ->
@@ -107,6 +115,25 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
                   ^^ "still listening on the old address")
                    source
                    (address_to_string config.listen));
+            (match (config.tls, running.tls) with
+            | Some tls, Some was when tls.address <> was.address ->
+                log
+                  (Printf.sprintf
+                     ("warning: %s: TlsListen %s needs a restart; "
+                    ^^ "still serving HTTPS on the old address")
+                     source
+                     (address_to_string tls.address))
+            | Some _, None ->
+                log
+                  (Printf.sprintf
+                     "warning: %s: HTTPS needs a restart to be turned on" source)
+            | None, Some _ ->
+                log
+                  (Printf.sprintf
+                     "warning: %s: HTTPS needs a restart to be turned off; \
+                      still serving it with the certificates in force"
+                     source)
+            | _ -> ());
             if config.domains <> running.domains then
               log
                 (Printf.sprintf "warning: %s: Domains %d needs a restart" source
@@ -127,8 +154,8 @@ let on_upgrade server writer ~listening ~deadline ~ready () =
     ignore (Braid_io.Signal.wait signals);
     log ("info: upgrade: starting " ^ Sys.executable_name);
     match
-      Handover.start_successor ~listening:(fst listening) Sys.executable_name
-        Sys.argv
+      Handover.start_successor ~listening:listening.plain
+        ?tls_listening:listening.tls Sys.executable_name Sys.argv
     with
     | Ok pid ->
         Printf.printf "braid: upgraded: process %d serves; draining\n%!" pid;
@@ -197,12 +224,37 @@ let serve flags config_file demo log_level shutdown_timeout =
                 "socket activation: several sockets passed and none named \
                  \"http\" (FileDescriptorName=http)")
     in
-    Ok (config, listening)
+    (* HTTPS: the socket named "https" by systemd, else one handed over,
+       else bound here, so that SIGUSR2 can hand it over too. *)
+    let* tls_listening =
+      match config.tls with
+      | None -> Ok None
+      | Some tls -> (
+          match
+            List.find_opt
+              (fun (l : Systemd.listener) -> l.name = "https")
+              passed
+          with
+          | Some l -> Ok (Some l.fd)
+          | None -> (
+              let* inherited = Handover.inherited_tls () in
+              match inherited with
+              | Some fd -> Ok (Some fd)
+              | None -> (
+                  match Handover.listen tls.address with
+                  | fd -> Ok (Some fd)
+                  | exception Unix.Unix_error (e, _, _) ->
+                      Error
+                        (Printf.sprintf "listen %s: %s"
+                           (address_to_string tls.address)
+                           (Unix.error_message e)))))
+    in
+    Ok (config, listening, tls_listening)
   in
   match configured with
   | Error msg -> `Error (false, msg)
-  | Ok (config, (listening, passed)) ->
-      let listening = (listening, Atomic.make false) in
+  | Ok (config, (plain, passed), tls) ->
+      let listening = { plain; tls; closed = Atomic.make false } in
       (* The pool's domains and the event loops share the cores. *)
       let pool =
         if demo then
@@ -268,7 +320,7 @@ let serve flags config_file demo log_level shutdown_timeout =
             in
             match
               Server.run ~on_listen ~background:(background fibers)
-                ~listening:(fst listening) server
+                ~listening:listening.plain ?tls_listening:listening.tls server
             with
             | () -> `Ok ()
             | exception Braid_io.Net.Error { op; error } ->

@@ -15,6 +15,10 @@ let rec pool_fib pool ~cutoff n =
     let b = pool_fib pool ~cutoff (n - 2) in
     Promise.await a + b
 
+(* What every pool task runs on: a fiber of its own (a fresh stack), under
+   an effect handler that handles nothing here. *)
+let in_fiber f = Effect.Deep.try_with f () { effc = (fun _ -> None) }
+
 (* The classic hand-parallelisation: one half on a fresh domain. *)
 let static_split n =
   let other = Domain.spawn (fun () -> fibonacci (n - 1)) in
@@ -53,14 +57,25 @@ let run_fib ~quick =
   let samples =
     List.init rounds (fun _ ->
         let s = timed (fun () -> check (fibonacci n)) in
+        let inside = ref nan in
         let one =
-          timed (fun () -> check (Pool.run pool1 (fun () -> fibonacci n)))
+          timed (fun () ->
+              inside :=
+                Pool.run pool1 (fun () -> timed (fun () -> check (fibonacci n))))
         in
         let p1 = timed (on pool1) in
         let p2 = timed (on pool2) in
         let st = timed (fun () -> check (static_split n)) in
-        (s, one, p1, p2, st))
+        let bare =
+          Domain.join
+            (Domain.spawn (fun () -> timed (fun () -> check (fibonacci n))))
+        in
+        let handled =
+          timed (fun () -> in_fiber (fun () -> check (fibonacci n)))
+        in
+        ((s, one, p1, p2, st), (!inside, bare, handled)))
   in
+  let extra = List.map snd samples and samples = List.map fst samples in
   Pool.shutdown pool1;
   Pool.shutdown pool2;
   (* On a shared 2-core machine a neighbour's burst often puts both workers
@@ -77,6 +92,13 @@ let run_fib ~quick =
   and p1 = stats (fun (_, _, p, _, _) -> p)
   and p2 = stats (fun (_, _, _, p, _) -> p)
   and st = stats (fun (_, _, _, _, s) -> s) in
+  let extra_stats f =
+    let xs = List.map f extra in
+    (median xs, List.fold_left min infinity xs)
+  in
+  let inside = extra_stats (fun (i, _, _) -> i)
+  and bare = extra_stats (fun (_, b, _) -> b)
+  and handled = extra_stats (fun (_, _, h) -> h) in
   let idle =
     Pool.with_pool ~domains:2 (idle_cpu ~seconds:(if quick then 0.5 else 1.0))
   in
@@ -94,8 +116,17 @@ let run_fib ~quick =
   in
   (load :: times "sequential fib 32" seq)
   @ times "sequential fib 32 as one task, pool 1 domain" one
+  @ times "the same timed inside the task (no hand-off)" inside
+  @ times "sequential fib 32 on a fresh bare domain (timed inside)" bare
+  @ times
+      "sequential fib 32 in an effect handler (own fiber stack), main domain"
+      handled
   @ times "pool, 1 domain" p1 @ times "pool, 2 domains" p2
   @ times "static split on 2 domains" st
+  @ ratios "one-task overhead: one task / sequential" one seq
+  @ ratios "hand-off: one task / the same timed inside it" one inside
+  @ ratios "domain: bare domain / main domain (sequential)" bare seq
+  @ ratios "stack: in an effect handler / main stack (sequential)" handled seq
   @ ratios "speed-up: sequential / pool 1 domain" seq p1
   @ ratios "speed-up: sequential / pool 2 domains" seq p2
   @ ratios "scaling: pool 1 / pool 2 domains" p1 p2

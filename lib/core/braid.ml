@@ -52,4 +52,6 @@ module Private = struct
   module Fiber = Fiber.Private
   module Scheduler = Scheduler
   module Task_queue = Task_queue
+  module Wake_up = Wake_up
+  module Spin = Spin
 end

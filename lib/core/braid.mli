@@ -114,4 +114,11 @@ module Private : sig
 
   module Scheduler = Scheduler
   module Task_queue = Task_queue
+
+  module Wake_up = Wake_up
+  (** Waking a scheduler's idle thread from other threads (the FIFO scheduler's
+      and the IO loop's). *)
+
+  module Spin = Spin
+  (** Spinning before parking (the FIFO scheduler's and {!suspend}'s). *)
 end

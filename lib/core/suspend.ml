@@ -29,7 +29,7 @@ let release_sleeper s = Atomic.set (Domain.DLS.get cached_sleeper) (Some s)
 
 (* Long enough to catch a handoff from a running domain, short enough not to
    starve a systhread of the same domain that is about to resume us. *)
-let spin_iterations = 2_000
+let spin_pauses = 2_000
 
 let rec resume_parked cell r =
   match Atomic.get cell with
@@ -46,14 +46,8 @@ let rec resume_parked cell r =
 
 let unwrap = function Ok v -> v | Error e -> raise e
 
-let rec spin cell n =
-  match Atomic.get cell with
-  | Resumed r -> Some r
-  | Waiting | Sleeping _ ->
-      if n = 0 then None
-      else (
-        Domain.cpu_relax ();
-        spin cell (n - 1))
+let is_resumed cell =
+  match Atomic.get cell with Resumed _ -> true | Waiting | Sleeping _ -> false
 
 let sleep cell =
   let s = acquire_sleeper () in
@@ -81,9 +75,12 @@ let park block =
   match block (resume_parked cell) with
   | Some v -> v
   | None -> (
-      match spin cell spin_iterations with
-      | Some r -> unwrap r
-      | None -> unwrap (sleep cell))
+      if not (Spin.until ~pauses:spin_pauses is_resumed cell) then
+        unwrap (sleep cell)
+      else
+        match Atomic.get cell with
+        | Resumed r -> unwrap r
+        | Waiting | Sleeping _ -> assert false (* Nothing un-resumes. *))
 
 let suspend block =
   try Effect.perform (Suspend block)

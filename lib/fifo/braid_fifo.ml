@@ -1,49 +1,43 @@
 open Braid
 module Incoming = Saturn.Single_consumer_queue
+module Wake_up = Private.Wake_up
 
 type t = {
   runnable : Private.Task_queue.t;  (** Touched only by [owner]. *)
   owner : Thread.t;  (** The systhread running [run]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from anywhere. *)
-  sleeping : bool Atomic.t;
-  lock : Mutex.t;
-  wake_up : Condition.t;
+  sleeping : Wake_up.flag;
+  monitor : Wake_up.Monitor.t;  (** What [owner] sleeps on. *)
   fibers : Private.Scheduler.tally;
 }
 
+let has_incoming t = not (Incoming.is_empty t.incoming)
+
+module Wake = Wake_up.Make (struct
+  type nonrec t = t
+  type timeout = unit
+  type outcome = unit
+
+  let flag t = t.sleeping
+  let has_work = has_incoming
+  let block t () = Wake_up.Monitor.wait t.monitor
+  let poll _ = ()
+  let wake t = Wake_up.Monitor.signal t.monitor
+end)
+
 (* Resumers usually run in one of our own fibers (a put waking a taker): the
-   local queue needs no atomics. From elsewhere, pushing then reading
-   [sleeping] here, and setting [sleeping] then reading the queue in [sleep],
-   guarantees one side sees the other. *)
+   local queue needs no atomics. From elsewhere, the queue is the one
+   [Wake] watches. *)
 let enqueue t task =
   if Thread.self () == t.owner then Private.Task_queue.push t.runnable task
   else (
     Incoming.push t.incoming task;
-    if Atomic.get t.sleeping then (
-      Mutex.lock t.lock;
-      Condition.signal t.wake_up;
-      Mutex.unlock t.lock))
+    Wake.notify t)
 
-let sleep t =
-  Atomic.set t.sleeping true;
-  if Incoming.is_empty t.incoming then (
-    Mutex.lock t.lock;
-    while Incoming.is_empty t.incoming do
-      Condition.wait t.wake_up t.lock
-    done;
-    Mutex.unlock t.lock);
-  Atomic.set t.sleeping false
-
-(* A resumer on another domain usually answers within microseconds; spinning
-   that long avoids a futex sleep and wake-up on each cross-domain handoff. *)
-let spin_iterations = 4_000
-
-let rec spin t n =
-  n > 0
-  && ((not (Incoming.is_empty t.incoming))
-     ||
-     (Domain.cpu_relax ();
-      spin t (n - 1)))
+(* A resumer on another domain usually answers within microseconds;
+   spinning that long avoids a futex sleep and wake-up on each cross-domain
+   handoff. *)
+let spin_pauses = 4_000
 
 let make_ops t =
   let rec ops =
@@ -72,7 +66,8 @@ let rec schedule t =
     (Private.Task_queue.pop t.runnable) ();
     schedule t)
   else if Private.Scheduler.live t.fibers > 0 then (
-    if not (spin t spin_iterations) then sleep t;
+    if not (Private.Spin.until ~pauses:spin_pauses has_incoming t) then
+      Wake.sleep t ();
     schedule t)
 
 let run main =
@@ -81,9 +76,8 @@ let run main =
       runnable = Private.Task_queue.create ();
       owner = Thread.self ();
       incoming = Incoming.create ();
-      sleeping = Atomic.make false;
-      lock = Mutex.create ();
-      wake_up = Condition.create ();
+      sleeping = Wake_up.flag ();
+      monitor = Wake_up.Monitor.create ();
       fibers = Private.Scheduler.tally ();
     }
   in

@@ -39,8 +39,8 @@ and t = {
   owner : Thread.t;
   runnable : Private.Task_queue.t;  (** Touched only by [owner]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from elsewhere. *)
-  sleeping : bool Atomic.t;
-      (** Set while [owner] is in (or entering) a wait. *)
+  sleeping : Private.Wake_up.flag;
+      (** Set while [owner] is in (or entering) a wait that [wake_fd] ends. *)
   waking : int Atomic.t;
       (** Threads that may be about to write [wake_fd]: it is closed only once
           none is. *)
@@ -95,16 +95,30 @@ let check_usable fd ~op =
   if not fd.is_open then raise Closed;
   if not (on_loop_thread fd.loop) then check_owner fd.loop ~op:("Braid_io." ^ op)
 
+(* The loop sleeps in epoll_wait, and the eventfd [wake_fd] in its set ends
+   the wait: a write made before the wait starts keeps the eventfd readable,
+   so it ends the wait at once, as Wake_up requires. The wait also ends for
+   descriptors and timers; [sleep]'s caller dispatches what it found. *)
+module Wake = Private.Wake_up.Make (struct
+  type nonrec t = t
+  type timeout = int (* Milliseconds; -1 for none. *)
+  type outcome = int (* Events found. *)
+
+  let flag t = t.sleeping
+  let has_work t = not (Incoming.is_empty t.incoming)
+  let block t timeout_ms = Epoll.wait t.epoll t.events ~timeout_ms
+  let poll t = Epoll.wait t.epoll t.events ~timeout_ms:0
+  let wake t = Epoll.eventfd_signal t.wake_fd
+end)
+
 let wake_if_sleeping t =
   Atomic.incr t.waking;
-  if Atomic.get t.sleeping && Atomic.exchange t.sleeping false then
-    Epoll.eventfd_signal t.wake_fd;
+  Wake.notify t;
   Atomic.decr t.waking
 
 (* From the loop's thread (the common case: one fiber waking another) the
-   local queue needs no atomics. From elsewhere, pushing then reading
-   [sleeping] here, and setting [sleeping] then checking the queue in
-   [poll], guarantees that one side sees the other. *)
+   local queue needs no atomics. From elsewhere, the queue is the one
+   [Wake] watches. *)
 let enqueue t task =
   if on_loop_thread t then Private.Task_queue.push t.runnable task
   else
@@ -373,7 +387,7 @@ let create () =
             owner = Thread.self ();
             runnable = Private.Task_queue.create ();
             incoming = Incoming.create ();
-            sleeping = Atomic.make false;
+            sleeping = Private.Wake_up.flag ();
             waking = Atomic.make 0;
             timers = Timer_heap.create ();
             fds = Array.make 64 None;
@@ -487,30 +501,18 @@ let rec spin t ~until =
   else if now_ns () < until then spin t ~until
   else 0
 
-(* Set [sleeping], then check the queue: a producer pushes, then reads
-   [sleeping], so one of the two sees the other and no wake-up is lost. *)
-let sleep t timeout_ms =
-  Atomic.set t.sleeping true;
-  if Incoming.is_empty t.incoming then (
-    let n = Epoll.wait t.epoll t.events ~timeout_ms in
-    Atomic.set t.sleeping false;
-    n)
-  else (
-    Atomic.set t.sleeping false;
-    Epoll.wait t.epoll t.events ~timeout_ms:0)
-
 let wait_idle t ~deadline ~timeout =
-  if t.last_foreign = min_int then sleep t timeout
+  if t.last_foreign = min_int then Wake.sleep t timeout
   else
     let now = now_ns () in
-    if now - t.last_foreign > spin_window_ns then sleep t timeout
+    if now - t.last_foreign > spin_window_ns then Wake.sleep t timeout
     else
       let n = spin t ~until:(now + spin_ns) in
       if n > 0 || not (Incoming.is_empty t.incoming) then n
       else
         match timeout_until deadline with
         | 0 -> Epoll.wait t.epoll t.events ~timeout_ms:0
-        | timeout -> sleep t timeout
+        | timeout -> Wake.sleep t timeout
 
 let poll t =
   let n =
@@ -557,10 +559,12 @@ let shut_down t =
   (* A thread that pushed before the close may still be deciding whether to
      write [wake_fd]; it will not write once it sees [sleeping] false, which
      it now is for good. Closing under it could hand its write to whatever
-     reuses the descriptor number. *)
-  while Atomic.get t.waking > 0 do
-    Domain.cpu_relax ()
-  done;
+     reuses the descriptor number. Those threads change [waking] while we
+     read it: backing off keeps our reads out of their way. *)
+  let rec await_wakers backoff =
+    if Atomic.get t.waking > 0 then await_wakers (Backoff.once backoff)
+  in
+  await_wakers Backoff.default;
   Epoll.close t.epoll;
   Unix.close t.wake_fd
 

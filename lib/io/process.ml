@@ -282,3 +282,15 @@ let output ?env ?cwd ?input prog args =
     input;
   let out = read_all (pipe_end "output" p.stdout) in
   (await p, out)
+
+let spawn_detached ?env ?cwd ~fds prog args =
+  let op = "Braid_io.Process.spawn_detached" in
+  check_c_string ~op "the program" prog;
+  List.iter (check_c_string ~op "an argument") args;
+  Option.iter (Array.iter (check_c_string ~op "the environment")) env;
+  Option.iter (check_c_string ~op "the working directory") cwd;
+  let count = List.length fds in
+  if count < 3 || count > 16 then invalid_arg (op ^ ": from 3 to 16 descriptors");
+  let child_fds = Array.of_list (List.map (fun fd -> Dup fd) fds) in
+  let argv = Array.of_list (prog :: args) in
+  off_the_loop (fun () -> spawn_stub prog argv env cwd child_fds)

@@ -176,3 +176,21 @@ val output :
     Raises [Braid.Cancelled] if the fiber is cancelled: the child is then killed
     and reaped before [output] returns. Raises [Unix.Unix_error] and
     [Invalid_argument] as {!spawn} and {!await}. *)
+
+val spawn_detached :
+  ?env:string array ->
+  ?cwd:string ->
+  fds:Unix.file_descr list ->
+  string ->
+  string list ->
+  int
+(** [spawn_detached ~fds prog args] starts [prog] as {!spawn} does and returns
+    its pid, which is the caller's to reap ([Unix.waitpid]): no switch kills it,
+    no pipe is made. The child's descriptor [i] is a duplicate of the [i]th of
+    [fds] (3 to 16 of them: its standard input, output and error, then any it is
+    given, such as listening sockets), and it has no other: the duplicates are
+    made in the child alone, so a process another thread starts meanwhile
+    inherits none of them. For a program that must outlive this one's switches
+    (a successor taking over a server's sockets). Blocks only the calling fiber
+    (see {!spawn}). Raises as {!spawn}, and [Invalid_argument] for fewer than 3
+    or more than 16 descriptors. *)

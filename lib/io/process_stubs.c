@@ -33,8 +33,8 @@
 extern char **environ;
 
 /* What the OCaml side (process.ml, type child_fd) asks for each of the
-   child's descriptors 0, 1 and 2: a descriptor to duplicate (>= 0) or one
-   of these. */
+   child's descriptors 0, 1, 2 and any after them: a descriptor to
+   duplicate (>= 0) or one of these. */
 #define STDIO_INHERIT (-1)
 #define STDIO_NULL (-2)
 
@@ -62,11 +62,20 @@ static void free_strings(char **strings) {
 /* Builds the attributes and file actions, spawns, and returns 0 and the
    pid, or the error code. Runs without the runtime lock: touches no OCaml
    value. */
+/* The most descriptors a child is given: 0, 1, 2 and a few more (a
+   server's listening sockets and a pipe, for a binary upgrade). */
+#define MAX_CHILD_FDS 16
+
+/* Builds the attributes and file actions, spawns, and returns 0 and the
+   pid, or the error code. Runs without the runtime lock: touches no OCaml
+   value. Descriptor [i] of the child is [fds[i]]; the child's others are
+   this process's that are not close-on-exec (Braid opens none). */
 static int spawn(pid_t *pid, const char *prog, char **argv, char **envp,
-                 const char *cwd, const int stdio[3]) {
+                 const char *cwd, const int *fds, int count) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
-  int moved[3] = {-1, -1, -1};
+  int moved[MAX_CHILD_FDS];
+  for (int i = 0; i < count; i++) moved[i] = -1;
   int err = posix_spawn_file_actions_init(&actions);
   if (err != 0) return err;
   err = posix_spawnattr_init(&attr);
@@ -84,23 +93,24 @@ static int spawn(pid_t *pid, const char *prog, char **argv, char **envp,
                                  POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   if (err == 0) err = posix_spawnattr_setsigmask(&attr, &none);
   if (err == 0) err = posix_spawnattr_setsigdefault(&attr, &all);
-  /* A source among 0, 1 and 2 that is not its own target would be
+  /* A source among the targets that is not its own target would be
      overwritten by an earlier dup2 (stdout given the parent's stdin while
-     stdin is a pipe, say): give it a number above 2 first. It is
-     close-on-exec, like every descriptor but the child's 0, 1 and 2. */
-  for (int i = 0; i < 3 && err == 0; i++) {
-    if (stdio[i] >= 0 && stdio[i] < 3 && stdio[i] != i) {
-      moved[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 3);
+     stdin is a pipe, say): give it a number above them first. It is
+     close-on-exec, like every descriptor but the child's targets. */
+  for (int i = 0; i < count && err == 0; i++) {
+    if (fds[i] >= 0 && fds[i] < count && fds[i] != i) {
+      moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, count);
       if (moved[i] < 0) err = errno;
     }
   }
-  for (int i = 0; i < 3 && err == 0; i++) {
-    int source = moved[i] >= 0 ? moved[i] : stdio[i];
+  for (int i = 0; i < count && err == 0; i++) {
+    int source = moved[i] >= 0 ? moved[i] : fds[i];
     if (source == STDIO_NULL)
       err = posix_spawn_file_actions_addopen(&actions, i, "/dev/null",
                                              i == 0 ? O_RDONLY : O_WRONLY, 0);
     else if (source >= 0)
-      /* With source = i, glibc (>= 2.29) clears close-on-exec instead. */
+      /* dup2 gives the target no close-on-exec flag; with source = i,
+         glibc (>= 2.29) clears the flag instead. */
       err = posix_spawn_file_actions_adddup2(&actions, source, i);
   }
   if (err == 0 && cwd != NULL)
@@ -109,20 +119,22 @@ static int spawn(pid_t *pid, const char *prog, char **argv, char **envp,
     /* Looks [prog] up in this process's PATH unless it has a slash. */
     err = posix_spawnp(pid, prog, &actions, &attr, argv,
                        envp != NULL ? envp : environ);
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < count; i++)
     if (moved[i] >= 0) close(moved[i]);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   return err;
 }
 
-/* [stdio] is a child_fd array of 3; [env] and [cwd] are options. The OCaml
-   side has checked that no string holds a NUL byte. */
+/* [fds] is a child_fd array (3 to MAX_CHILD_FDS); [env] and [cwd] are
+   options. The OCaml side has checked that no string holds a NUL byte. */
 value braid_io_process_spawn(value prog, value argv, value env, value cwd,
-                             value stdio) {
-  CAMLparam5(prog, argv, env, cwd, stdio);
-  int fds[3];
-  for (int i = 0; i < 3; i++) fds[i] = child_fd(Field(stdio, i));
+                             value vfds) {
+  CAMLparam5(prog, argv, env, cwd, vfds);
+  int fds[MAX_CHILD_FDS];
+  int count = (int)Wosize_val(vfds);
+  if (count > MAX_CHILD_FDS) caml_invalid_argument("Braid_io.Process: descriptors");
+  for (int i = 0; i < count; i++) fds[i] = child_fd(Field(vfds, i));
   char *c_prog = caml_stat_strdup(String_val(prog));
   char **c_argv = copy_strings(argv);
   char **c_env = Is_some(env) ? copy_strings(Some_val(env)) : NULL;
@@ -130,7 +142,7 @@ value braid_io_process_spawn(value prog, value argv, value env, value cwd,
                              : NULL;
   pid_t pid = -1;
   caml_enter_blocking_section();
-  int err = spawn(&pid, c_prog, c_argv, c_env, c_cwd, fds);
+  int err = spawn(&pid, c_prog, c_argv, c_env, c_cwd, fds, count);
   caml_leave_blocking_section();
   caml_stat_free(c_prog);
   free_strings(c_argv);

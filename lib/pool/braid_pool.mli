@@ -26,11 +26,12 @@
     outside the workers goes through a shared queue. Nested parallel code
     (recursive [async]/[await], {!parallel_for}) therefore runs depth-first on
     each worker and balances by stealing, like Cilk or Domainslib. An idle
-    worker spins for about a hundred microseconds (one at a time, so as not to
-    take cores from busy domains), then sleeps on a condition variable: an idle
-    pool uses no CPU. A pool that is never shut down keeps its domains asleep
-    until the program exits; note that OCaml stops every domain, asleep or not,
-    at each minor collection, so idle pools are not entirely free.
+    worker keeps looking for work for about 70 microseconds, backing off between
+    looks (one worker at a time, so as not to take cores from busy domains),
+    then sleeps on a condition variable: an idle pool uses no CPU. A pool that
+    is never shut down keeps its domains asleep until the program exits; note
+    that OCaml stops every domain, asleep or not, at each minor collection, so
+    idle pools are not entirely free.
 
     A task that blocks its domain (a [Unix] call, [Stdlib.Mutex.lock], a busy
     wait) blocks its worker and the tasks queued behind it: use the pool for

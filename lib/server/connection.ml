@@ -332,47 +332,42 @@ module Tls = Braid_tls.Connection
 let count_handshake c (outcome : Metrics.handshake) =
   Option.iter (fun count -> count outcome) c.handshaken
 
-(* The handshake has the request head's time: a client that connects and
-   never sends a ClientHello (or trickles it) is closed like a slowloris. *)
+(* The handshake runs at the connection's first wait for input, inside the
+   pipeline: the connection counts among those waiting for their first
+   request from its accept, under the request head's deadline (a client that
+   never sends its ClientHello, or trickles it, is closed like a slowloris),
+   and can be closed to admit others when the server is full. *)
 let serve_tls c (config : Config.t) context socket peer =
   no_delay socket;
+  let tls =
+    Tls.server context socket ~on_handshake:(fun tls ->
+        count_handshake c (if Tls.resumed tls then Resumed else Full))
+  in
+  let ended () =
+    (* Timed out, evicted, or closed by the client before finishing. *)
+    if not (Tls.handshaken tls) then count_handshake c Failed
+  in
   match
-    Services.timeout config.timeouts.request_header (fun () ->
-        Tls.accept context socket)
+    Fun.protect
+      ~finally:(fun () -> Tls.close tls)
+      (fun () ->
+        tracked c config (storage c config)
+          ~await_input:(awaiting_input c config (fun () -> Tls.await_input tls))
+          ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
+          ~pending:(fun () -> Tls.pending tls || input_waiting socket ())
+          ~read:(counted c (Tls.read_into tls))
+          ~write:(Tls.write_all tls))
   with
-  | None ->
-      count_handshake c Failed;
-      Log.debug "TLS handshake timed out"
-  | exception Braid_tls.Error { reason; _ } ->
-      count_handshake c Failed;
-      Log.debug ("TLS handshake failed: " ^ reason)
+  | Peer_closed -> ended ()
+  | Server_closed ->
+      ended ();
+      (* After the close_notify [Tls.close] sent: what the client still
+         sends is discarded as for a plain connection. *)
+      lingering c config socket
   | exception Net.Error { op; error } ->
-      count_handshake c Failed;
+      ended ();
       Log.debug
-        (Printf.sprintf "TLS handshake ended: %s: %s" op
-           (Unix.error_message error))
-  | Some tls -> (
-      count_handshake c (if Tls.resumed tls then Resumed else Full);
-      match
-        Fun.protect
-          ~finally:(fun () -> Tls.close tls)
-          (fun () ->
-            tracked c config (storage c config)
-              ~await_input:
-                (awaiting_input c config (fun () -> Tls.await_input tls))
-              ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
-              ~pending:(fun () -> Tls.pending tls || input_waiting socket ())
-              ~read:(counted c (Tls.read_into tls))
-              ~write:(Tls.write_all tls))
-      with
-      | Peer_closed -> ()
-      | Server_closed ->
-          (* After the close_notify [Tls.close] sent: what the client still
-             sends is discarded as for a plain connection. *)
-          lingering c config socket
-      | exception Net.Error { op; error } ->
-          Log.debug
-            (Printf.sprintf "connection ended: %s: %s" op
-               (Unix.error_message error))
-      | exception Braid_tls.Error { op; reason } ->
-          Log.debug (Printf.sprintf "TLS connection ended: %s: %s" op reason))
+        (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error))
+  | exception Braid_tls.Error { op; reason } ->
+      ended ();
+      Log.debug (Printf.sprintf "TLS connection ended: %s: %s" op reason)

@@ -107,9 +107,11 @@ val serve_tls :
   Unix.sockaddr ->
   unit
 (** [serve_tls context config tls socket peer] is {!serve} over TLS with the
-    certificates of [tls]: the handshake must finish within
-    [config.timeouts.request_header] (else the connection is closed, logged at
-    [Debug]), a failed handshake is logged at [Debug], files are read and
-    written instead of sent with sendfile, and the connection ends with a
-    close_notify alert. The TLS state is freed when it returns.
+    certificates of [tls]. The handshake runs as the connection waits for its
+    first request, and counts as part of it: it must finish within
+    [config.timeouts.request_header], and a connection still in its handshake
+    can be closed to admit others ({!evict_idle}) or at the end of a drain. A
+    failed handshake is logged at [Debug]. Files are read and written instead of
+    sent with sendfile, and the connection ends with a close_notify alert. The
+    TLS state is freed when it returns.
     @raise Braid.Cancelled if the fiber is cancelled. *)

@@ -1,4 +1,5 @@
 let listen_variable = "BRAID_LISTEN_FD"
+let tls_listen_variable = "BRAID_LISTEN_TLS_FD"
 let ready_variable = "BRAID_READY_FD"
 let ready_line = "READY=1\n"
 
@@ -37,6 +38,7 @@ let inherited_number variable =
       | _ -> Error (Printf.sprintf "%s=%S: not a descriptor" variable n))
 
 let inherited () = inherited_number listen_variable
+let inherited_tls () = inherited_number tls_listen_variable
 
 let ready () =
   match inherited_number ready_variable with
@@ -51,21 +53,29 @@ let ready () =
           ());
       Unix.close fd
 
-(* The environment for the successor: ours, with the two variables set. *)
-let environment ~listening ~ready_w =
+(* The successor's descriptors: its standard ones, then the listening
+   socket, the ready pipe and the HTTPS socket, by number. *)
+let listen_number = 3
+let ready_number = 4
+let tls_listen_number = 5
+
+(* The environment for the successor: ours, with the variables set. *)
+let environment ~tls =
   let ours =
     Array.to_list (Unix.environment ())
     |> List.filter (fun v ->
            not
-             (String.starts_with ~prefix:(listen_variable ^ "=") v
-             || String.starts_with ~prefix:(ready_variable ^ "=") v))
+             (List.exists
+                (fun name -> String.starts_with ~prefix:(name ^ "=") v)
+                [ listen_variable; tls_listen_variable; ready_variable ]))
   in
+  let variable name n = Printf.sprintf "%s=%d" name n in
   Array.of_list
     (ours
-    @ [
-        Printf.sprintf "%s=%d" listen_variable (System.fd_number listening);
-        Printf.sprintf "%s=%d" ready_variable (System.fd_number ready_w);
-      ])
+    @ variable listen_variable listen_number
+      :: variable ready_variable ready_number
+      ::
+      (if tls then [ variable tls_listen_variable tls_listen_number ] else []))
 
 let reap pid =
   Braid_io.Blocking.run (fun () ->
@@ -78,21 +88,22 @@ let describe = function
   | WSIGNALED n -> Printf.sprintf "killed by signal %d" n
   | WSTOPPED n -> Printf.sprintf "stopped by signal %d" n
 
-let start_successor ~listening ?(timeout = 30.) program argv =
+let start_successor ~listening ?tls_listening ?(timeout = 30.) program argv =
   let ready_r, ready_w = Unix.pipe ~cloexec:true () in
-  let env = environment ~listening ~ready_w in
+  let env = environment ~tls:(Option.is_some tls_listening) in
+  (* The child gets the sockets under fixed numbers, duplicated in it
+     alone: they never become inheritable here, where another fiber may be
+     starting a process of its own. *)
+  let fds =
+    [ Unix.stdin; Unix.stdout; Unix.stderr; listening; ready_w ]
+    @ Option.to_list tls_listening
+  in
   let started =
-    Braid.Fiber.protect (fun () ->
-        Braid_io.Blocking.run (fun () ->
-            Unix.clear_close_on_exec listening;
-            Unix.clear_close_on_exec ready_w;
-            Fun.protect
-              ~finally:(fun () ->
-                Unix.set_close_on_exec listening;
-                Unix.close ready_w)
-              (fun () ->
-                Unix.create_process_env program argv env Unix.stdin Unix.stdout
-                  Unix.stderr)))
+    Fun.protect
+      ~finally:(fun () -> Unix.close ready_w)
+      (fun () ->
+        Braid_io.Process.spawn_detached ~env ~fds program
+          (List.tl (Array.to_list argv)))
   in
   match started with
   | exception Unix.Unix_error (e, _, _) ->

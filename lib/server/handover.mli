@@ -6,8 +6,9 @@
 
     The protocol is Braid's own (systemd's [LISTEN_PID] must name the child,
     which [posix_spawn] cannot know in advance): the child finds the socket's
-    descriptor in [BRAID_LISTEN_FD] and says it is ready by writing a line to
-    the pipe named by [BRAID_READY_FD]. *)
+    descriptor in [BRAID_LISTEN_FD] (and the HTTPS one's in
+    [BRAID_LISTEN_TLS_FD]) and says it is ready by writing a line to the pipe
+    named by [BRAID_READY_FD]. *)
 
 val listen : ?backlog:int -> Unix.sockaddr -> Unix.file_descr
 (** [listen addr] is a socket bound to [addr] and listening ([SO_REUSEADDR],
@@ -19,6 +20,10 @@ val inherited : unit -> (Unix.file_descr option, string) result
     ([BRAID_LISTEN_FD]), made close-on-exec; [None] if there is none. [Error]
     says why a named descriptor is unusable. *)
 
+val inherited_tls : unit -> (Unix.file_descr option, string) result
+(** [inherited_tls ()] is the HTTPS listening socket a predecessor handed over
+    ([BRAID_LISTEN_TLS_FD]), as {!inherited}. *)
+
 val ready : unit -> unit
 (** [ready ()] tells the predecessor, if any ([BRAID_READY_FD]), that this
     process now serves: it then stops accepting and drains. Call it once
@@ -26,6 +31,7 @@ val ready : unit -> unit
 
 val start_successor :
   listening:Unix.file_descr ->
+  ?tls_listening:Unix.file_descr ->
   ?timeout:float ->
   string ->
   string array ->
@@ -36,5 +42,7 @@ val start_successor :
     is not ready within [timeout] seconds (default 30; it is then killed),
     [Error] says why, and this process should go on serving. Suspends only the
     calling fiber of a {!Braid_io} loop; the program starts on the fiber's
-    {!Braid_io.Blocking} pool. While it starts, [listening] is inheritable: a
-    process another fiber spawns meanwhile inherits it too. *)
+    {!Braid_io.Blocking} pool. [tls_listening], the HTTPS socket, is handed over
+    too. The child gets the sockets as its descriptors 3 (and 5) and the pipe as
+    4, duplicated in the child alone ({!Braid_io.Process.spawn_detached}): a
+    process another fiber starts meanwhile inherits none of them. *)

@@ -184,19 +184,16 @@ let config t = Atomic.get t.config
    loop count makes [config t] tell what is in force. *)
 let set_config t (c : Config.t) =
   let ( let* ) = Result.bind in
+  (* Like the address: HTTPS stays as the server started, on or off, on
+     its address; only its certificates and redirect follow [c]. *)
   let tls =
-    match (c.tls, t.tls_address) with
-    | Some tls, Some address -> Some { tls with address }
-    | _, None | None, Some _ -> c.tls
+    match (c.tls, t.tls_address, Atomic.get t.config) with
+    | Some tls, Some address, _ -> Some { tls with address }
+    | None, Some _, running -> running.tls
+    | _, None, _ -> None
   in
   let* c =
     check_config { c with listen = t.address; domains = t.domains; tls }
-  in
-  let* () =
-    match (c.tls, t.tls_address) with
-    | Some _, None -> Error "HTTPS cannot be turned on by a reload: restart"
-    | None, Some _ -> Error "HTTPS cannot be turned off by a reload: restart"
-    | _ -> Ok ()
   in
   (* Certificates are read last: a configuration that fails its checks
      does not cost a reading of every key. *)
@@ -528,12 +525,15 @@ let redirecting t (services : Services.t) ~port =
               handler = https_redirect ~port;
               params = [];
               tail = None;
-              max_body = Some 0;
+              (* The configuration's limit: a POST's body is no reason to
+                 refuse the redirect (308 keeps the method and body). *)
+              max_body = None;
             });
       middleware = Fun.id;
     }
 
-let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
+let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
+    ~tls_listening =
   size_minor_heap (Atomic.get t.config).minor_heap_words;
   let production = Production.services (Production.create t.settings) in
   let services = with_endpoints t production in
@@ -570,7 +570,11 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
               if domain = 0 then tls_address
               else with_port tls_address (Promise.await tls_port)
             in
-            let l = Net.listen ~sw ~reuse_port:(t.domains > 1) address in
+            let l =
+              match tls_listening with
+              | Some fd -> adopt ~sw fd
+              | None -> Net.listen ~sw ~reuse_port:(t.domains > 1) address
+            in
             if domain = 0 then
               Promise.fill tls_port (port_of (Net.local_addr l));
             l)
@@ -588,15 +592,21 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
       let serve_plain config socket peer =
         Connection.serve context config socket peer
       in
+      (* Read per connection, from the configuration it was accepted with:
+         a reload turns the redirect on or off for new connections. *)
       let serve_plain =
-        match ((Atomic.get t.config).tls, tls_listener) with
-        | Some { redirect = true; _ }, Some l ->
+        match tls_listener with
+        | None -> serve_plain
+        | Some l -> (
             let redirects =
               redirecting t production ~port:(port_of (Net.local_addr l))
             in
-            fun config socket peer ->
-              Services.run redirects (fun () -> serve_plain config socket peer)
-        | _ -> serve_plain
+            fun (config : Config.t) socket peer ->
+              match config.tls with
+              | Some { redirect = true; _ } ->
+                  Services.run redirects (fun () ->
+                      serve_plain config socket peer)
+              | _ -> serve_plain config socket peer)
       in
       let serve_tls config socket peer =
         match Atomic.get t.tls_context with
@@ -615,13 +625,14 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening =
           Fiber.cancel b)
         background)
 
-let run ?(on_listen = ignore) ?(background = ignore) ?listening t =
+let run ?(on_listen = ignore) ?(background = ignore) ?listening ?tls_listening t
+    =
   let port = Promise.create () in
   let tls_port = t.tls_port in
   ignore
     (Braid_io.run_domains ~domains:t.domains (fun ~domain ->
          serve_domain t ~domain ~port ~tls_port ~on_listen ~background
-           ~listening))
+           ~listening ~tls_listening))
 
 module Private = struct
   let create_with_direct_calls ~settings config =

@@ -76,11 +76,11 @@ val set_config : t -> Config.t -> (unit, string) result
 (** [set_config t c] makes connections accepted from now on use [c] (after
     {!check_config}), and the certificates of [c.tls], read again (a file that
     fails to load is an [Error] and leaves the configuration in force);
-    connections in progress keep theirs. HTTPS cannot be turned on or off
-    ([Error]). [c.listen], [c.tls]'s address and [c.domains] are ignored: the
-    server keeps the address and the loops it was created with (changing them
-    needs a new server), and {!config} reports those. Callable from any domain
-    or thread. *)
+    connections in progress keep theirs. [c.listen], [c.domains], whether
+    [c.tls] is set and its address are ignored (HTTPS stays on or off as the
+    server started): the server keeps the address and the loops it was created
+    with (changing them needs a new server), and {!config} reports those.
+    Callable from any domain or thread. *)
 
 val https_address : t -> Unix.sockaddr option
 (** The address HTTPS is served on ([config.tls]), with the port the kernel
@@ -91,6 +91,7 @@ val run :
   ?on_listen:(Unix.sockaddr -> unit) ->
   ?background:(unit -> unit) ->
   ?listening:Unix.file_descr ->
+  ?tls_listening:Unix.file_descr ->
   t ->
   unit
 (** [run t] listens and serves until {!stop}, or until {!shutdown} has let the
@@ -100,7 +101,8 @@ val run :
     With [listening], a socket already bound and listening (passed by systemd,
     see {!Systemd.listeners}), the server accepts on it instead of binding
     [config.listen]: each loop accepts on a duplicate of it, closed when the
-    loop ends; [listening] itself stays open, the caller's.
+    loop ends; [listening] itself stays open, the caller's. [tls_listening] is
+    the same for HTTPS ([config.tls]; ignored without it).
 
     [background ()] runs in a fiber of the first loop (with the services in
     force), forked before [on_listen] is called (so [on_listen] may wait for it

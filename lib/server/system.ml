@@ -18,4 +18,3 @@ external open_regular_for_reading : string -> Unix.file_descr
   = "braid_open_regular_for_reading"
 
 external inherited_fd : int -> Unix.file_descr = "braid_inherited_fd"
-external fd_number : Unix.file_descr -> int = "braid_fd_number"

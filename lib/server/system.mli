@@ -45,6 +45,3 @@ val inherited_fd : int -> Unix.file_descr
 (** [inherited_fd n] is the descriptor number [n], open in this process since it
     started (passed by the parent). Raises [Unix.Unix_error (EBADF, _, _)] if
     [n] is not open. *)
-
-val fd_number : Unix.file_descr -> int
-(** [fd_number fd] is [fd]'s number, to name it to a child process. *)

@@ -154,5 +154,3 @@ value braid_inherited_fd(value n)
   return n;
 }
 
-/* The number of a descriptor, to name it to a child in its environment. */
-value braid_fd_number(value fd) { return fd; }

@@ -6,10 +6,18 @@ exception Error of { op : string; reason : string }
 type t = {
   socket : Net.socket;
   ssl : Ssl.socket;
-  (* False once a fatal error, the peer's close_notify or ours: OpenSSL
-     must then not be asked to read, write or shut down again. *)
+  (* False once a fatal error or our close_notify: OpenSSL must then not be
+     asked to read, write or shut down again. *)
   mutable healthy : bool;
+  (* True once the peer ended its stream (close_notify, or the socket
+     closed): reads return 0, but writing (an answer to a half-closed
+     request) and our close_notify remain possible. *)
+  mutable input_ended : bool;
   mutable released : bool;
+  (* The handshake's step (SSL_accept or SSL_connect) until it completes,
+     then [None]. A server's connection may run it at its first read. *)
+  mutable handshake : (Ssl.socket -> unit) option;
+  on_handshake : t -> unit;
 }
 
 external has_pending : Ssl.socket -> bool = "braid_tls_has_pending"
@@ -26,14 +34,17 @@ let stalled t (error : Ssl.ssl_error) =
   | Error_want_read -> Wants_input
   | Error_want_write -> Wants_output
   | Error_zero_return ->
-      t.healthy <- false;
+      t.input_ended <- true;
       Ended
   | Error_syscall -> (
-      t.healthy <- false;
       (* An empty queue: the socket ended (or was reset) under OpenSSL. *)
       match take_errors () with
-      | "" -> Ended
-      | reason -> Failed reason)
+      | "" ->
+          t.input_ended <- true;
+          Ended
+      | reason ->
+          t.healthy <- false;
+          Failed reason)
   | Error_ssl ->
       t.healthy <- false;
       Failed (match take_errors () with "" -> "protocol error" | r -> r)
@@ -65,24 +76,56 @@ let rec handshake t ~op step =
       | Ended -> raise (Error { op; reason = "connection closed by the peer" })
       | Failed reason -> raise (Error { op; reason }))
 
-let start socket context ~op prepare step =
+let create socket context ~on_handshake step =
   let ssl = Ssl.embed_socket (Fd.to_unix socket) context in
-  let t = { socket; ssl; healthy = true; released = false } in
+  {
+    socket;
+    ssl;
+    healthy = true;
+    input_ended = false;
+    released = false;
+    handshake = Some step;
+    on_handshake;
+  }
+
+let run_handshake t =
+  match t.handshake with
+  | None -> ()
+  | Some step -> (
+      match handshake t ~op:"handshake" step with
+      | () ->
+          t.handshake <- None;
+          t.on_handshake t
+      | exception (Error _ as e) ->
+          (* Whatever the reason (the peer gone, a protocol error), the
+             session never started: no close_notify is owed. *)
+          t.healthy <- false;
+          raise e)
+
+let start t prepare =
   match
-    prepare ssl;
-    handshake t ~op step
+    prepare t.ssl;
+    run_handshake t
   with
   | () -> t
   | exception e ->
       let bt = Printexc.get_raw_backtrace () in
       t.released <- true;
-      release ssl;
+      release t.ssl;
       Printexc.raise_with_backtrace e bt
 
-let accept context socket =
-  start socket
+let server ?(on_handshake = ignore) context socket =
+  create socket
     (Server_context.default context)
-    ~op:"handshake" ignore Ssl.Runtime_lock.accept
+    ~on_handshake Ssl.Runtime_lock.accept
+
+let accept context socket = start (server context socket) ignore
+
+let handshake t =
+  usable t ~op:"handshake";
+  run_handshake t
+
+let handshaken t = Option.is_none t.handshake
 
 let is_ip_literal host =
   match Unix.inet_addr_of_string host with
@@ -102,9 +145,11 @@ let connect ?host context socket =
     | [] -> ()
     | protocols -> Ssl.set_alpn_protos ssl protocols
   in
-  start socket
-    (Client_context.context context)
-    ~op:"handshake" prepare Ssl.Runtime_lock.connect
+  start
+    (create socket
+       (Client_context.context context)
+       ~on_handshake:ignore Ssl.Runtime_lock.connect)
+    prepare
 
 let check_range name buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
@@ -112,7 +157,7 @@ let check_range name buf off len =
 
 let rec read t buf off len =
   usable t ~op:"read";
-  if not t.healthy then 0
+  if t.input_ended || not t.healthy then 0
   else
     match Ssl.Runtime_lock.read t.ssl buf off len with
     | n -> n
@@ -129,6 +174,7 @@ let read_into t buf off len =
   if len = 0 then 0
   else (
     usable t ~op:"read";
+    run_handshake t;
     Fd.spend t.socket;
     read t buf off len)
 
@@ -153,6 +199,7 @@ let write_all t buf off len =
   check_range "write_all" buf off len;
   if len > 0 then (
     usable t ~op:"write";
+    run_handshake t;
     Fd.spend t.socket;
     write t buf off len)
 
@@ -160,15 +207,22 @@ let write_all t buf off len =
 let write_string t s =
   write_all t (Bytes.unsafe_of_string s) 0 (String.length s)
 
-let pending t = (not t.released) && has_pending t.ssl
+external decrypted : Ssl.socket -> int = "braid_tls_pending"
+
+let pending t = (not t.released) && decrypted t.ssl > 0
 
 let await_input t =
   usable t ~op:"await_input";
+  if not (handshaken t) then (
+    (* The handshake's bytes first, then the data's: the caller holds no
+       buffer meanwhile. *)
+    Fd.await_input t.socket;
+    run_handshake t);
   if not (has_pending t.ssl) then Fd.await_input t.socket
 
 let close t =
   if not t.released then (
-    if t.healthy && Fd.is_open t.socket then (
+    if t.healthy && handshaken t && Fd.is_open t.socket then (
       t.healthy <- false;
       match Ssl.Runtime_lock.close_notify t.ssl with
       | (_ : bool) -> ()

@@ -24,6 +24,23 @@ val accept : Server_context.t -> Braid_io.Net.socket -> t
     @raise Braid.Cancelled if the fiber is cancelled (the TLS state is freed).
 *)
 
+val server :
+  ?on_handshake:(t -> unit) -> Server_context.t -> Braid_io.Net.socket -> t
+(** [server context socket] is {!accept} with the handshake deferred: it runs at
+    the first {!read_into}, {!write_all}, {!await_input} or {!handshake} (which
+    raise as {!accept} does if it fails, and leave the TLS state to {!close}). A
+    server can thus count a connection that has not finished its handshake among
+    those waiting for their first request, under the same deadline, and close it
+    to admit others. [on_handshake] is called once the handshake completes.
+    Never blocks. *)
+
+val handshake : t -> unit
+(** [handshake t] completes [t]'s handshake if it has not yet, as {!server}
+    says. *)
+
+val handshaken : t -> bool
+(** Whether [t]'s handshake has completed. *)
+
 val connect : ?host:string -> Client_context.t -> Braid_io.Net.socket -> t
 (** [connect ~host context socket] runs the client's side of the handshake.
     [host] is sent as SNI (unless it is an IP address) and, if [context]
@@ -50,8 +67,9 @@ val await_input : t -> unit
     received bytes are buffered, else as {!Braid_io.Fd.await_input}. *)
 
 val pending : t -> bool
-(** Whether bytes are buffered in [t] (decrypted or not) that a read would
-    return or process without waiting for the socket. *)
+(** Whether decrypted bytes wait in [t], which a read returns at once. Bytes of
+    an incomplete record it has read ahead do not count: a peer that sends part
+    of a record and stops has sent nothing readable. *)
 
 val close : t -> unit
 (** [close t] sends a close_notify alert if the connection is healthy (without

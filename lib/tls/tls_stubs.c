@@ -2,7 +2,8 @@
    server-side SNI (choosing a certificate by the name the client asks
    for), an ALPN choice made without calling back into OCaml during the
    handshake, the options a server wants (no renegotiation, no
-   compression, buffers released while idle), [SSL_pending], the server
+   compression, buffers released while idle, reading ahead),
+   [SSL_has_pending], the server
    name and resumption of a connection, a prompt [SSL_free] (ocaml-ssl
    frees only when the GC finalises the socket, which lets thousands of
    closed connections' state pile up between major collections), and
@@ -119,6 +120,11 @@ CAMLprim value braid_tls_configure_server(value context) {
                                SSL_OP_CIPHER_SERVER_PREFERENCE |
                                SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  /* Read as much as the socket has (records and all): one read per
+     request instead of one per record header and one per body. What is
+     read ahead shows in SSL_has_pending, which Connection.await_input and
+     pending ask before waiting on the socket. */
+  SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_alpn_select_cb(ctx, choose_protocol, NULL);
   return Val_unit;
 }

@@ -217,6 +217,41 @@ let only_stdio_inherited () =
         Alcotest.failf "the child inherited descriptor %d" fd)
     fds
 
+(* A detached child gets exactly the descriptors it is given, by number (a
+   close-on-exec pipe as its 3, written by the child: never made inheritable
+   in this process), and the caller reaps it. *)
+let detached_descriptors () =
+  run @@ fun () ->
+  within "detached" @@ fun () ->
+  let r, w = Unix.pipe ~cloexec:true () in
+  let pid =
+    Process.spawn_detached
+      ~fds:[ Unix.stdin; Unix.stdout; Unix.stderr; w ]
+      "sh"
+      [ "-c"; "exec >&3; echo through-3; ls /proc/$$/fd" ]
+  in
+  Unix.close w;
+  let ic = Unix.in_channel_of_descr r in
+  let first = input_line ic in
+  let rest = In_channel.input_all ic in
+  close_in ic;
+  (match Unix.waitpid [] pid with
+  | _, WEXITED 0 -> ()
+  | _ -> Alcotest.fail "the detached child failed");
+  Alcotest.(check string) "written to its descriptor 3" "through-3" first;
+  let fds =
+    String.split_on_char '\n' rest
+    |> List.filter (( <> ) "")
+    |> List.map int_of_string
+  in
+  let allowed = List.sort_uniq compare ([ 0; 1; 2; 3 ] @ inheritable ()) in
+  Alcotest.(check bool) "3 is there" true (List.mem 3 fds);
+  List.iter
+    (fun fd ->
+      if not (List.mem fd allowed) then
+        Alcotest.failf "the detached child has descriptor %d" fd)
+    fds
+
 let no_pipe () =
   run @@ fun () ->
   Switch.run @@ fun sw ->
@@ -484,6 +519,7 @@ let () =
           case "missing program" missing_program;
           case "only 0, 1 and 2 inherited" only_stdio_inherited;
           case "no pipe" no_pipe;
+          case "detached, with descriptors by number" detached_descriptors;
           case "to a file" to_a_file;
           case "crossed descriptors" crossed_descriptors;
           case "input" input;

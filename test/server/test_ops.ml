@@ -489,6 +489,21 @@ let get_from_another_address port ~timeout =
   send s "GET /x.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   read_to_end s
 
+(* The HTTPS port, from the banner's second line. *)
+let rec tls_port_of p =
+  let o = read_file p.out in
+  let lines = String.split_on_char '\n' o in
+  match
+    List.find_map
+      (fun line ->
+        Scanf.sscanf_opt line "braid: serving https://127.0.0.1:%d/" Fun.id)
+      lines
+  with
+  | Some port -> port
+  | None ->
+      Unix.sleepf 0.01;
+      tls_port_of p
+
 (* A flood of idle connections denies no one (issue 13.3): with the
    descriptor limit at 256, braid serve's default connection limit is
    derived from it; twice that many connections that send nothing hold every
@@ -519,6 +534,39 @@ let idle_flood () =
   let answer = get_from_another_address port ~timeout:10. in
   Alcotest.(check int) "the fresh client is served" 200 (status_of answer);
   Alcotest.(check bool) "its file" true (contains answer "fresh")
+
+(* The same flood on the HTTPS port: connections that never send their
+   ClientHello wait for their first request (the handshake is part of it),
+   so they are closed to admit others like plain ones. *)
+let tls_handshake_flood () =
+  let root = Filename.temp_dir "braid-tls-flood" "" in
+  write_file (root ^ "/x.txt") "fresh\n";
+  let cert, key = self_signed root in
+  let p =
+    start
+      ~prefix:[ "prlimit"; "--nofile=256:256" ]
+      [
+        "--root"; root; "--tls-port"; "0"; "--tls-cert"; cert; "--tls-key"; key;
+      ]
+  in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  ignore (port_of p : int);
+  let tls_port = tls_port_of p in
+  let flood = List.init (2 * 166) (fun _ -> connect tls_port) in
+  Fun.protect ~finally:(fun () -> List.iter Unix.close flood) @@ fun () ->
+  (* Behind the flood in the HTTPS socket's queue: served once the silent
+     connections before it have been closed to admit others. *)
+  let fetched = root ^ "/fetched" in
+  let curl =
+    Sys.command
+      (Printf.sprintf
+         "curl -sk --interface 127.0.0.2 --max-time 10 -o %s \
+          https://127.0.0.1:%d/x.txt"
+         fetched tls_port)
+  in
+  Alcotest.(check int) "curl over TLS succeeds" 0 curl;
+  Alcotest.(check string)
+    "the fresh client is served" "fresh\n" (read_file fetched)
 
 (* The optional cap per client address: a fourth connection from one
    address is answered 503 at once; another address is served. *)
@@ -659,7 +707,11 @@ let gone pid =
   | exception Sys_error _ -> true
 
 let binary_upgrade () =
-  let p = start [ "--demo" ] in
+  let certificates = Filename.temp_dir "braid-upgrade" "" in
+  let cert, key = self_signed certificates in
+  let p =
+    start [ "--demo"; "--tls-port"; "0"; "--tls-cert"; cert; "--tls-key"; key ]
+  in
   let stop = Filename.temp_file "braid-upgrade" ".stop" in
   Sys.remove stop;
   let client_out = Filename.temp_file "braid-upgrade" ".out" in
@@ -669,6 +721,7 @@ let binary_upgrade () =
          try Unix.kill !latest Sys.sigkill with _ -> ());
       finish p;
       (try Sys.remove stop with Sys_error _ -> ());
+      ignore (Sys.command ("rm -rf " ^ Filename.quote certificates));
       Sys.remove client_out)
   @@ fun () ->
   let port = port_of p in
@@ -682,22 +735,21 @@ let binary_upgrade () =
     Unix.close out;
     pid
   in
-  let wrk_out = Filename.temp_file "braid-upgrade" ".wrk" in
-  let wrk =
-    let out = Unix.openfile wrk_out [ O_WRONLY; O_TRUNC ] 0o600 in
+  (* Plain and HTTPS load: both sockets are handed over. *)
+  let load url =
+    let report = Filename.temp_file "braid-upgrade" ".wrk" in
+    let out = Unix.openfile report [ O_WRONLY; O_TRUNC ] 0o600 in
     let pid =
       Unix.create_process "wrk"
-        [|
-          "wrk";
-          "-t1";
-          "-c10";
-          "-d4s";
-          Printf.sprintf "http://127.0.0.1:%d/sleep/0" port;
-        |]
+        [| "wrk"; "-t1"; "-c10"; "-d4s"; url |]
         Unix.stdin out Unix.stderr
     in
     Unix.close out;
-    pid
+    (pid, report)
+  in
+  let wrk, wrk_out = load (Printf.sprintf "http://127.0.0.1:%d/sleep/0" port) in
+  let tls_wrk, tls_wrk_out =
+    load (Printf.sprintf "https://127.0.0.1:%d/sleep/0" (tls_port_of p))
   in
   Unix.sleepf 0.3;
   for i = 1 to 3 do
@@ -716,15 +768,21 @@ let binary_upgrade () =
     Unix.sleepf 0.3
   done;
   ignore (waitpid wrk);
+  ignore (waitpid tls_wrk);
   close_out (open_out stop);
   ignore (waitpid client);
-  let wrk_report = read_file wrk_out in
-  Sys.remove wrk_out;
-  Alcotest.(check bool)
-    ("wrk: no socket error and no non-2xx\n" ^ wrk_report)
-    false
-    (contains wrk_report "Socket errors" || contains wrk_report "Non-2xx");
-  Alcotest.(check bool) "wrk: requests" true (contains wrk_report "requests in");
+  List.iter
+    (fun (what, report) ->
+      let wrk_report = read_file report in
+      Sys.remove report;
+      Alcotest.(check bool)
+        (what ^ ": no socket error and no non-2xx\n" ^ wrk_report)
+        false
+        (contains wrk_report "Socket errors" || contains wrk_report "Non-2xx");
+      Alcotest.(check bool)
+        (what ^ ": requests") true
+        (contains wrk_report "requests in"))
+    [ ("wrk", wrk_out); ("wrk over TLS", tls_wrk_out) ];
   (match String.split_on_char ' ' (String.trim (read_file client_out)) with
   | ok :: errors :: last ->
       Alcotest.(check int)
@@ -964,6 +1022,8 @@ let () =
             (connection_limit ~domains:2);
           Alcotest.test_case "EMFILE" `Quick emfile;
           Alcotest.test_case "a flood of idle connections" `Quick idle_flood;
+          Alcotest.test_case "a flood of silent TLS connections" `Quick
+            tls_handshake_flood;
           Alcotest.test_case "per-client cap" `Quick per_client_cap;
         ] );
       ( "shutdown",

@@ -3,7 +3,8 @@
    codes, the idle timeout), bad frames sent raw from Python over a plain
    socket (each must close with its code, and the server keeps serving), and
    from OCaml over a raw socket: the connection limit counts an upgraded
-   connection, and a graceful shutdown closes it with 1001. *)
+   connection, and a graceful shutdown closes it with 1001; and the same echo
+   over TLS (wss:). *)
 
 open Braid_server
 open Text_and_process
@@ -462,6 +463,67 @@ let graceful_shutdown () =
         "long before the deadline" true
         (Unix.gettimeofday () -. t0 < 10.))
 
+(* {1 Over TLS} *)
+
+let py_wss =
+  {|
+import asyncio, ssl, sys, websockets
+async def main(port, cafile):
+    context = ssl.create_default_context(cafile=cafile)
+    context.check_hostname = False
+    async with websockets.connect("wss://127.0.0.1:%d/echo" % port, ssl=context,
+                                  max_size=2**20) as ws:
+        await ws.send("h\u00e9llo")
+        print("text", await ws.recv())
+        big = bytes(range(256)) * 200
+        await ws.send(big)
+        print("large", (await ws.recv()) == big)
+        await ws.close(code=1000)
+        print("closed", ws.close_code)
+asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
+|}
+
+(* The same WebSocket routes over HTTPS: an upgraded connection reads and
+   writes through TLS. *)
+let python_wss () =
+  let dir = Filename.temp_dir "braid-wss" "" in
+  let cert, key = self_signed dir in
+  let config =
+    {
+      Config.default with
+      tls =
+        Some
+          {
+            address = Braid_io.Net.tcp "127.0.0.1" 0;
+            certificates = [ { chain = cert; key } ];
+            redirect = false;
+          };
+    }
+  in
+  with_server ~config (fun server _ ->
+      let port =
+        match Server.https_address server with
+        | Some (ADDR_INET (_, port)) -> port
+        | _ -> Alcotest.fail "no HTTPS address"
+      in
+      let out = Filename.temp_file "braid-wss" ".out" in
+      let status =
+        Sys.command
+          (Printf.sprintf "timeout 60 %s -c %s %d %s > %s 2>&1"
+             (Filename.quote (Lazy.force python))
+             (Filename.quote py_wss) port (Filename.quote cert)
+             (Filename.quote out))
+      in
+      let output = read_file out in
+      Sys.remove out;
+      ignore (Sys.command ("rm -rf " ^ Filename.quote dir));
+      if status <> 0 then
+        Alcotest.failf "python exited with %d:\n%s" status output;
+      Alcotest.(check (list string))
+        "the client's view"
+        [ "text h\xc3\xa9llo"; "large True"; "closed 1000" ]
+        (lines output))
+
 let () =
   Alcotest.run "websocket client"
     [
@@ -470,6 +532,7 @@ let () =
           Alcotest.test_case "echo, fragments, ping, close codes" `Quick
             python_client;
           Alcotest.test_case "bad frames, then HTTP" `Quick python_bad_frames;
+          Alcotest.test_case "echo over TLS (wss:)" `Quick python_wss;
         ] );
       ( "raw sockets",
         [

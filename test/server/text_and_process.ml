@@ -77,3 +77,15 @@ let read_to_end s =
   in
   go ();
   Buffer.contents b
+
+let self_signed dir =
+  let cert = Filename.concat dir "cert.pem"
+  and key = Filename.concat dir "key.pem" in
+  let command =
+    Printf.sprintf
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+       -nodes -keyout %s -out %s -days 2 -subj /CN=localhost >/dev/null 2>&1"
+      (Filename.quote key) (Filename.quote cert)
+  in
+  if Sys.command command <> 0 then failwith ("failed: " ^ command);
+  (cert, key)

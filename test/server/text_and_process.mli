@@ -40,3 +40,7 @@ val serving :
     listens, then stops the server and joins the domain, whether [f] returns or
     raises. Blocks the calling domain (use it outside any Braid scheduler).
     @raise e if the server fails to start with [e]. *)
+
+val self_signed : string -> string * string
+(** [self_signed dir] makes a self-signed certificate for [localhost] (ECDSA
+    P-256) and its key in [dir] with the openssl command: their paths. *)
