@@ -148,3 +148,15 @@ let failed_row name runs =
           (Printf.sprintf "failed runs (of %d)" (List.length runs))
           (float n) "runs";
       ]
+
+let content_length head =
+  List.find_map
+    (fun line ->
+      match String.index_opt line ':' with
+      | Some i
+        when String.lowercase_ascii (String.trim (String.sub line 0 i))
+             = "content-length" ->
+          int_of_string_opt
+            (String.trim (String.sub line (i + 1) (String.length line - i - 1)))
+      | _ -> None)
+    (String.split_on_char '\n' head)

@@ -66,3 +66,8 @@ val median_or_failed : ('a -> float) -> ('a, 'e) result list -> float
 
 val failed_row : string -> ('a, 'e) result list -> row list
 (** [[]] if no run failed, else a row counting the failed runs. *)
+
+val content_length : string -> int option
+(** The [Content-Length] of an HTTP response head (header names in any case,
+    lines ended by CRLF or LF), if it has one: what the benchmarks' own clients
+    read to frame a response. *)

@@ -16,19 +16,6 @@ let index_of ~sub s =
   in
   at 0
 
-(* The Content-Length of a response head, header names case-insensitive. *)
-let content_length head =
-  List.find_map
-    (fun line ->
-      match String.index_opt line ':' with
-      | Some i
-        when String.lowercase_ascii (String.trim (String.sub line 0 i))
-             = "content-length" ->
-          int_of_string_opt
-            (String.trim (String.sub line (i + 1) (String.length line - i - 1)))
-      | _ -> None)
-    (String.split_on_char '\n' head)
-
 (* Reads one response whole: its head, then as many body bytes as it
    announces. *)
 let read_response fd =
@@ -50,7 +37,7 @@ let read_response fd =
   let status = if String.length head >= 12 then String.sub head 9 3 else "" in
   if status <> "200" then
     failwith ("status " ^ status ^ " instead of 200: " ^ String.escaped head);
-  match content_length head with
+  match Bench_harness.content_length head with
   | None -> failwith ("no Content-Length: " ^ String.escaped head)
   | Some body ->
       while Buffer.length received < head_length + body do

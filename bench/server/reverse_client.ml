@@ -64,24 +64,15 @@ let rec head t =
       fill t;
       head t
 
-let content_length h =
-  List.find_map
-    (fun line ->
-      match String.index_opt line ':' with
-      | Some i
-        when String.lowercase_ascii (String.sub line 0 i) = "content-length" ->
-          int_of_string_opt
-            (String.trim (String.sub line (i + 1) (String.length line - i - 1)))
-      | _ -> None)
-    (String.split_on_char '\n' (String.concat "" (String.split_on_char '\r' h)))
-
 (* Reads a response; [keep] collects its body. *)
 let response t ~keep =
   let h = head t in
   if String.length h < 12 || String.sub h 9 3 <> "200" then
     failwith ("unexpected response: " ^ h);
   let n =
-    match content_length h with Some n -> n | None -> failwith "no length"
+    match Bench_harness.content_length h with
+    | Some n -> n
+    | None -> failwith "no length"
   in
   let body = if keep then Buffer.create n else Buffer.create 0 in
   let rec go remaining =

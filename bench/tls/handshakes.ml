@@ -71,18 +71,6 @@ let head_end b =
   in
   find 0
 
-let content_length head =
-  List.find_map
-    (fun line ->
-      match String.index_opt line ':' with
-      | Some i
-        when String.lowercase_ascii (String.trim (String.sub line 0 i))
-             = "content-length" ->
-          int_of_string_opt
-            (String.trim (String.sub line (i + 1) (String.length line - i - 1)))
-      | _ -> None)
-    (String.split_on_char '\n' head)
-
 (* [`Done] once the whole response is in, [`More] if part of it is
    missing; raises [Failed] if it is not the response expected. *)
 let check_response ~size b =
@@ -96,7 +84,7 @@ let check_response ~size b =
              ("status line: "
              ^ String.sub head 0
                  (Option.value ~default:0 (String.index_opt head '\r'))));
-      match content_length head with
+      match Bench_harness.content_length head with
       | None -> raise (Failed "no Content-Length")
       | Some n when n <> size ->
           raise (Failed (Printf.sprintf "Content-Length %d, not %d" n size))
