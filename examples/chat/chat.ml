@@ -5,10 +5,10 @@
    then open http://127.0.0.1:8080/ in two browser windows, or
      python3 -m websockets ws://127.0.0.1:8080/chat?name=ada
 
-   Each member is one WebSocket connection: its fiber receives and
-   broadcasts; a second fiber of the connection (forked under a switch in
-   the upgrade callback) sends what the room posts to its outbox, a bounded
-   channel. Members may live on different event loops (domains): a
+   Each member is one WebSocket connection (Chat_room.Room, room.ml): its
+   fiber receives and broadcasts; a second fiber of the connection (forked
+   under a switch in the upgrade callback) sends what the room posts to its
+   outbox, a bounded channel. Members may live on different event loops (domains): a
    connection is only ever written by fibers of its own loop, and the room
    reaches it through the channel. A member whose outbox is full (a client
    that stopped reading while others talk) is dropped with close code 1013
@@ -18,89 +18,6 @@
 
 open Braid_server
 module Ws = Websocket
-module Channel = Braid_sync.Channel
-module Mutex = Braid_sync.Mutex
-
-(* {1 The room} *)
-
-type member = { name : string; outbox : string Channel.t }
-
-type room = {
-  lock : Mutex.t;  (** Held only to read or change [members], never to send. *)
-  mutable members : (int * member) list;
-  mutable next : int;
-  outbox_size : int;
-}
-
-let room outbox_size =
-  { lock = Mutex.create (); members = []; next = 0; outbox_size }
-
-(* Posts to every member without waiting: a full outbox means a member
-   that cannot keep up; its channel is closed, which ends it. *)
-let broadcast room text =
-  let members = Mutex.protect room.lock (fun () -> room.members) in
-  List.iter
-    (fun (_, m) ->
-      match Channel.try_send m.outbox text with
-      | true -> ()
-      | false -> Channel.close m.outbox
-      | exception Channel.Closed -> ())
-    members
-
-let join room name =
-  let m = { name; outbox = Channel.create room.outbox_size } in
-  let id =
-    Mutex.protect room.lock (fun () ->
-        let id = room.next in
-        room.next <- id + 1;
-        room.members <- (id, m) :: room.members;
-        id)
-  in
-  broadcast room (Printf.sprintf "* %s joined" name);
-  (id, m)
-
-let leave room (id, m) =
-  Mutex.protect room.lock (fun () ->
-      room.members <- List.remove_assoc id room.members);
-  Channel.close m.outbox;
-  broadcast room (Printf.sprintf "* %s left" m.name)
-
-(* {1 A member's connection} *)
-
-(* Sends the outbox until it is closed: by [leave], or by [broadcast] for
-   a member that fell behind (then the client is told). *)
-let writer ws m ~left =
-  let rec loop () =
-    match Channel.recv m.outbox with
-    | text ->
-        Ws.send_text ws text;
-        loop ()
-    | exception Channel.Closed ->
-        if not (Atomic.get left) then
-          Ws.close ~code:1013 ~reason:"too slow for the room" ws
-  in
-  try loop () with Ws.Closed -> ()
-
-let member room name ws =
-  let me = join room name in
-  let left = Atomic.make false in
-  Braid.Switch.run (fun sw ->
-      ignore (Braid.Switch.fork sw (fun () -> writer ws (snd me) ~left));
-      let rec loop () =
-        match Ws.receive ws with
-        | `Text text ->
-            broadcast room (Printf.sprintf "%s: %s" name text);
-            loop ()
-        | `Binary _ ->
-            Ws.close ~code:1003 ~reason:"text only" ws;
-            loop ()
-        | `Close _ -> ()
-      in
-      Fun.protect
-        ~finally:(fun () ->
-          Atomic.set left true;
-          leave room me)
-        loop)
 
 (* {1 The server} *)
 
@@ -157,7 +74,7 @@ let name_of (r : Handler.request) =
   Option.value from_query ~default:"guest"
 
 let serve port domains outbox idle =
-  let room = room outbox in
+  let room = Chat_room.Room.create ~outbox_size:outbox in
   let limits =
     { Ws.default_limits with max_message = 64 * 1024; idle_timeout = idle }
   in
@@ -165,7 +82,7 @@ let serve port domains outbox idle =
     Router.empty
     |> Router.add GET "/" (fun _ -> Response.html page)
     |> Router.add GET "/chat" (fun r ->
-           Ws.accept ~limits r (member room (name_of r)))
+           Ws.accept ~limits r (Chat_room.Room.member room ~name:(name_of r)))
   in
   let config =
     { Config.default with listen = Braid_io.Net.tcp "127.0.0.1" port; domains }

@@ -1,0 +1,19 @@
+(** A broadcast room over WebSocket: every message a member sends is posted to
+    every member (the sender too). Each member has a bounded outbox and a writer
+    fiber of its own connection's loop, so members may live on different event
+    loops; a member whose outbox is full (a client that stopped reading) is
+    closed with code 1013 instead of slowing the room down.
+
+    Used by [chat.exe] and by the [websocket] benchmark's server. *)
+
+type t
+
+val create : outbox_size:int -> t
+(** An empty room; each member's outbox holds [outbox_size] messages. *)
+
+val member : t -> ?name:string -> Braid_server.Websocket.t -> unit
+(** [member room ws] serves [ws] as a member until it closes: the upgrade
+    callback of {!Braid_server.Websocket.accept}. With [name], its arrival and
+    departure are announced and its messages posted as ["name: text"]; without,
+    messages are posted as they come and nothing is announced. Binary messages
+    are refused with 1003. Blocks the calling fiber. *)
