@@ -57,26 +57,33 @@ let usable t ~op =
   if t.released then invalid_arg ("Braid_tls.Connection." ^ op ^ ": closed");
   if not (Fd.is_open t.socket) then raise (Net.Error { op; error = Unix.EBADF })
 
-let wait t = function
+(* Callers check [usable] once on entry; after a wait the connection may
+   have been closed by another fiber, so it is checked again before OpenSSL
+   is called. *)
+let wait t ~op = function
   | Wants_input ->
       Fd.read_would_block t.socket;
-      Fd.await_readable t.socket
-  | Wants_output -> Fd.await_writable t.socket
+      Fd.await_readable t.socket;
+      usable t ~op
+  | Wants_output ->
+      Fd.await_writable t.socket;
+      usable t ~op
   | Ended | Failed _ -> assert false
 
 let rec handshake t ~op step =
-  usable t ~op;
   match step t.ssl with
   | () -> ()
   | exception (Ssl.Accept_error error | Ssl.Connection_error error) -> (
       match stalled t error with
       | (Wants_input | Wants_output) as w ->
-          wait t w;
+          wait t ~op w;
           handshake t ~op step
       | Ended -> raise (Error { op; reason = "connection closed by the peer" })
       | Failed reason -> raise (Error { op; reason }))
 
 let create socket context ~on_handshake step =
+  if not (Fd.is_open socket) then
+    raise (Net.Error { op = "handshake"; error = Unix.EBADF });
   let ssl = Ssl.embed_socket (Fd.to_unix socket) context in
   {
     socket;
@@ -156,7 +163,6 @@ let check_range name buf off len =
     invalid_arg ("Braid_tls.Connection." ^ name ^ ": invalid range")
 
 let rec read t buf off len =
-  usable t ~op:"read";
   if t.input_ended || not t.healthy then 0
   else
     match Ssl.Runtime_lock.read t.ssl buf off len with
@@ -164,7 +170,7 @@ let rec read t buf off len =
     | exception Ssl.Read_error error -> (
         match stalled t error with
         | (Wants_input | Wants_output) as w ->
-            wait t w;
+            wait t ~op:"read" w;
             read t buf off len
         | Ended -> 0
         | Failed reason -> raise (Error { op = "read"; reason }))
@@ -180,7 +186,6 @@ let read_into t buf off len =
 
 let rec write t buf off len =
   if len > 0 then (
-    usable t ~op:"write";
     if not t.healthy then
       raise (Error { op = "write"; reason = "connection already ended" });
     match Ssl.Runtime_lock.write t.ssl buf off len with
@@ -188,7 +193,7 @@ let rec write t buf off len =
     | exception Ssl.Write_error error -> (
         match stalled t error with
         | (Wants_input | Wants_output) as w ->
-            wait t w;
+            wait t ~op:"write" w;
             write t buf off len
         | Ended ->
             raise
