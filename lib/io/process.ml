@@ -45,6 +45,13 @@ let check_c_string ~op what s =
   if String.contains s '\000' then
     invalid_arg (Printf.sprintf "%s: %s contains a NUL byte" op what)
 
+(* What the stub copies to C strings. *)
+let check_c_strings ~op prog args env cwd =
+  check_c_string ~op "the program" prog;
+  List.iter (check_c_string ~op "an argument") args;
+  Option.iter (Array.iter (check_c_string ~op "the environment")) env;
+  Option.iter (check_c_string ~op "the working directory") cwd
+
 let close_watch t =
   match t.watch with
   | Pidfd fd -> (
@@ -201,10 +208,7 @@ let spawn ~sw ?env ?cwd ?(stdin = `Inherit) ?(stdout = `Inherit)
     ?(stderr = `Inherit) prog args =
   let op = "Braid_io.Process.spawn" in
   let loop = Loop.current ~op in
-  check_c_string ~op "the program" prog;
-  List.iter (check_c_string ~op "an argument") args;
-  Option.iter (Array.iter (check_c_string ~op "the environment")) env;
-  Option.iter (check_c_string ~op "the working directory") cwd;
+  check_c_strings ~op prog args env cwd;
   (* Registered before anything exists, so that a finished switch fails
      here, with nothing to undo. *)
   let slot = { process = None; released = false } in
@@ -285,10 +289,7 @@ let output ?env ?cwd ?input prog args =
 
 let spawn_detached ?env ?cwd ~fds prog args =
   let op = "Braid_io.Process.spawn_detached" in
-  check_c_string ~op "the program" prog;
-  List.iter (check_c_string ~op "an argument") args;
-  Option.iter (Array.iter (check_c_string ~op "the environment")) env;
-  Option.iter (check_c_string ~op "the working directory") cwd;
+  check_c_strings ~op prog args env cwd;
   let count = List.length fds in
   if count < 3 || count > 16 then invalid_arg (op ^ ": from 3 to 16 descriptors");
   let child_fds = Array.of_list (List.map (fun fd -> Dup fd) fds) in

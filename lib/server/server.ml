@@ -515,22 +515,19 @@ let https_redirect ~port (request : Handler.request) =
 (* What the plain listener's connections answer when it redirects: every
    route is the redirect, the metrics and health paths excepted. *)
 let redirecting t (services : Services.t) ~port =
+  let redirect =
+    Router.Found
+      {
+        handler = https_redirect ~port;
+        params = [];
+        tail = None;
+        (* The configuration's limit: a POST's body is no reason to refuse
+           the redirect (308 keeps the method and body). *)
+        max_body = None;
+      }
+  in
   with_endpoints t
-    {
-      services with
-      find_handler =
-        (fun _ _ ->
-          Router.Found
-            {
-              handler = https_redirect ~port;
-              params = [];
-              tail = None;
-              (* The configuration's limit: a POST's body is no reason to
-                 refuse the redirect (308 keeps the method and body). *)
-              max_body = None;
-            });
-      middleware = Fun.id;
-    }
+    { services with find_handler = (fun _ _ -> redirect); middleware = Fun.id }
 
 let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
     ~tls_listening =
