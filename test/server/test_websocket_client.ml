@@ -71,12 +71,15 @@ let python =
           "no python3 with the websockets package (Debian: python3-websockets; \
            scripts/setup.sh installs it)")
 
-let run_python script port =
+(* [args] follow the port on the script's command line. *)
+let run_python ?(args = []) script port =
   let out = Filename.temp_file "braid-ws" ".out" in
   let command =
-    Printf.sprintf "timeout 60 %s -c %s %d > %s 2>&1"
+    Printf.sprintf "timeout 60 %s -c %s %d %s > %s 2>&1"
       (Filename.quote (Lazy.force python))
-      (Filename.quote script) port (Filename.quote out)
+      (Filename.quote script) port
+      (String.concat " " (List.map Filename.quote args))
+      (Filename.quote out)
   in
   let status = Sys.command command in
   let output = read_file out in
@@ -506,19 +509,12 @@ let python_wss () =
         | Some (ADDR_INET (_, port)) -> port
         | _ -> Alcotest.fail "no HTTPS address"
       in
-      let out = Filename.temp_file "braid-wss" ".out" in
-      let status =
-        Sys.command
-          (Printf.sprintf "timeout 60 %s -c %s %d %s > %s 2>&1"
-             (Filename.quote (Lazy.force python))
-             (Filename.quote py_wss) port (Filename.quote cert)
-             (Filename.quote out))
+      let output =
+        Fun.protect
+          ~finally:(fun () ->
+            ignore (Sys.command ("rm -rf " ^ Filename.quote dir)))
+          (fun () -> run_python ~args:[ cert ] py_wss port)
       in
-      let output = read_file out in
-      Sys.remove out;
-      ignore (Sys.command ("rm -rf " ^ Filename.quote dir));
-      if status <> 0 then
-        Alcotest.failf "python exited with %d:\n%s" status output;
       Alcotest.(check (list string))
         "the client's view"
         [ "text h\xc3\xa9llo"; "large True"; "closed 1000" ]
