@@ -16,7 +16,7 @@ let binary candidates = List.find_opt Sys.file_exists candidates
    Braid, never closes a keep-alive connection during a run. [connections]:
    room for that many connections, in descriptors too, and keep-alive
    connections left idle for as long as a run lasts. *)
-let nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile =
+let nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile ~tls ~log =
   let types =
     if Sys.file_exists "/etc/nginx/mime.types" then
       "include /etc/nginx/mime.types;"
@@ -47,7 +47,7 @@ error_log %s/error.log;
 events { %s }
 http {
   %s
-  access_log off;
+  %s
   %s
   %s
   client_body_temp_path %s/body;
@@ -56,17 +56,35 @@ http {
   uwsgi_temp_path %s/uwsgi;
   scgi_temp_path %s/scgi;
   server {
-    listen 127.0.0.1:%d%s;
+    listen 127.0.0.1:%d%s%s;%s
     root %s;
   }
 }
 |}
-    rlimit dir dir events types keep_alive
+    rlimit dir dir events types
+    (match log with
+    | Some (format, path) ->
+        Printf.sprintf "log_format check '%s';\n  access_log %s check;" format
+          path
+    | None -> "access_log off;")
+    keep_alive
     (* As Debian's nginx.conf has it: the file by sendfile(2), its first
        bytes in the header's packet (TCP_CORK). nginx's own default is off. *)
     (if sendfile then "sendfile on;\n  tcp_nopush on;" else "")
     dir dir dir dir dir port
+    (if tls = None then "" else " ssl")
     (match backlog with Some b -> " backlog=" ^ string_of_int b | None -> "")
+    (match tls with
+    | Some (cert, key) ->
+        (* As Braid: TLS 1.2 and 1.3 (Debian's nginx 1.22 leaves 1.3 out by
+           default); nginx's and OpenSSL's defaults otherwise. *)
+        Printf.sprintf
+          "\n\
+          \    ssl_certificate %s;\n\
+          \    ssl_certificate_key %s;\n\
+          \    ssl_protocols TLSv1.2 TLSv1.3;"
+          cert key
+    | None -> "")
     root
 
 (* A peer from the first of [paths] that exists, in a fresh directory that
@@ -91,12 +109,13 @@ let start_in_temp_dir ~name ~paths ~cpu ~port ~config ~argv =
             Procs.stop p;
             remove_tree dir )
 
-let start_nginx ?backlog ?connections ?(sendfile = false) ~cpu ~port ~root () =
+let start_nginx ?backlog ?connections ?(sendfile = false) ?tls ?log ~cpu ~port
+    ~root () =
   start_in_temp_dir ~name:"nginx"
     ~paths:[ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
     ~cpu ~port
     ~config:(fun dir ->
-      nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile)
+      nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile ~tls ~log)
     ~argv:(fun dir nginx conf ->
       [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ])
 

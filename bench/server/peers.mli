@@ -17,6 +17,8 @@ val start_nginx :
   ?backlog:int ->
   ?connections:int ->
   ?sendfile:bool ->
+  ?tls:string * string ->
+  ?log:string * string ->
   cpu:int ->
   port:int ->
   root:string ->
@@ -32,7 +34,9 @@ val start_nginx :
     wake-up ([multi_accept on]), and keep-alive connections kept for an hour
     whether busy or idle (else 4096 connections and nginx's keep-alive
     defaults). [sendfile] (default [false], nginx's own default) turns on
-    [sendfile] and [tcp_nopush], as Debian's packaged configuration does.
+    [sendfile] and [tcp_nopush], as Debian's packaged configuration does. [tls]
+    [(certificate, key)]: HTTPS on the port, TLS 1.2 and 1.3. [log]
+    [(format, path)]: an access log in that [log_format] instead of none.
     @raise Failure as {!Procs.spawn}. *)
 
 val start_h2o :

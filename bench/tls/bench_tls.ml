@@ -108,76 +108,19 @@ let start_braid ?(metrics = false) files ~plain ~port =
   in
   Some (proc, fun () -> Procs.stop proc)
 
-(* As bench/server's Peers.start_nginx (one worker, keep-alive connections
-   never closed during a run), with TLS on its one listener: TLS 1.2 and
-   1.3 as Braid, nginx's and OpenSSL's defaults otherwise (TLS 1.3
-   ciphersuites, groups, session tickets on, no session cache). [log]: an
-   access log of each connection's resumption, protocol, cipher and group,
-   for the checks; off when measuring. *)
-let nginx_config files ~dir ~port ~log =
-  let types =
-    if Sys.file_exists "/etc/nginx/mime.types" then
-      "include /etc/nginx/mime.types;"
-    else
-      "types { text/plain txt; text/html html; application/octet-stream bin; }"
-  in
-  Printf.sprintf
-    {|worker_processes 1;
-daemon off;
-pid %s/nginx.pid;
-error_log %s/error.log;
-events { worker_connections 4096; }
-http {
-  %s
-  log_format tls_check '$ssl_session_reused $connection_requests $ssl_protocol $ssl_cipher $ssl_curve $status';
-  %s
-  keepalive_requests 1000000000;
-  keepalive_timeout 3600s;
-  client_body_temp_path %s/body;
-  proxy_temp_path %s/proxy;
-  fastcgi_temp_path %s/fastcgi;
-  uwsgi_temp_path %s/uwsgi;
-  scgi_temp_path %s/scgi;
-  server {
-    listen 127.0.0.1:%d ssl;
-    ssl_certificate %s;
-    ssl_certificate_key %s;
-    ssl_protocols TLSv1.2 TLSv1.3;
-    root %s;
-  }
-}
-|}
-    dir dir types
-    (match log with
-    | Some path -> Printf.sprintf "access_log %s tls_check;" path
-    | None -> "access_log off;")
-    dir dir dir dir dir port files.cert files.key files.root
-
-let nginx_binary () =
-  List.find_opt Sys.file_exists [ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
-
+(* Peers' nginx with TLS on its one listener; [log]: an access log of each
+   connection's resumption, protocol, cipher and group, for the checks; off
+   when measuring. *)
 let start_nginx ?log files ~port =
-  match nginx_binary () with
-  | None -> None
-  | Some nginx ->
-      let dir = Peers.temp_dir "braid-bench-nginx" in
-      let conf = Filename.concat dir "nginx.conf" in
-      Out_channel.with_open_text conf (fun oc ->
-          output_string oc (nginx_config files ~dir ~port ~log));
-      let proc =
-        try
-          Procs.spawn ~cpu:Bench_server.server_cpu ~name:"nginx"
-            [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ]
-            ~port
-        with e ->
-          Peers.remove_tree dir;
-          raise e
-      in
-      Some
-        ( proc,
-          fun () ->
-            Procs.stop proc;
-            Peers.remove_tree dir )
+  Peers.start_nginx ~tls:(files.cert, files.key)
+    ?log:
+      (Option.map
+         (fun path ->
+           ( "$ssl_session_reused $connection_requests $ssl_protocol \
+              $ssl_cipher $ssl_curve $status",
+             path ))
+         log)
+    ~cpu:Bench_server.server_cpu ~port ~root:files.root ()
 
 (* Braid, then nginx. Braid's server failing to start (its TLS options not
    there yet, a certificate it rejects) is Braid's failed runs, not the
