@@ -39,14 +39,11 @@ let finish t = t.finished <- true
 let failed_io t e = match t.io_error with Some e' -> e == e' | None -> false
 
 (* The underlying function's own failure is remembered, so that the
-   pipeline can tell a reset from a protocol's bug. *)
-let io t f =
-  match f () with
-  | v -> v
-  | exception ((Braid.Cancelled | Shutdown) as e) -> raise e
-  | exception e ->
-      t.io_error <- Some e;
-      raise e
+   pipeline can tell a reset from a protocol's bug. Written out in [read]
+   and [write_bytes] rather than with closures: they run per message. *)
+let note_failure t = function
+  | Braid.Cancelled | Shutdown -> ()
+  | e -> t.io_error <- Some e
 
 let read t buf off len =
   check_valid t "read";
@@ -67,9 +64,15 @@ let read t buf off len =
   else if t.draining () then raise Shutdown
   else (
     t.reading <- true;
-    Fun.protect
-      ~finally:(fun () -> t.reading <- false)
-      (fun () -> io t (fun () -> t.read_fn buf off len)))
+    match t.read_fn buf off len with
+    | n ->
+        t.reading <- false;
+        n
+    | exception e ->
+        let bt = Printexc.get_raw_backtrace () in
+        t.reading <- false;
+        note_failure t e;
+        Printexc.raise_with_backtrace e bt)
 
 let write_bytes t buf off len =
   check_valid t "write";
@@ -79,8 +82,12 @@ let write_bytes t buf off len =
     invalid_arg "Braid_server.Upgraded.write: another fiber is writing";
   if len > 0 then (
     t.writing <- true;
-    Fun.protect
-      ~finally:(fun () -> t.writing <- false)
-      (fun () -> io t (fun () -> t.write_fn buf off len)))
+    match t.write_fn buf off len with
+    | () -> t.writing <- false
+    | exception e ->
+        let bt = Printexc.get_raw_backtrace () in
+        t.writing <- false;
+        note_failure t e;
+        Printexc.raise_with_backtrace e bt)
 
 let write t s = write_bytes t (Bytes.unsafe_of_string s) 0 (String.length s)
