@@ -390,9 +390,9 @@ let old_versions () =
       let out = s_client version in
       Alcotest.(check bool)
         (version ^ " refused") true
-        (contains out "alert protocol version"
-        || contains out "no protocols available"
-        || contains out "unsupported protocol"))
+        (* The server's alert: a client that could not even offer the
+           version ("no protocols available") would prove nothing. *)
+        (contains out "alert protocol version"))
     [ "-tls1"; "-tls1_1" ];
   Alcotest.(check bool)
     "TLS 1.2 served" true
