@@ -57,6 +57,12 @@ let await_input fd =
   if not (Loop.may_be_readable fd) then
     Handle.wait_checked fd ~write:false ~op:"await_input"
 
+let may_have_input = Loop.may_be_readable
+
+let watch_input fd resumer =
+  try Loop.watch_readable fd resumer
+  with Loop.Closed -> fail "watch_input" Unix.EBADF
+
 let io_budget = Loop.io_budget
 let read_would_block = Loop.nothing_more_to_read
 let spend = Loop.spend

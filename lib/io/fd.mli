@@ -68,6 +68,21 @@ val await_input : t -> unit
       [{op = "await_input"; error = EBADF}] if [fd] is or gets closed.
     @raise Braid.Cancelled if the fiber is cancelled (woken at once). *)
 
+val may_have_input : t -> bool
+(** [may_have_input fd] is false if the last read of [fd] found nothing more to
+    read and no readiness event came since: {!await_input} would wait. *)
+
+val watch_input : t -> unit Braid.resumer -> unit
+(** [watch_input fd resumer] waits for input on [fd] with no fiber: the loop
+    calls [resumer] once, on [fd]'s loop thread and outside any fiber (so it
+    must neither raise nor suspend, and should only hand the work to a fiber),
+    with [Ok ()] when [fd] may have become readable, or with an error when [fd]
+    is closed or {!interrupt}ed (the exception given). A server keeps thousands
+    of idle connections this way, each costing no fiber stack. Call it when
+    {!may_have_input} is false, or the resumer may wait for bytes that are
+    already there. Only on [fd]'s loop thread.
+    @raise Error [{op = "watch_input"; error = EBADF}] if [fd] is closed. *)
+
 val io_budget : int
 (** Fairness: the reads and writes ({!read_into}, {!write_all}, {!write_string},
     and [Net]'s) a fiber may start in a row without the loop switching fibers:

@@ -280,6 +280,14 @@ let interrupt_readers fd e =
   fd.readers <- [];
   wake_all fd.loop readers (Error e)
 
+let watch_readable fd resumer =
+  check_usable fd ~op:"Fd.watch_input";
+  let t = fd.loop in
+  if fd.token >= 0 then (
+    fd.readers <- resumer :: fd.readers;
+    t.fd_waiters <- t.fd_waiters + 1)
+  else Private.Task_queue.push t.runnable (fun () -> ignore (resumer (Ok ())))
+
 let set_switch_release fd hook = fd.switch_release <- Some hook
 
 let close_now fd =

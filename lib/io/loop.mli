@@ -117,6 +117,14 @@ val interrupt_readers : fd -> exn -> unit
     readable with [e]; [fd] stays open and registered. Only on [fd]'s loop
     thread. *)
 
+val watch_readable : fd -> unit Braid.resumer -> unit
+(** [watch_readable fd resumer] registers [resumer] as a reader of [fd] without
+    suspending anyone: it is called once, on the loop's thread and outside any
+    fiber, with [Ok ()] at [fd]'s next readiness event (at once from the run
+    queue if epoll cannot watch [fd]), or with the error of {!interrupt_readers}
+    or {!Closed}. Only on [fd]'s loop thread.
+    @raise Closed if [fd] is closed. *)
+
 val close : fd -> unit
 (** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and
     closes it. Idempotent. From another thread, the loop does it soon.

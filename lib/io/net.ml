@@ -119,6 +119,17 @@ let accept ~sw listener =
   in
   (s, addr)
 
+let accept_unowned listener =
+  let unix, addr = accept_raw listener in
+  match
+    Loop.register (Loop.loop_of listener) unix ~socket:true
+      ~stream:(is_tcp addr) ~op:"Braid_io.Net.accept_unowned"
+  with
+  | client -> (client, addr)
+  | exception e ->
+      Unix.close unix;
+      raise e
+
 let accept_fork ~sw ~on_error listener handle =
   let unix, addr = accept_raw listener in
   let op = "Braid_io.Net.accept_fork" in

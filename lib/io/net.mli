@@ -83,6 +83,14 @@ val accept : sw:Braid.Switch.t -> socket -> socket * Unix.sockaddr
     @raise Error [{op = "accept"; _}] e.g. [EMFILE].
     @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
 
+val accept_unowned : socket -> socket * Unix.sockaddr
+(** [accept_unowned listener] is {!accept} for a connection that belongs to no
+    switch and may outlive the fiber that accepted it (a server whose idle
+    connections wait with no fiber, {!Fd.watch_input}): the caller must {!close}
+    it; the loop closes it if it is still open when the loop ends.
+    @raise Error [{op = "accept"; _}]
+    @raise Braid.Cancelled if the fiber is cancelled while waiting. *)
+
 val accept_fork :
   sw:Braid.Switch.t ->
   on_error:(exn -> unit) ->

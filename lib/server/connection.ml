@@ -1,5 +1,9 @@
 open Braid_io
 
+type wrap = { run : 'a. (unit -> 'a) -> 'a }
+
+let no_wrap = { run = (fun f -> f ()) }
+
 type context = {
   fixed_services : Services.t option;
   dates : Date_cache.t;
@@ -9,12 +13,10 @@ type context = {
   mutable next_id : int;
   mutable tick : float;  (** How often [sweep] looks. *)
   mutable pools : Buffer_pool.t list;
-  (* Buffers by size (those of the configurations seen): a connection
+      (* Buffers by size (those of the configurations seen): a connection
          holds one only while it reads or writes a request. Allocating them
          per connection in the major heap would pace the major GC by the
          connection rate. *)
-  (* Buffers of finished connections: allocating 20 KiB per connection
-         in the major heap would pace the major GC by the connection rate. *)
   mutable peak : int;
       (** Most connections in progress since [sweep] last compacted the heap. *)
   idle : int Atomic.t;
@@ -23,10 +25,24 @@ type context = {
   received : (int -> unit) option;  (** Counts the bytes read, if asked. *)
   handshaken : (Metrics.handshake -> unit) option;
       (** Counts the TLS handshakes, if asked. *)
+  ended : Unix.sockaddr -> unit;
+      (** Told when a plain connection ends, whichever fiber ends it. *)
+  ready : plain Queue.t;
+      (** Parked connections woken (by input, or to be closed), for the unparker
+          to give a fiber each. *)
+  mutable unparker : unit Braid.resumer option;
+      (** The unparker, while it waits for [ready]. *)
+  mutable parked_plain : int;  (** Plain connections waiting with no fiber. *)
+  mutable waiting_in_fiber : int;
+      (** Plain connections waiting for a request inside their fiber. *)
 }
 
 (* What [drain] and [sweep] need of a connection in progress. *)
-and live = {
+and live = Fibered of fibered | Plain of plain
+
+(* A connection served by one fiber from start to end (over TLS, or over a
+   stream of the caller's). *)
+and fibered = {
   control : Control.t;
   scope : Fiber.Scope.t;  (** Cancelling it ends the connection. *)
   interrupt : (exn -> unit) option;
@@ -37,6 +53,29 @@ and live = {
           connection's fiber has not been woken for yet. *)
 }
 
+(* A plain socket connection: between requests it may wait with no fiber
+   (parked), as a few hundred bytes the loop's epoll points to; input gives
+   it a fresh fiber. What it keeps while parked is all here: the pipeline's
+   state is rebuilt when it goes on. *)
+and plain = {
+  socket : Net.socket;
+  peer : Unix.sockaddr;
+  config : Config.t;  (** The configuration it was accepted with. *)
+  wrap : wrap;  (** The handlers its fibers run in (the HTTPS redirect). *)
+  p_control : Control.t;
+  id : int;
+  mutable state : state;
+  mutable doomed : bool;  (** To be closed, not served, when it next runs. *)
+}
+
+and state =
+  | Running of Fiber.Scope.t  (** In a fiber: cancelling the scope ends it. *)
+  | Between  (** In a fiber, outside its scope (starting, or finishing). *)
+  | Parked  (** Waiting for input with no fiber. *)
+  | Woken  (** In [ready], or given a fiber that has not started. *)
+  | Ended
+
+let control_of = function Fibered f -> f.control | Plain p -> p.p_control
 let max_spares = 64
 
 (* Connections at once that make a burst worth compacting after. *)
@@ -48,8 +87,13 @@ let crowd = 256
 let idle c = Atomic.get c.idle
 
 let context ?(draining = Atomic.make false) ?fixed_services ?received
-    ?handshaken () =
+    ?handshaken ?(ended = ignore) () =
   {
+    ended;
+    ready = Queue.create ();
+    unparker = None;
+    parked_plain = 0;
+    waiting_in_fiber = 0;
     idle = Atomic.make 0;
     received;
     handshaken;
@@ -63,6 +107,47 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     peak = 0;
   }
 
+(* Ends [l]: its fiber is cancelled, or, parked, it is closed by a fiber
+   the unparker gives it (never here: the caller may hold a lock that
+   closing takes, as the acceptor at the limit does). *)
+let end_live = function
+  | Fibered f -> Fiber.Scope.cancel f.scope
+  | Plain p -> (
+      match p.state with
+      | Running scope -> Fiber.Scope.cancel scope
+      | Parked -> (
+          p.doomed <- true;
+          (* Its watch is woken with the error: see [wake_parked]. *)
+          try Fd.interrupt p.socket Braid.Cancelled with Fd.Error _ -> ())
+      | Between | Woken -> p.doomed <- true
+      | Ended -> ())
+
+let is_ending = function
+  | Fibered f -> Fiber.Scope.is_cancelled f.scope
+  | Plain p -> (
+      match p.state with
+      | Running scope -> p.doomed || Fiber.Scope.is_cancelled scope
+      | Parked | Between | Woken -> p.doomed
+      | Ended -> true)
+
+(* Bytes in the socket's receive queue (a peek, never blocking). End of
+   stream or an error count as nothing to read: closing then loses nothing. *)
+let input_waiting socket () =
+  match Unix.recv (Fd.to_unix socket) (Bytes.create 1) 0 1 [ MSG_PEEK ] with
+  | n -> n > 0
+  | exception Unix.Unix_error _ -> false
+
+let pending = function
+  | Fibered f -> f.pending ()
+  | Plain p -> input_waiting p.socket ()
+
+let wake_unparker c =
+  match c.unparker with
+  | Some resume ->
+      c.unparker <- None;
+      ignore (resume (Ok ()))
+  | None -> ()
+
 (* A connection waiting for a request when the drain begins is not closed
    at once: its client may have sent the request already (a connection
    accepted just before listening stopped, or a keep-alive one reused at
@@ -70,16 +155,22 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
    clients do not all retry. It may read one more request, answered with
    [Connection: close]; [close_idle] ends the wait. *)
 let close_idle c =
-  Hashtbl.iter
-    (fun _ l -> if Control.is_idle l.control then Fiber.Scope.cancel l.scope)
-    c.live
+  let idle =
+    Hashtbl.fold
+      (fun _ l idle ->
+        if Control.is_idle (control_of l) then l :: idle else idle)
+      c.live []
+  in
+  List.iter end_live idle
 
 let drain c =
   Atomic.set c.draining true;
+  (* The unparker ends once no connection is parked. *)
+  wake_unparker c;
   let upgraded =
     Hashtbl.fold
       (fun _ l upgraded ->
-        if l.control.phase = Upgraded then l :: upgraded else upgraded)
+        if (control_of l).phase = Upgraded then l :: upgraded else upgraded)
       c.live []
   in
   (* An upgraded connection is told, so that its protocol can say goodbye:
@@ -88,9 +179,11 @@ let drain c =
      cancelled. *)
   List.iter
     (fun l ->
-      match l.interrupt with
-      | Some interrupt -> ( try interrupt Upgraded.Shutdown with _ -> ())
-      | None -> Fiber.Scope.cancel l.scope)
+      match l with
+      | Fibered { interrupt = Some interrupt; _ } -> (
+          try interrupt Upgraded.Shutdown with _ -> ())
+      | Fibered { interrupt = None; _ } -> end_live l
+      | Plain p -> ( try Fd.interrupt p.socket Upgraded.Shutdown with _ -> ()))
     upgraded
 
 (* At the connection limit, nginx's rule: the connection that has waited
@@ -100,10 +193,10 @@ let evict_idle c =
   let oldest =
     Hashtbl.fold
       (fun _ l oldest ->
-        if Control.is_idle l.control && not (Fiber.Scope.is_cancelled l.scope)
-        then
+        if Control.is_idle (control_of l) && not (is_ending l) then
           match oldest with
-          | Some (o : live) when o.control.idle_since <= l.control.idle_since ->
+          | Some o when (control_of o).idle_since <= (control_of l).idle_since
+            ->
               oldest
           | _ -> Some l
         else oldest)
@@ -111,7 +204,7 @@ let evict_idle c =
   in
   match oldest with
   | Some l ->
-      Fiber.Scope.cancel l.scope;
+      end_live l;
       true
   | None -> false
 
@@ -127,21 +220,23 @@ let rec sweep c =
   services.sleep c.tick;
   let now = services.monotonic_ns () in
   let idle = ref 0 in
+  let draining = Atomic.get c.draining in
   let expired =
     Hashtbl.fold
       (fun _ l acc ->
-        release_if_waiting l.control;
-        if Control.is_idle l.control then incr idle;
+        let control = control_of l in
+        if not draining then release_if_waiting control;
+        if Control.is_idle control then incr idle;
         if
-          Control.is_idle l.control
-          && now >= Control.idle_deadline l.control
-          && not (l.pending ())
-          || Control.send_stalled l.control ~now
-        then l.scope :: acc
+          Control.is_idle control
+          && now >= Control.idle_deadline control
+          && not (pending l)
+          || Control.send_stalled control ~now
+        then l :: acc
         else acc)
       c.live []
   in
-  List.iter Fiber.Scope.cancel expired;
+  List.iter end_live expired;
   Atomic.set c.idle !idle;
   give_back_memory c;
   sweep c
@@ -208,7 +303,7 @@ let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
   let id = c.next_id in
   c.next_id <- id + 1;
   Fiber.Scope.run (fun scope ->
-      Hashtbl.replace c.live id { control; scope; pending; interrupt };
+      Hashtbl.replace c.live id (Fibered { control; scope; pending; interrupt });
       match
         Pipeline.serve ~control ~buffers ?await_input
           ?fixed_services:c.fixed_services ?file_sender config c.dates ~peer
@@ -239,7 +334,9 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
     ~read ~write
 
 let parked c =
-  Hashtbl.fold (fun _ l n -> if l.control.parked then n + 1 else n) c.live 0
+  Hashtbl.fold
+    (fun _ l n -> if (control_of l).parked then n + 1 else n)
+    c.live 0
 
 let buffers_held c = List.fold_left (fun n p -> n + Buffer_pool.out p) 0 c.pools
 
@@ -259,13 +356,6 @@ let linger socket ~seconds ~buffer:buf =
       ignore
         (Services.timeout seconds (fun () ->
              try discard (1 lsl 20) with Net.Error _ -> ()))
-
-(* Bytes in the socket's receive queue (a peek, never blocking). End of
-   stream or an error count as nothing to read: closing then loses nothing. *)
-let input_waiting socket () =
-  match Unix.recv (Fd.to_unix socket) (Bytes.create 1) 0 1 [ MSG_PEEK ] with
-  | n -> n > 0
-  | exception Unix.Unix_error _ -> false
 
 (* sendfile(2) from the file to the socket; EINVAL, ENOSYS and ESPIPE say
    that the
@@ -311,21 +401,182 @@ let lingering c (config : Config.t) socket =
   linger socket ~seconds:config.linger ~buffer;
   Buffer_pool.give input buffer
 
-let serve c (config : Config.t) socket peer =
+(* Plain connections waiting in their fibers beyond which an idle one parks
+   at once: a crowd of idle connections holds no fiber stack each (OCaml's
+   runtime keeps a freed stack for reuse, so a stack once taken by each of
+   10,000 idle connections would stay with the process), while a few
+   hundred busy ones keep theirs between requests (a fresh fiber per
+   request would cost a stack switch and the pipeline's setup). *)
+let crowd_in_fibers = 256
+
+let closed_silently socket =
+  (* A failed close(2) of a socket still releases it (Linux); nothing is
+     owed to anyone. *)
+  try Net.close socket with Net.Error _ -> ()
+
+let finish_plain c p =
+  match p.state with
+  | Ended -> ()
+  | Running _ | Between | Parked | Woken ->
+      p.state <- Ended;
+      Hashtbl.remove c.live p.id;
+      closed_silently p.socket;
+      c.ended p.peer
+
+(* The resumer of a parked connection's watch: input, or an error (it is
+   to be closed: [end_live], or the loop closing the socket). Runs on the
+   loop outside any fiber: it only queues the connection for the
+   unparker. *)
+let wake_parked c p : unit Braid.resumer =
+ fun result ->
+  match p.state with
+  | Parked ->
+      p.state <- Woken;
+      c.parked_plain <- c.parked_plain - 1;
+      if Result.is_error result then p.doomed <- true;
+      Queue.push p c.ready;
+      wake_unparker c;
+      true
+  | Running _ | Between | Woken | Ended -> false
+
+(* The wait of a plain connection for its next request (see
+   [crowd_in_fibers]). A connection parks only when it has nothing to
+   read: a fresh one, which may have its request already (the loop knows
+   nothing of it yet), is looked at first. *)
+let plain_wait c p (control : Control.t) =
+  let socket = p.socket in
+  let crowded =
+    c.waiting_in_fiber >= crowd_in_fibers && not (Atomic.get c.draining)
+  in
+  let park () =
+    control.release ();
+    raise Unwind.Park
+  in
+  if Fd.may_have_input socket then (
+    if crowded && control.first && not (input_waiting socket ()) then (
+      Fd.read_would_block socket;
+      park ()))
+  else if crowded then park ()
+  else (
+    if Buffer_pool.out (pool c p.config.output_buffer) > crowd then
+      control.release ();
+    c.waiting_in_fiber <- c.waiting_in_fiber + 1;
+    match Fd.await_input socket with
+    | () -> c.waiting_in_fiber <- c.waiting_in_fiber - 1
+    | exception e ->
+        c.waiting_in_fiber <- c.waiting_in_fiber - 1;
+        raise e)
+
+(* Serves [p] in the calling fiber until it ends or parks. *)
+let rec run_plain c p ~resumed =
+  if p.doomed then finish_plain c p
+  else
+    let control = p.p_control and socket = p.socket in
+    let outcome =
+      Fiber.Scope.run (fun scope ->
+          p.state <- Running scope;
+          control.park <-
+            (fun () ->
+              if not control.parked then
+                try Fd.interrupt socket Unwind.Park with Fd.Error _ -> ());
+          match
+            p.wrap.run (fun () ->
+                Pipeline.serve ~control ~buffers:(storage c p.config)
+                  ~await_input:(plain_wait c p)
+                  ~file_sender:(file_sender socket)
+                  ?fixed_services:c.fixed_services ~fiberless:true ~resumed
+                  p.config c.dates ~peer:(Some p.peer)
+                  ~read:(counted c (Net.read_into socket))
+                  ~write:(Net.write_all socket))
+          with
+          | outcome -> Ok outcome
+          | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
+              Ok Pipeline.Peer_closed
+          | exception e -> Error (e, Printexc.get_raw_backtrace ()))
+    in
+    p.state <- Between;
+    match outcome with
+    | Ok Parked -> park c p
+    | Ok Peer_closed -> finish_plain c p
+    | Ok Server_closed ->
+        Fun.protect
+          ~finally:(fun () -> finish_plain c p)
+          (fun () -> try lingering c p.config socket with Net.Error _ -> ())
+    | Error (Net.Error { op; error }, _) ->
+        Log.debug
+          (Printf.sprintf "connection ended: %s: %s" op
+             (Unix.error_message error));
+        finish_plain c p
+    | Error (e, bt) ->
+        finish_plain c p;
+        Printexc.raise_with_backtrace e bt
+
+(* Its fiber ends; what it keeps is [p], the socket's registration and the
+   watch's resumer. *)
+and park c p =
+  let control = p.p_control in
+  (* They would keep the pipeline's buffers and records alive. *)
+  control.release <- ignore;
+  control.park <- ignore;
+  if p.doomed then finish_plain c p
+  else if Fd.may_have_input p.socket || Atomic.get c.draining then
+    (* Bytes came while it was leaving its handlers; or the server is
+       draining, and the unparker may have stopped: it waits in a read of
+       its fiber, which [close_idle] ends. *)
+    run_plain c p ~resumed:true
+  else (
+    p.state <- Parked;
+    c.parked_plain <- c.parked_plain + 1;
+    Fd.watch_input p.socket (wake_parked c p))
+
+let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   no_delay socket;
-  match
-    tracked c config (storage c config)
-      ~await_input:(awaiting_input c config (fun () -> Fd.await_input socket))
-      ~interrupt:(Fd.interrupt socket) ~file_sender:(file_sender socket)
-      ~peer:(Some peer) ~pending:(input_waiting socket)
-      ~read:(counted c (Net.read_into socket))
-      ~write:(Net.write_all socket)
-  with
-  | Peer_closed -> ()
-  | Server_closed -> lingering c config socket
-  | exception Net.Error { op; error } ->
-      Log.debug
-        (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error))
+  adjust_tick c config.timeouts;
+  let id = c.next_id in
+  c.next_id <- id + 1;
+  let p =
+    {
+      socket;
+      peer;
+      config;
+      wrap;
+      p_control = Control.create c.draining;
+      id;
+      state = Between;
+      doomed = false;
+    }
+  in
+  Hashtbl.replace c.live id (Plain p);
+  run_plain c p ~resumed:false
+
+let rec unpark c ~spawn =
+  match Queue.take_opt c.ready with
+  | Some p ->
+      spawn (fun () -> run_plain c p ~resumed:true);
+      unpark c ~spawn
+  | None when Atomic.get c.draining && c.parked_plain = 0 -> ()
+  | None ->
+      (match
+         Braid.suspend (fun resume ->
+             c.unparker <- Some resume;
+             None)
+       with
+      | () -> ()
+      | exception e ->
+          c.unparker <- None;
+          raise e);
+      unpark c ~spawn
+
+let close_parked c =
+  let left =
+    Hashtbl.fold
+      (fun _ l left ->
+        match l with
+        | Plain ({ state = Parked | Woken; _ } as p) -> p :: left
+        | Plain _ | Fibered _ -> left)
+      c.live []
+  in
+  List.iter (finish_plain c) left
 
 module Tls = Braid_tls.Connection
 
@@ -358,7 +609,7 @@ let serve_tls c (config : Config.t) context socket peer =
           ~read:(counted c (Tls.read_into tls))
           ~write:(Tls.write_all tls))
   with
-  | Peer_closed -> ended ()
+  | Peer_closed | Parked (* never without [~fiberless] *) -> ended ()
   | Server_closed ->
       ended ();
       (* After the close_notify [Tls.close] sent: what the client still

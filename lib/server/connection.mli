@@ -7,6 +7,11 @@
     server's services in force ({!Services.run}): the deadlines follow their
     clock. Internal to the server. *)
 
+type wrap = { run : 'a. (unit -> 'a) -> 'a }
+(** What a connection's fibers run in: a plain connection gets a fresh fiber
+    when input comes after it parked, and [run] installs there the handlers its
+    first fiber had (the HTTPS redirect's services, say). *)
+
 type context
 (** What the connections of one loop share: the [Date] cache, the draining flag,
     the connections in progress, spare buffers. Confined to that loop's domain.
@@ -17,6 +22,7 @@ val context :
   ?fixed_services:Services.t ->
   ?received:(int -> unit) ->
   ?handshaken:(Metrics.handshake -> unit) ->
+  ?ended:(Unix.sockaddr -> unit) ->
   unit ->
   context
 (** [context ()] is the context of one loop. [draining] is the server's
@@ -25,7 +31,8 @@ val context :
     pipeline calls them directly instead of looking up the services in force per
     request (the direct-calls baseline of the benchmarks). [received] counts the
     bytes each socket read returns, [handshaken] the TLS handshakes (the
-    metrics). *)
+    metrics). [ended peer] is called (in a fiber of the loop) when a connection
+    given to {!serve} ends. *)
 
 val idle : context -> int
 (** Connections of the context waiting for a request, as of the sweeper's last
@@ -89,15 +96,41 @@ val buffers_held : context -> int
     held by connections reading or writing a request (or dropped with their
     connection). *)
 
-val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
-(** [serve context config socket peer] serves [socket] until the peer or the
-    server ends the connection. Sets [TCP_NODELAY] (responses are written whole;
-    Nagle's algorithm would only delay the last segment). When the server ends
-    it, it lingers ({!Config.linger}) before returning. Socket errors (a reset,
-    a broken pipe) end the connection and are logged at [Debug]; the socket is
-    closed by its owner (the accept switch). A connection ended by a timeout
-    returns normally.
-    @raise Braid.Cancelled if the fiber is cancelled. *)
+val serve :
+  ?wrap:wrap ->
+  context ->
+  Config.t ->
+  Braid_io.Net.socket ->
+  Unix.sockaddr ->
+  unit
+(** [serve context config socket peer] serves [socket], which it owns from now:
+    it closes it when the connection ends, and then calls the context's
+    [ended peer]. Sets [TCP_NODELAY] (responses are written whole; Nagle's
+    algorithm would only delay the last segment). When the server ends the
+    connection, it lingers ({!Config.linger}) first. Socket errors (a reset, a
+    broken pipe) end the connection and are logged at [Debug]. A connection
+    ended by a timeout ends normally.
+
+    [serve] returns when the connection ends, or when it parks: idle, with
+    nothing to read, it waits for its next request with no fiber (its socket
+    watched by the loop, {!Braid_io.Fd.watch_input}); input then gets it a new
+    fiber from {!unpark}, run in [wrap] (default: nothing). A connection parks
+    when the sweeper finds it idle for a tick, or at once when more than 256
+    connections of the loop wait in their fibers. An idle connection so costs
+    its socket's registration and a few hundred bytes.
+    @raise Braid.Cancelled
+      if the fiber is cancelled (the connection is closed first). *)
+
+val unpark : context -> spawn:((unit -> unit) -> unit) -> unit
+(** [unpark context ~spawn] gives each woken parked connection of [context] a
+    fiber, made by [spawn] (a fork on the connections' switch). It returns once
+    the context is draining ({!drain}) and no connection is parked; there must
+    be one running per context that {!serve} is given connections of.
+    @raise Braid.Cancelled when its fiber is cancelled. *)
+
+val close_parked : context -> unit
+(** [close_parked context] closes the parked connections of [context], with no
+    fiber running them: for the end of a loop, once [unpark] has stopped. *)
 
 val serve_tls :
   context ->

@@ -1,6 +1,6 @@
 open Braid_http
 
-type outcome = Peer_closed | Server_closed
+type outcome = Peer_closed | Server_closed | Parked
 
 (* The most one write hands to the socket: a client that keeps reading
    finishes a piece within the send timeout, however large the response. *)
@@ -248,7 +248,9 @@ let rec loop (c : Conn.t) =
         now + Control.ns_of_seconds c.config.timeouts.keep_alive);
     control.phase <- Idle)
   else control.phase <- Head;
-  if control.phase = Idle && (not control.first) && Atomic.get control.draining
+  if
+    control.phase = Idle && (not control.first) && (not control.parked)
+    && Atomic.get control.draining
   then Peer_closed
   else (
     (* Where the connection can tell when bytes arrive without reading
@@ -352,7 +354,8 @@ let timed_read (c : Conn.t) read buf off len =
 let failed e = Unwind.Io_failed (e, Printexc.get_raw_backtrace ())
 
 let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
-    (config : Config.t) dates ~peer ~read ~write:write_socket =
+    ?(fiberless = false) ?(resumed = false) (config : Config.t) dates ~peer
+    ~read ~write:write_socket =
   let control =
     match control with
     | Some c -> c
@@ -366,12 +369,13 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
   in
   (* The first request's head is due [request_header] seconds after the
      connection starts. *)
-  let start = services.monotonic_ns () in
-  control.idle_since <- start;
-  control.head_deadline <-
-    start + Control.ns_of_seconds config.timeouts.request_header;
-  control.idle_deadline <- control.head_deadline;
-  control.send_timeout <- Control.ns_of_seconds config.timeouts.send;
+  if not resumed then (
+    let start = services.monotonic_ns () in
+    control.idle_since <- start;
+    control.head_deadline <-
+      start + Control.ns_of_seconds config.timeouts.request_header;
+    control.idle_deadline <- control.head_deadline;
+    control.send_timeout <- Control.ns_of_seconds config.timeouts.send);
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
   let rec counted_write buf off len =
@@ -477,9 +481,14 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
            fibers end, and the stacks they grew serving requests go back to
            the runtime while the connection waits on its own small one. *)
         control.parked <- true;
-        (* Only [await_input] raises [Park]. *)
-        Option.iter (fun await -> await control) c.await_input;
-        serve_requests ()
+        if fiberless then
+          (* The caller waits for input with no fiber, and calls [serve]
+             again ([~resumed:true]) when it comes. *)
+          Parked
+        else (
+          (* Only [await_input] raises [Park]. *)
+          Option.iter (fun await -> await control) c.await_input;
+          serve_requests ())
     | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
   in
   serve_requests ()

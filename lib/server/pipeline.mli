@@ -40,6 +40,11 @@ type outcome =
           a request that cannot be followed). The caller should close
           gracefully: stop sending, then discard what the peer still sends for a
           moment, so that the last response is not destroyed by a reset. *)
+  | Parked
+      (** Only with [~fiberless:true]: the connection is idle, holds no buffer,
+          and waits for its next request with no fiber of its own. The caller
+          watches for input and calls [serve ~resumed:true] with the same
+          [control] when it comes. *)
 
 val serve :
   ?control:Control.t ->
@@ -49,6 +54,8 @@ val serve :
   ?await_input:(Control.t -> unit) ->
   ?fixed_services:Services.t ->
   ?file_sender:Conn.file_sender ->
+  ?fiberless:bool ->
+  ?resumed:bool ->
   Config.t ->
   Date_cache.t ->
   peer:Unix.sockaddr option ->
@@ -89,7 +96,11 @@ val serve :
     whose fiber stacks grew while serving requests, calls [await_input] again
     outside them with [control.parked] set (that call must not raise [Park]),
     and goes back in when it returns, with the same idle deadline. An idle
-    keep-alive connection thus holds one small stack.
+    keep-alive connection thus holds one small stack. With [fiberless] (default
+    false), [serve] returns [Parked] instead of calling [await_input] again, and
+    the caller's fiber may end: [serve ~resumed:true] with the same [control]
+    goes on where it left off (the deadlines are those of [control]; it reads at
+    once, as if [await_input] had returned).
 
     With [control], once its flag is set the connection finishes the request in
     progress, answers it with [Connection: close], and ends instead of waiting

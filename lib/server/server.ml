@@ -322,23 +322,34 @@ let too_many_from_client =
 let rec accept_loop t ~sw listener context ~serve ~paused =
   acquire_slot t context;
   match
-    Net.accept_fork ~sw listener
-      ~on_error:(fun e ->
-        Log.error ("connection failed: " ^ Printexc.to_string e))
-      (fun socket peer ->
-        Option.iter Metrics.accepted t.settings.metrics;
+    let socket, peer = Net.accept_unowned listener in
+    Option.iter Metrics.accepted t.settings.metrics;
+    let run () =
+      if admit_client t peer then
+        (* [serve] owns the socket, the slot and the client's count from
+           here, and gives them back when the connection ends
+           ([Connection.context]'s [ended]), maybe from another fiber. *)
+        match serve (Atomic.get t.config) socket peer with
+        | () -> ()
+        | exception Braid.Cancelled when Fiber.is_cancelled () ->
+            raise Braid.Cancelled
+        | exception e -> Log.error ("connection failed: " ^ Printexc.to_string e)
+      else (
+        (* Counted, answered, closed: it never holds a slot for long. *)
+        Option.iter Metrics.refused t.settings.metrics;
         Fun.protect
-          ~finally:(fun () -> release_slot t)
+          ~finally:(fun () ->
+            (try Net.close socket with Net.Error _ -> ());
+            release_slot t)
           (fun () ->
-            if admit_client t peer then
-              Fun.protect
-                ~finally:(fun () -> leave_client t peer)
-                (fun () -> serve (Atomic.get t.config) socket peer)
-            else (
-              (* Counted, answered, closed: it never holds a slot for long. *)
-              Option.iter Metrics.refused t.settings.metrics;
-              try Net.write_string socket too_many_from_client
-              with Net.Error _ -> ())))
+            try Net.write_string socket too_many_from_client
+            with Net.Error _ -> ()))
+    in
+    match Fiber.fork ~sw run with
+    | _ -> ()
+    | exception e ->
+        (try Net.close socket with Net.Error _ -> ());
+        raise e
   with
   | () -> accept_loop t ~sw listener context ~serve ~paused:false
   | exception
@@ -371,6 +382,10 @@ let serve_connections t ~sw listeners context =
   (match
      Switch.run (fun csw ->
          watch (fun () -> Connection.sweep context);
+         ignore
+           (Fiber.fork ~sw:csw (fun () ->
+                Connection.unpark context ~spawn:(fun f ->
+                    ignore (Fiber.fork ~sw:csw f))));
          watch (fun () ->
              Promise.await t.stopped;
              Switch.cancel csw);
@@ -402,6 +417,7 @@ let serve_connections t ~sw listeners context =
    with
   | () -> ()
   | exception Braid.Cancelled when Promise.peek t.stopped <> None -> ());
+  Connection.close_parked context;
   List.iter Fiber.cancel !watchers
 
 (* Each domain has its own minor heap, of the runtime's size whatever the
@@ -539,6 +555,9 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
       ?fixed_services:(if t.direct_calls then Some services else None)
       ?received:(Option.map Metrics.received t.settings.metrics)
       ?handshaken:(Option.map Metrics.tls_handshake t.settings.metrics)
+      ~ended:(fun peer ->
+        leave_client t peer;
+        release_slot t)
       ()
   in
   let rec register () =
@@ -586,29 +605,40 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
           Some b)
         else None
       in
-      let serve_plain config socket peer =
-        Connection.serve context config socket peer
+      let serve_plain ?wrap config socket peer =
+        Connection.serve ?wrap context config socket peer
+      in
+      let serve_plain_unwrapped config socket peer =
+        serve_plain config socket peer
       in
       (* Read per connection, from the configuration it was accepted with:
          a reload turns the redirect on or off for new connections. *)
       let serve_plain =
         match tls_listener with
-        | None -> serve_plain
+        | None -> serve_plain_unwrapped
         | Some l -> (
             let redirects =
               redirecting t production ~port:(port_of (Net.local_addr l))
             in
+            let wrap =
+              { Connection.run = (fun f -> Services.run redirects f) }
+            in
             fun (config : Config.t) socket peer ->
               match config.tls with
               | Some { redirect = true; _ } ->
-                  Services.run redirects (fun () ->
-                      serve_plain config socket peer)
+                  serve_plain ~wrap config socket peer
               | _ -> serve_plain config socket peer)
       in
       let serve_tls config socket peer =
-        match Atomic.get t.tls_context with
-        | Some tls -> Connection.serve_tls context config tls socket peer
-        | None -> ()
+        Fun.protect
+          ~finally:(fun () ->
+            (try Net.close socket with Net.Error _ -> ());
+            leave_client t peer;
+            release_slot t)
+          (fun () ->
+            match Atomic.get t.tls_context with
+            | Some tls -> Connection.serve_tls context config tls socket peer
+            | None -> ())
       in
       serve_connections t ~sw
         ((listener, serve_plain)

@@ -150,7 +150,8 @@ let outcome =
   Alcotest.testable
     (fun ppf -> function
       | Pipeline.Peer_closed -> Format.fprintf ppf "Peer_closed"
-      | Server_closed -> Format.fprintf ppf "Server_closed")
+      | Server_closed -> Format.fprintf ppf "Server_closed"
+      | Parked -> Format.fprintf ppf "Parked")
     ( = )
 
 let check_statuses name expected responses =

@@ -137,6 +137,7 @@ let outcome_name = function
   | None -> "running"
   | Some Pipeline.Peer_closed -> "Peer_closed"
   | Some Server_closed -> "Server_closed"
+  | Some Parked -> "Parked"
 
 (* Lets the other fibers run until they all wait: the FIFO scheduler runs
    each runnable fiber once per yield, and nothing here waits on real time. *)
