@@ -19,6 +19,8 @@ type context = {
          connection rate. *)
   mutable peak : int;
       (** Most connections in progress since [sweep] last compacted the heap. *)
+  mutable compacted_at : int;
+      (** Connections in progress when [sweep] last compacted the heap. *)
   idle : int Atomic.t;
       (** Connections waiting for a request at [sweep]'s last look: read by the
           metrics, from any domain. *)
@@ -105,6 +107,7 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     tick = 1.;
     pools = [];
     peak = 0;
+    compacted_at = 0;
   }
 
 (* Ends [l]: its fiber is cancelled, or, parked, it is closed by a fiber
@@ -208,6 +211,14 @@ let evict_idle c =
       true
   | None -> false
 
+let buffers_held c = List.fold_left (fun n p -> n + Buffer_pool.out p) 0 c.pools
+
+(* Counted as connections arrive: a burst may come and go between two of
+   the sweeper's looks. *)
+let note_peak c =
+  let live = Hashtbl.length c.live in
+  if live > c.peak then c.peak <- live
+
 (* Marlow's timeout manager: one fiber per loop cancels the connections
    idle past their deadline or stuck in a write past theirs (a client that
    stopped reading), so a connection costs no timer and no fiber of its own.
@@ -238,23 +249,37 @@ let rec sweep c =
   in
   List.iter end_live expired;
   Atomic.set c.idle !idle;
-  give_back_memory c;
+  give_back_memory c ~idle:!idle;
   sweep c
 
-(* After a burst (many connections, now mostly gone) the heap keeps the
-   memory they used: OCaml returns it to the system only when it compacts.
-   Compact once per burst, when the connections have fallen to an eighth of
-   their peak: a pause of the loop's domain (and the others'), in a lull. *)
-and give_back_memory c =
+(* After a burst the heap keeps the memory it used: OCaml returns it to the
+   system only when it compacts. A compaction pauses the loop's domain (and
+   the others), so it is done in a lull, and once per burst:
+   - when the connections have fallen to an eighth of their peak (a burst
+     of connections, now mostly gone);
+   - when every connection waits for a request, none holds a buffer (the
+     sweeper has taken them back), and there are twice as many as at the
+     last compaction (a burst of connections, now idle: what their requests
+     left in the heap is garbage, and a parked connection takes a few
+     hundred bytes). *)
+and give_back_memory c ~idle =
   let live = Hashtbl.length c.live in
-  if live > c.peak then c.peak <- live
-  else if c.peak >= burst && live <= c.peak / 8 then (
-    c.peak <- live;
+  let compact () =
     List.iter Buffer_pool.trim c.pools;
-    System.give_back_memory ())
+    System.give_back_memory ();
+    c.compacted_at <- live
+  in
+  if c.peak >= burst && live <= c.peak / 8 then (
+    c.peak <- live;
+    compact ())
+  else if
+    live >= burst && idle = live
+    && live >= 2 * c.compacted_at
+    && buffers_held c = 0
+  then compact ()
 
 (* A connection seen waiting for its next request at two looks in a row
-   (idle a tick at least) gives its buffers back to the pool and is parked
+   or more (idle a tick at least) gives its buffers back to the pool and is parked
    (it waits outside its handlers, whose stacks are freed): an idle
    connection holds neither, and one between requests under load keeps
    them (taking and giving at every request would cost write barriers, and
@@ -262,7 +287,7 @@ and give_back_memory c =
 and release_if_waiting (control : Control.t) =
   if control.awaiting then (
     control.idle_rounds <- control.idle_rounds + 1;
-    if control.idle_rounds = 2 then (
+    if control.idle_rounds >= 2 then (
       control.release ();
       control.park ()))
   else control.idle_rounds <- 0
@@ -304,6 +329,7 @@ let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
   c.next_id <- id + 1;
   Fiber.Scope.run (fun scope ->
       Hashtbl.replace c.live id (Fibered { control; scope; pending; interrupt });
+      note_peak c;
       match
         Pipeline.serve ~control ~buffers ?await_input
           ?fixed_services:c.fixed_services ?file_sender config c.dates ~peer
@@ -337,8 +363,6 @@ let parked c =
   Hashtbl.fold
     (fun _ l n -> if (control_of l).parked then n + 1 else n)
     c.live 0
-
-let buffers_held c = List.fold_left (fun n p -> n + Buffer_pool.out p) 0 c.pools
 
 (* Stop sending, then discard input until the peer closes (or the budget
    runs out), so the kernel does not answer unread data with a reset. *)
@@ -518,6 +542,9 @@ and park c p =
   (* They would keep the pipeline's buffers and records alive. *)
   control.release <- ignore;
   control.park <- ignore;
+  (* Counted again from its next wait: a connection woken within a tick of
+     parking is seen waiting again with the count already at 2. *)
+  control.idle_rounds <- 0;
   if p.doomed then finish_plain c p
   else if Fd.may_have_input p.socket || Atomic.get c.draining then
     (* Bytes came while it was leaving its handlers; or the server is
@@ -547,6 +574,7 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
     }
   in
   Hashtbl.replace c.live id (Plain p);
+  note_peak c;
   run_plain c p ~resumed:false
 
 let rec unpark c ~spawn =

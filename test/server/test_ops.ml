@@ -535,6 +535,88 @@ let idle_flood () =
   Alcotest.(check int) "the fresh client is served" 200 (status_of answer);
   Alcotest.(check bool) "its file" true (contains answer "fresh")
 
+(* Idle keep-alive connections wait with no fiber of their own: 400 after
+   one request each (beyond 256 waiting in their fibers the others park at
+   once, and the sweeper parks those after two looks) leave the loop with
+   its dozen fibers; each is served again, woken from parking into a fresh
+   fiber, and parked ones are still closed at their keep-alive deadline. *)
+let fiberless_idle () =
+  let root = Filename.temp_dir "braid-idle" "" in
+  write_file (root ^ "/x.txt") "idle\n";
+  let p =
+    start
+      [ "--root"; root; "--metrics"; "/metrics"; "--keep-alive-timeout"; "5" ]
+  in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let get_x = "GET /x.txt HTTP/1.1\r\nHost: x\r\n\r\n" in
+  let count = 400 in
+  let conns = ref [] in
+  Fun.protect ~finally:(fun () ->
+      List.iter
+        (fun s -> try Unix.close s with Unix.Unix_error _ -> ())
+        !conns)
+  @@ fun () ->
+  let served name =
+    let conns = !conns in
+    List.iter (fun s -> send s get_x) conns;
+    List.iter
+      (fun s ->
+        let r = read_response s in
+        Alcotest.(check int) name 200 r.status;
+        Alcotest.(check string) name "idle\n" r.body)
+      conns
+  in
+  let metric name =
+    let s = connect port in
+    Fun.protect ~finally:(fun () -> Unix.close s) @@ fun () ->
+    send s "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    let body = (read_response s).body in
+    match
+      List.find_map
+        (fun line ->
+          Scanf.sscanf_opt line "braid_%s %f" (fun n v ->
+              if n = name then Some v else None)
+          |> Option.join)
+        (String.split_on_char '\n' body)
+    with
+    | Some v -> int_of_float v
+    | None -> Alcotest.failf "no braid_%s in %S" name body
+  in
+  (* The scraping one. *)
+  let others = metric "connections_open" in
+  (* Parking waits for the sweeper (it looks every 0.625 s here, and parks
+     at its second look): looked at until it has happened, well before the
+     keep-alive deadline (5 s). Every connection must still be open: fewer
+     fibers because connections closed would prove nothing. *)
+  let rec settled tries =
+    let fibers = metric "loop_fibers" in
+    if fibers < 40 || tries = 0 then (
+      Alcotest.(check int)
+        "all still open" (count + others)
+        (metric "connections_open");
+      fibers)
+    else (
+      Unix.sleepf 0.2;
+      settled (tries - 1))
+  in
+  conns := List.init count (fun _ -> connect port);
+  served "first request";
+  Alcotest.(check int) "all open" (count + others) (metric "connections_open");
+  let fibers = settled 15 in
+  if fibers >= 40 then
+    Alcotest.failf "%d idle connections hold %d fibers of the loop" count fibers;
+  served "woken from parking";
+  let fibers = settled 15 in
+  if fibers >= 40 then
+    Alcotest.failf "parked again: %d fibers for %d connections" fibers count;
+  List.iter
+    (fun s ->
+      Alcotest.(check string)
+        "closed at its keep-alive deadline" "" (read_to_end s))
+    !conns;
+  Alcotest.(check int) "none left open" others (metric "connections_open")
+
 (* The same flood on the HTTPS port: connections that never send their
    ClientHello wait for their first request (the handshake is part of it),
    so they are closed to admit others like plain ones. *)
@@ -1022,6 +1104,8 @@ let () =
             (connection_limit ~domains:2);
           Alcotest.test_case "EMFILE" `Quick emfile;
           Alcotest.test_case "a flood of idle connections" `Quick idle_flood;
+          Alcotest.test_case "idle connections hold no fiber" `Quick
+            fiberless_idle;
           Alcotest.test_case "a flood of silent TLS connections" `Quick
             tls_handshake_flood;
           Alcotest.test_case "per-client cap" `Quick per_client_cap;
