@@ -431,7 +431,7 @@ let lingering c (config : Config.t) socket =
    10,000 idle connections would stay with the process), while a few
    hundred busy ones keep theirs between requests (a fresh fiber per
    request would cost a stack switch and the pipeline's setup). *)
-let crowd_in_fibers = 256
+let crowd_in_fibers = 128
 
 let closed_silently socket =
   (* A failed close(2) of a socket still releases it (Linux); nothing is
@@ -493,7 +493,9 @@ let plain_wait c p (control : Control.t) =
 
 (* Serves [p] in the calling fiber until it ends or parks. *)
 let rec run_plain c p ~resumed =
-  if p.doomed then finish_plain c p
+  if p.doomed then (
+    finish_plain c p;
+    next_ready c)
   else
     let control = p.p_control and socket = p.socket in
     let outcome =
@@ -521,22 +523,26 @@ let rec run_plain c p ~resumed =
     p.state <- Between;
     match outcome with
     | Ok Parked -> park c p
-    | Ok Peer_closed -> finish_plain c p
+    | Ok Peer_closed ->
+        finish_plain c p;
+        next_ready c
     | Ok Server_closed ->
         Fun.protect
           ~finally:(fun () -> finish_plain c p)
-          (fun () -> try lingering c p.config socket with Net.Error _ -> ())
+          (fun () -> try lingering c p.config socket with Net.Error _ -> ());
+        next_ready c
     | Error (Net.Error { op; error }, _) ->
         Log.debug
           (Printf.sprintf "connection ended: %s: %s" op
              (Unix.error_message error));
-        finish_plain c p
+        finish_plain c p;
+        next_ready c
     | Error (e, bt) ->
         finish_plain c p;
         Printexc.raise_with_backtrace e bt
 
-(* Its fiber ends; what it keeps is [p], the socket's registration and the
-   watch's resumer. *)
+(* What [p] keeps while parked is itself, the socket's registration and the
+   watch's resumer. Its fiber goes on with a woken connection, if any. *)
 and park c p =
   let control = p.p_control in
   (* They would keep the pipeline's buffers and records alive. *)
@@ -545,7 +551,9 @@ and park c p =
   (* Counted again from its next wait: a connection woken within a tick of
      parking is seen waiting again with the count already at 2. *)
   control.idle_rounds <- 0;
-  if p.doomed then finish_plain c p
+  if p.doomed then (
+    finish_plain c p;
+    next_ready c)
   else if Fd.may_have_input p.socket || Atomic.get c.draining then
     (* Bytes came while it was leaving its handlers; or the server is
        draining, and the unparker may have stopped: it waits in a read of
@@ -554,7 +562,17 @@ and park c p =
   else (
     p.state <- Parked;
     c.parked_plain <- c.parked_plain + 1;
-    Fd.watch_input p.socket (wake_parked c p))
+    Fd.watch_input p.socket (wake_parked c p);
+    next_ready c)
+
+(* A fiber whose connection has parked or ended serves a woken one, if any,
+   before it ends: the unparker would otherwise make a fiber for it, with
+   its handlers, and grow its stack again. Tail calls: a fiber may serve
+   any number of connections in turn. *)
+and next_ready c =
+  match Queue.take_opt c.ready with
+  | Some p -> run_plain c p ~resumed:true
+  | None -> ()
 
 let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   no_delay socket;

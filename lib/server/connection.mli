@@ -115,7 +115,7 @@ val serve :
     nothing to read, it waits for its next request with no fiber (its socket
     watched by the loop, {!Braid_io.Fd.watch_input}); input then gets it a new
     fiber from {!unpark}, run in [wrap] (default: nothing). A connection parks
-    when the sweeper finds it idle for a tick, or at once when more than 256
+    when the sweeper finds it idle for a tick, or at once when more than 128
     connections of the loop wait in their fibers. An idle connection so costs
     its socket's registration and a few hundred bytes.
     @raise Braid.Cancelled

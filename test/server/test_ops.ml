@@ -536,7 +536,7 @@ let idle_flood () =
   Alcotest.(check bool) "its file" true (contains answer "fresh")
 
 (* Idle keep-alive connections wait with no fiber of their own: 400 after
-   one request each (beyond 256 waiting in their fibers the others park at
+   one request each (beyond 128 waiting in their fibers the others park at
    once, and the sweeper parks those after two looks) leave the loop with
    its dozen fibers; each is served again, woken from parking into a fresh
    fiber, and parked ones are still closed at their keep-alive deadline. *)
