@@ -73,14 +73,15 @@ val may_have_input : t -> bool
     read and no readiness event came since: {!await_input} would wait. *)
 
 val watch_input : t -> unit Braid.resumer -> unit
-(** [watch_input fd resumer] waits for input on [fd] with no fiber: the loop
-    calls [resumer] once, on [fd]'s loop thread and outside any fiber (so it
-    must neither raise nor suspend, and should only hand the work to a fiber),
-    with [Ok ()] when [fd] may have become readable, or with an error when [fd]
-    is closed or {!interrupt}ed (the exception given). A server keeps thousands
-    of idle connections this way, each costing no fiber stack. Call it when
-    {!may_have_input} is false, or the resumer may wait for bytes that are
-    already there. Only on [fd]'s loop thread.
+(** [watch_input fd resumer] waits for input on [fd] with no fiber: [resumer] is
+    called once, on [fd]'s loop thread, with [Ok ()] when [fd] may have become
+    readable (by the loop, outside any fiber), or with an error when [fd] is
+    closed or {!interrupt}ed (the exception given; then synchronously in the
+    fiber that closed or interrupted it, which may hold a lock). So it must
+    neither raise, suspend nor take a lock, and should only hand the work to a
+    fiber. A server keeps thousands of idle connections this way, each costing
+    no fiber stack. Call it when {!may_have_input} is false, or the resumer may
+    wait for bytes that are already there. Only on [fd]'s loop thread.
     @raise Error [{op = "watch_input"; error = EBADF}] if [fd] is closed. *)
 
 val io_budget : int

@@ -209,7 +209,10 @@ let is_socket fd = fd.socket
 
 (* Only for descriptors epoll watches: others are never waited for. *)
 let may_be_readable fd = fd.may_be_readable || fd.token < 0
-let nothing_more_to_read fd = fd.may_be_readable <- false
+
+(* A peer that hung up has its end of stream (or error) to be read, and no
+   further edge will come: it stays readable. *)
+let nothing_more_to_read fd = if not fd.hung_up then fd.may_be_readable <- false
 
 let read_returned fd ~wanted n =
   if n > 0 && n < wanted && fd.stream && not fd.hung_up then

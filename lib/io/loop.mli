@@ -61,7 +61,8 @@ val may_be_readable : fd -> bool
 (** False if the last read drained [fd] and no data arrived since. *)
 
 val nothing_more_to_read : fd -> unit
-(** [nothing_more_to_read fd] records that a read got EAGAIN. *)
+(** [nothing_more_to_read fd] records that a read got EAGAIN (ignored once epoll
+    has reported a hang-up: the end of stream is still to be read). *)
 
 val io_budget : int
 (** How many reads and writes a fiber may start without the loop switching
@@ -122,7 +123,8 @@ val watch_readable : fd -> unit Braid.resumer -> unit
     suspending anyone: it is called once, on the loop's thread and outside any
     fiber, with [Ok ()] at [fd]'s next readiness event (at once from the run
     queue if epoll cannot watch [fd]), or with the error of {!interrupt_readers}
-    or {!Closed}. Only on [fd]'s loop thread.
+    or {!Closed}, synchronously in the caller of those (which may be a fiber
+    holding a lock: the resumer must take none). Only on [fd]'s loop thread.
     @raise Closed if [fd] is closed. *)
 
 val close : fd -> unit

@@ -117,7 +117,11 @@ let end_live = function
   | Fibered f -> Fiber.Scope.cancel f.scope
   | Plain p -> (
       match p.state with
-      | Running scope -> Fiber.Scope.cancel scope
+      | Running scope ->
+          (* Doomed too: a fiber that parks without suspending again never
+             sees its cancellation. *)
+          p.doomed <- true;
+          Fiber.Scope.cancel scope
       | Parked -> (
           p.doomed <- true;
           (* Its watch is woken with the error: see [wake_parked]. *)
@@ -140,6 +144,13 @@ let input_waiting socket () =
   | n -> n > 0
   | exception Unix.Unix_error _ -> false
 
+(* Whether a read would not block: bytes, an end of stream or an error. *)
+let readable_now socket =
+  match Unix.recv (Fd.to_unix socket) (Bytes.create 1) 0 1 [ MSG_PEEK ] with
+  | _ -> true
+  | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK | EINTR), _, _) -> false
+  | exception Unix.Unix_error _ -> true
+
 let pending = function
   | Fibered f -> f.pending ()
   | Plain p -> input_waiting p.socket ()
@@ -161,7 +172,11 @@ let close_idle c =
   let idle =
     Hashtbl.fold
       (fun _ l idle ->
-        if Control.is_idle (control_of l) then l :: idle else idle)
+        match l with
+        | Plain { state = Woken; doomed = false; _ } ->
+            (* Woken by its request, which it is about to read. *)
+            idle
+        | _ -> if Control.is_idle (control_of l) then l :: idle else idle)
       c.live []
   in
   List.iter end_live idle
@@ -469,18 +484,17 @@ let wake_parked c p : unit Braid.resumer =
    nothing of it yet), is looked at first. *)
 let plain_wait c p (control : Control.t) =
   let socket = p.socket in
-  let crowded =
-    c.waiting_in_fiber >= crowd_in_fibers && not (Atomic.get c.draining)
-  in
-  let park () =
+  (* A fresh connection's socket counts as readable (the loop has seen no
+     edge yet): a look tells whether its request is there, so that one
+     still waiting waits like any idle connection (counted, and parked by
+     the sweeper). An end of stream or an error is for the read to find. *)
+  if control.first && Fd.may_have_input socket && not (readable_now socket) then
+    Fd.read_would_block socket;
+  if Fd.may_have_input socket then ()
+  else if c.waiting_in_fiber >= crowd_in_fibers && not (Atomic.get c.draining)
+  then (
     control.release ();
-    raise Unwind.Park
-  in
-  if Fd.may_have_input socket then (
-    if crowded && control.first && not (input_waiting socket ()) then (
-      Fd.read_would_block socket;
-      park ()))
-  else if crowded then park ()
+    raise Unwind.Park)
   else (
     if Buffer_pool.out (pool c p.config.output_buffer) > crowd then
       control.release ();
@@ -515,6 +529,8 @@ let rec run_plain c p ~resumed =
                   ~read:(counted c (Net.read_into socket))
                   ~write:(Net.write_all socket))
           with
+          | Pipeline.Parked when Fiber.Scope.is_cancelled scope ->
+              Ok Pipeline.Peer_closed
           | outcome -> Ok outcome
           | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
               Ok Pipeline.Peer_closed
@@ -548,8 +564,6 @@ and park c p =
   (* They would keep the pipeline's buffers and records alive. *)
   control.release <- ignore;
   control.park <- ignore;
-  (* Counted again from its next wait: a connection woken within a tick of
-     parking is seen waiting again with the count already at 2. *)
   control.idle_rounds <- 0;
   if p.doomed then (
     finish_plain c p;
@@ -560,9 +574,9 @@ and park c p =
        its fiber, which [close_idle] ends. *)
     run_plain c p ~resumed:true
   else (
+    Fd.watch_input p.socket (wake_parked c p);
     p.state <- Parked;
     c.parked_plain <- c.parked_plain + 1;
-    Fd.watch_input p.socket (wake_parked c p);
     next_ready c)
 
 (* A fiber whose connection has parked or ended serves a woken one, if any,

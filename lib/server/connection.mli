@@ -1,7 +1,8 @@
-(** The connections of one event loop: each served by the {!Pipeline} in its own
-    fiber, registered so that one sweeping fiber per loop enforces their idle
-    and send deadlines and a shutdown can close the idle ones; socket options
-    and a graceful close for sockets.
+(** The connections of one event loop: each served by the {!Pipeline} in a fiber
+    (a plain one waits for its next request with no fiber once parked, see
+    {!serve}), registered so that one sweeping fiber per loop enforces their
+    idle and send deadlines and a shutdown can close the idle ones; socket
+    options and a graceful close for sockets.
 
     Everything here runs in fibers of the loop that owns the context, with the
     server's services in force ({!Services.run}): the deadlines follow their
@@ -48,25 +49,27 @@ val drain : context -> unit
 
 val close_idle : context -> unit
 (** [close_idle c] closes the connections of [c] waiting for a request (their
-    fibers are cancelled and return normally): the end of the grace {!drain}
-    gives them. *)
+    fibers are cancelled and return normally; a parked one is closed by a fiber
+    {!unpark} gives it), except a parked one just woken by input, which reads
+    that request: the end of the grace {!drain} gives them. *)
 
 val evict_idle : context -> bool
 (** [evict_idle c] closes the connection of [c] that has waited longest for a
     request, if one waits (an idle keep-alive connection, or one that has sent
-    nothing yet: "reusable", in nginx's words), and says whether it did. Its
-    fiber returns normally, soon after. *)
+    nothing yet: "reusable", in nginx's words), and says whether it did. It is
+    closed soon after (by its fiber, or one {!unpark} gives it if parked), never
+    within this call. *)
 
 val sweep : context -> unit
 (** [sweep c] never returns: it cancels the connections of [c] idle past their
     deadline or stuck in a write past their send timeout (their fibers return
-    normally), looking at least eight times per shortest timeout of the
-    configurations it has seen (and at least every second), on the services'
-    clock, so no connection needs a timer or a fiber of its own. Marlow's
-    "timeout manager". An idle connection with bytes waiting to be read is never
-    closed: after a pause of the process (a stopped process, a paused virtual
-    machine, starvation) its request arrived in time, and its fiber only has not
-    been woken yet.
+    normally; parked ones are closed as by {!evict_idle}), looking at least
+    eight times per shortest timeout of the configurations it has seen (and at
+    least every second), on the services' clock, so no connection needs a timer
+    or a fiber of its own. Marlow's "timeout manager". An idle connection with
+    bytes waiting to be read is never closed: after a pause of the process (a
+    stopped process, a paused virtual machine, starvation) its request arrived
+    in time, and its fiber only has not been woken yet.
     @raise Braid.Cancelled when its fiber is cancelled. *)
 
 val serve_stream :
@@ -111,21 +114,29 @@ val serve :
     broken pipe) end the connection and are logged at [Debug]. A connection
     ended by a timeout ends normally.
 
-    [serve] returns when the connection ends, or when it parks: idle, with
-    nothing to read, it waits for its next request with no fiber (its socket
-    watched by the loop, {!Braid_io.Fd.watch_input}); input then gets it a new
-    fiber from {!unpark}, run in [wrap] (default: nothing). A connection parks
-    when the sweeper finds it idle for a tick, or at once when more than 128
-    connections of the loop wait in their fibers. An idle connection so costs
-    its socket's registration and a few hundred bytes.
-    @raise Braid.Cancelled
-      if the fiber is cancelled (the connection is closed first). *)
+    A connection parks when, idle with nothing to read, the sweeper finds it
+    waiting for two looks, or at once when 128 connections of the loop or more
+    wait in their fibers: it waits for its next request with no fiber (its
+    socket watched by the loop, {!Braid_io.Fd.watch_input}), and input gets it a
+    fiber again, run in [wrap] (default: nothing). An idle connection so costs
+    its socket's registration and a few hundred bytes. A fresh connection is
+    first looked at (a [recv] with [MSG_PEEK]): one whose request is not there
+    yet waits, and parks, like an idle one.
+
+    [serve] returns once the connection has ended or parked and no parked
+    connection of the context woken by input waits for a fiber: the calling
+    fiber serves those in turn meanwhile (fibers, their handlers and stacks are
+    reused rather than made for each). So it may run long, for other
+    connections, and a failure it raises may be another connection's (each is
+    closed before its failure is raised).
+    @raise Braid.Cancelled if the fiber is cancelled (its connection closed). *)
 
 val unpark : context -> spawn:((unit -> unit) -> unit) -> unit
-(** [unpark context ~spawn] gives each woken parked connection of [context] a
-    fiber, made by [spawn] (a fork on the connections' switch). It returns once
-    the context is draining ({!drain}) and no connection is parked; there must
-    be one running per context that {!serve} is given connections of.
+(** [unpark context ~spawn] gives each woken parked connection of [context] that
+    no fiber has taken (see {!serve}) a fiber, made by [spawn] (a fork on the
+    connections' switch). It returns once {!drain} has been called (it wakes
+    it), no connection is parked and none waits for a fiber; there must be one
+    running per context that {!serve} is given connections of.
     @raise Braid.Cancelled when its fiber is cancelled. *)
 
 val close_parked : context -> unit

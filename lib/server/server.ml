@@ -319,6 +319,15 @@ let too_many_from_client =
 (* At the limit, waits for a slot: new connections stay in the kernel's
    backlog. Running out of descriptors leaves the connection in the backlog
    too: pause (logging once per episode) instead of spinning on it. *)
+(* A connection's fiber logs a failure rather than failing the loop's
+   connections switch (which would cancel every other connection). *)
+let logging_failure f =
+  match f () with
+  | () -> ()
+  | exception Braid.Cancelled when Fiber.is_cancelled () ->
+      raise Braid.Cancelled
+  | exception e -> Log.error ("connection failed: " ^ Printexc.to_string e)
+
 let rec accept_loop t ~sw listener context ~serve ~paused =
   acquire_slot t context;
   match
@@ -329,11 +338,7 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
         (* [serve] owns the socket, the slot and the client's count from
            here, and gives them back when the connection ends
            ([Connection.context]'s [ended]), maybe from another fiber. *)
-        match serve (Atomic.get t.config) socket peer with
-        | () -> ()
-        | exception Braid.Cancelled when Fiber.is_cancelled () ->
-            raise Braid.Cancelled
-        | exception e -> Log.error ("connection failed: " ^ Printexc.to_string e)
+        logging_failure (fun () -> serve (Atomic.get t.config) socket peer)
       else (
         (* Counted, answered, closed: it never holds a slot for long. *)
         Option.iter Metrics.refused t.settings.metrics;
@@ -385,7 +390,7 @@ let serve_connections t ~sw listeners context =
          ignore
            (Fiber.fork ~sw:csw (fun () ->
                 Connection.unpark context ~spawn:(fun f ->
-                    ignore (Fiber.fork ~sw:csw f))));
+                    ignore (Fiber.fork ~sw:csw (fun () -> logging_failure f)))));
          watch (fun () ->
              Promise.await t.stopped;
              Switch.cancel csw);
@@ -415,9 +420,15 @@ let serve_connections t ~sw listeners context =
              Services.sleep deadline;
              stop t))
    with
-  | () -> ()
-  | exception Braid.Cancelled when Promise.peek t.stopped <> None -> ());
-  Connection.close_parked context;
+  | () -> Connection.close_parked context
+  | exception Braid.Cancelled when Promise.peek t.stopped <> None ->
+      Connection.close_parked context
+  | exception e ->
+      (* Their slots are given back even so: the first loop waits for every
+         connection before it returns. *)
+      let bt = Printexc.get_raw_backtrace () in
+      Connection.close_parked context;
+      Printexc.raise_with_backtrace e bt);
   List.iter Fiber.cancel !watchers
 
 (* Each domain has its own minor heap, of the runtime's size whatever the
