@@ -5,9 +5,10 @@ type t = {
   mutable kept : bytes array;
       (** [kept.(0 .. count - 1)]: no allocation per give. *)
   mutable count : int;
+  storage : Braid_http.Input.storage;
+      (** Made once: a connection takes it each time it gets a fiber. *)
 }
 
-let create ~size ~keep = { size; keep; out = 0; kept = [||]; count = 0 }
 let size t = t.size
 let kept t = t.count
 let out t = t.out
@@ -31,9 +32,21 @@ let give t b =
     t.kept.(t.count) <- b;
     t.count <- t.count + 1)
 
+let create ~size ~keep =
+  let rec t =
+    {
+      size;
+      keep;
+      out = 0;
+      kept = [||];
+      count = 0;
+      storage = { take = (fun () -> take t); give = (fun b -> give t b) };
+    }
+  in
+  t
+
 let trim t =
   t.kept <- [||];
   t.count <- 0
 
-let storage t : Braid_http.Input.storage =
-  { take = (fun () -> take t); give = (fun b -> give t b) }
+let storage t = t.storage
