@@ -73,7 +73,8 @@ and plain = {
 and state =
   | Running of Fiber.Scope.t  (** In a fiber: cancelling the scope ends it. *)
   | Between  (** In a fiber, outside its scope (starting, or finishing). *)
-  | Parked  (** Waiting for input with no fiber. *)
+  | Watching
+      (** Parked: waiting for input with no fiber, its socket watched. *)
   | Woken  (** In [ready], or given a fiber that has not started. *)
   | Ended
 
@@ -119,10 +120,10 @@ let end_live = function
       match p.state with
       | Running scope ->
           (* Doomed too: a fiber that parks without suspending again never
-             sees its cancellation. *)
+             sees its cancellation, and [park] looks at [doomed]. *)
           p.doomed <- true;
           Fiber.Scope.cancel scope
-      | Parked -> (
+      | Watching -> (
           p.doomed <- true;
           (* Its watch is woken with the error: see [wake_parked]. *)
           try Fd.interrupt p.socket Braid.Cancelled with Fd.Error _ -> ())
@@ -134,22 +135,20 @@ let is_ending = function
   | Plain p -> (
       match p.state with
       | Running scope -> p.doomed || Fiber.Scope.is_cancelled scope
-      | Parked | Between | Woken -> p.doomed
+      | Watching | Between | Woken -> p.doomed
       | Ended -> true)
 
-(* Bytes in the socket's receive queue (a peek, never blocking). End of
-   stream or an error count as nothing to read: closing then loses nothing. *)
-let input_waiting socket () =
+(* What a read of the socket would find now (a peek, never blocking). *)
+let peek socket =
   match Unix.recv (Fd.to_unix socket) (Bytes.create 1) 0 1 [ MSG_PEEK ] with
-  | n -> n > 0
-  | exception Unix.Unix_error _ -> false
+  | 0 -> `End_or_error
+  | _ -> `Bytes
+  | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK | EINTR), _, _) -> `Nothing
+  | exception Unix.Unix_error _ -> `End_or_error
 
-(* Whether a read would not block: bytes, an end of stream or an error. *)
-let readable_now socket =
-  match Unix.recv (Fd.to_unix socket) (Bytes.create 1) 0 1 [ MSG_PEEK ] with
-  | _ -> true
-  | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK | EINTR), _, _) -> false
-  | exception Unix.Unix_error _ -> true
+(* Bytes in the socket's receive queue. End of stream or an error count as
+   nothing to read: closing then loses nothing. *)
+let input_waiting socket () = peek socket = `Bytes
 
 let pending = function
   | Fibered f -> f.pending ()
@@ -361,16 +360,18 @@ let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
           Hashtbl.remove c.live id;
           Printexc.raise_with_backtrace e bt)
 
+(* Many connections holding buffers while they wait: give them back now
+   rather than a tick later, so that a crowd of idle connections never holds
+   a buffer each. Few: keep them, which saves taking them again at the next
+   request. *)
+let awaiting_input c (config : Config.t) await (control : Control.t) =
+  if Buffer_pool.out (pool c config.output_buffer) > crowd then
+    control.release ();
+  await ()
+
 let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
     ?interrupt ~peer ~read ~write () =
-  let await_input =
-    Option.map
-      (fun await (control : Control.t) ->
-        if Buffer_pool.out (pool c config.output_buffer) > crowd then
-          control.release ();
-        await ())
-      await_input
-  in
+  let await_input = Option.map (awaiting_input c config) await_input in
   tracked ?await_input ?interrupt c config (storage c config) ~peer ~pending
     ~read ~write
 
@@ -416,15 +417,6 @@ let no_delay socket =
   try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
   with Unix.Unix_error _ -> ()
 
-(* Many connections holding buffers while they wait: give them back now
-   rather than a tick later, so that a crowd of idle connections never holds
-   a buffer each. Few: keep them, which saves taking them again at the next
-   request. *)
-let awaiting_input c (config : Config.t) await (control : Control.t) =
-  if Buffer_pool.out (pool c config.output_buffer) > crowd then
-    control.release ();
-  await ()
-
 let counted c read =
   match c.received with
   | None -> read
@@ -456,7 +448,7 @@ let closed_silently socket =
 let finish_plain c p =
   match p.state with
   | Ended -> ()
-  | Running _ | Between | Parked | Woken ->
+  | Running _ | Between | Watching | Woken ->
       p.state <- Ended;
       Hashtbl.remove c.live p.id;
       closed_silently p.socket;
@@ -469,7 +461,7 @@ let finish_plain c p =
 let wake_parked c p : unit Braid.resumer =
  fun result ->
   match p.state with
-  | Parked ->
+  | Watching ->
       p.state <- Woken;
       c.parked_plain <- c.parked_plain - 1;
       if Result.is_error result then p.doomed <- true;
@@ -488,7 +480,7 @@ let plain_wait c p (control : Control.t) =
      edge yet): a look tells whether its request is there, so that one
      still waiting waits like any idle connection (counted, and parked by
      the sweeper). An end of stream or an error is for the read to find. *)
-  if control.first && Fd.may_have_input socket && not (readable_now socket) then
+  if control.first && Fd.may_have_input socket && peek socket = `Nothing then
     Fd.read_would_block socket;
   if Fd.may_have_input socket then ()
   else if c.waiting_in_fiber >= crowd_in_fibers && not (Atomic.get c.draining)
@@ -496,20 +488,19 @@ let plain_wait c p (control : Control.t) =
     control.release ();
     raise Unwind.Park)
   else (
-    if Buffer_pool.out (pool c p.config.output_buffer) > crowd then
-      control.release ();
     c.waiting_in_fiber <- c.waiting_in_fiber + 1;
-    match Fd.await_input socket with
+    match
+      awaiting_input c p.config (fun () -> Fd.await_input socket) control
+    with
     | () -> c.waiting_in_fiber <- c.waiting_in_fiber - 1
     | exception e ->
         c.waiting_in_fiber <- c.waiting_in_fiber - 1;
         raise e)
 
-(* Serves [p] in the calling fiber until it ends or parks. *)
+(* Serves [p] in the calling fiber until it ends or parks, then a woken
+   connection if one waits ([next_ready]). *)
 let rec run_plain c p ~resumed =
-  if p.doomed then (
-    finish_plain c p;
-    next_ready c)
+  if p.doomed then ended c p (Ok Pipeline.Peer_closed)
   else
     let control = p.p_control and socket = p.socket in
     let outcome =
@@ -529,33 +520,32 @@ let rec run_plain c p ~resumed =
                   ~read:(counted c (Net.read_into socket))
                   ~write:(Net.write_all socket))
           with
-          | Pipeline.Parked when Fiber.Scope.is_cancelled scope ->
-              Ok Pipeline.Peer_closed
           | outcome -> Ok outcome
           | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
               Ok Pipeline.Peer_closed
           | exception e -> Error (e, Printexc.get_raw_backtrace ()))
     in
     p.state <- Between;
-    match outcome with
-    | Ok Parked -> park c p
-    | Ok Peer_closed ->
-        finish_plain c p;
-        next_ready c
-    | Ok Server_closed ->
-        Fun.protect
-          ~finally:(fun () -> finish_plain c p)
-          (fun () -> try lingering c p.config socket with Net.Error _ -> ());
-        next_ready c
-    | Error (Net.Error { op; error }, _) ->
-        Log.debug
-          (Printf.sprintf "connection ended: %s: %s" op
-             (Unix.error_message error));
-        finish_plain c p;
-        next_ready c
-    | Error (e, bt) ->
-        finish_plain c p;
-        Printexc.raise_with_backtrace e bt
+    match outcome with Ok Parked -> park c p | ending -> ended c p ending
+
+(* The end of [p], closed gracefully if the server ended it; then a woken
+   connection, if one waits. A failure other than the socket's is raised
+   once [p] is closed. *)
+and ended c p outcome =
+  (match outcome with
+  | Ok (Pipeline.Peer_closed | Parked) -> finish_plain c p
+  | Ok Server_closed ->
+      Fun.protect
+        ~finally:(fun () -> finish_plain c p)
+        (fun () -> try lingering c p.config p.socket with Net.Error _ -> ())
+  | Error (Net.Error { op; error }, _) ->
+      Log.debug
+        (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error));
+      finish_plain c p
+  | Error (e, bt) ->
+      finish_plain c p;
+      Printexc.raise_with_backtrace e bt);
+  next_ready c
 
 (* What [p] keeps while parked is itself, the socket's registration and the
    watch's resumer. Its fiber goes on with a woken connection, if any. *)
@@ -565,17 +555,14 @@ and park c p =
   control.release <- ignore;
   control.park <- ignore;
   control.idle_rounds <- 0;
-  if p.doomed then (
-    finish_plain c p;
-    next_ready c)
-  else if Fd.may_have_input p.socket || Atomic.get c.draining then
-    (* Bytes came while it was leaving its handlers; or the server is
-       draining, and the unparker may have stopped: it waits in a read of
-       its fiber, which [close_idle] ends. *)
+  if p.doomed || Fd.may_have_input p.socket || Atomic.get c.draining then
+    (* To be closed; or bytes came while it was leaving its handlers; or the
+       server is draining, and the unparker may have stopped: it waits in a
+       read of its fiber, which [close_idle] ends. *)
     run_plain c p ~resumed:true
   else (
     Fd.watch_input p.socket (wake_parked c p);
-    p.state <- Parked;
+    p.state <- Watching;
     c.parked_plain <- c.parked_plain + 1;
     next_ready c)
 
@@ -632,7 +619,7 @@ let close_parked c =
     Hashtbl.fold
       (fun _ l left ->
         match l with
-        | Plain ({ state = Parked | Woken; _ } as p) -> p :: left
+        | Plain ({ state = Watching | Woken; _ } as p) -> p :: left
         | Plain _ | Fibered _ -> left)
       c.live []
   in
