@@ -316,9 +316,6 @@ let too_many_from_client =
      %s"
     (String.length text) text
 
-(* At the limit, waits for a slot: new connections stay in the kernel's
-   backlog. Running out of descriptors leaves the connection in the backlog
-   too: pause (logging once per episode) instead of spinning on it. *)
 (* A connection's fiber logs a failure rather than failing the loop's
    connections switch (which would cancel every other connection). *)
 let logging_failure f =
@@ -327,6 +324,19 @@ let logging_failure f =
   | exception Braid.Cancelled when Fiber.is_cancelled () ->
       raise Braid.Cancelled
   | exception e -> Log.error ("connection failed: " ^ Printexc.to_string e)
+
+(* A failed close(2) still releases the descriptor (Linux); the connection
+   is over either way. *)
+let close_quietly socket = try Net.close socket with Net.Error _ -> ()
+
+(* What an admitted connection holds, given back when it ends. *)
+let connection_ended t peer =
+  leave_client t peer;
+  release_slot t
+
+(* At the limit, waits for a slot: new connections stay in the kernel's
+   backlog. Running out of descriptors leaves the connection in the backlog
+   too: pause (logging once per episode) instead of spinning on it. *)
 
 let rec accept_loop t ~sw listener context ~serve ~paused =
   acquire_slot t context;
@@ -344,7 +354,7 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
         Option.iter Metrics.refused t.settings.metrics;
         Fun.protect
           ~finally:(fun () ->
-            (try Net.close socket with Net.Error _ -> ());
+            close_quietly socket;
             release_slot t)
           (fun () ->
             try Net.write_string socket too_many_from_client
@@ -353,7 +363,7 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
     match Fiber.fork ~sw run with
     | _ -> ()
     | exception e ->
-        (try Net.close socket with Net.Error _ -> ());
+        close_quietly socket;
         raise e
   with
   | () -> accept_loop t ~sw listener context ~serve ~paused:false
@@ -566,10 +576,7 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
       ?fixed_services:(if t.direct_calls then Some services else None)
       ?received:(Option.map Metrics.received t.settings.metrics)
       ?handshaken:(Option.map Metrics.tls_handshake t.settings.metrics)
-      ~ended:(fun peer ->
-        leave_client t peer;
-        release_slot t)
-      ()
+      ~ended:(connection_ended t) ()
   in
   let rec register () =
     let seen = Atomic.get t.contexts in
@@ -616,36 +623,31 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
           Some b)
         else None
       in
-      let serve_plain ?wrap config socket peer =
-        Connection.serve ?wrap context config socket peer
-      in
-      let serve_plain_unwrapped config socket peer =
-        serve_plain config socket peer
-      in
       (* Read per connection, from the configuration it was accepted with:
          a reload turns the redirect on or off for new connections. *)
       let serve_plain =
-        match tls_listener with
-        | None -> serve_plain_unwrapped
-        | Some l -> (
-            let redirects =
-              redirecting t production ~port:(port_of (Net.local_addr l))
-            in
-            let wrap =
-              { Connection.run = (fun f -> Services.run redirects f) }
-            in
-            fun (config : Config.t) socket peer ->
-              match config.tls with
-              | Some { redirect = true; _ } ->
-                  serve_plain ~wrap config socket peer
-              | _ -> serve_plain config socket peer)
+        let redirect =
+          Option.map
+            (fun l ->
+              let redirects =
+                redirecting t production ~port:(port_of (Net.local_addr l))
+              in
+              { Connection.run = (fun f -> Services.run redirects f) })
+            tls_listener
+        in
+        fun (config : Config.t) socket peer ->
+          let wrap =
+            match config.tls with
+            | Some { redirect = true; _ } -> redirect
+            | _ -> None
+          in
+          Connection.serve ?wrap context config socket peer
       in
       let serve_tls config socket peer =
         Fun.protect
           ~finally:(fun () ->
-            (try Net.close socket with Net.Error _ -> ());
-            leave_client t peer;
-            release_slot t)
+            close_quietly socket;
+            connection_ended t peer)
           (fun () ->
             match Atomic.get t.tls_context with
             | Some tls -> Connection.serve_tls context config tls socket peer
