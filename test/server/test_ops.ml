@@ -39,6 +39,10 @@ let read_response s =
   in
   go ()
 
+(* Closes those the test has not closed already. *)
+let close_all =
+  List.iter (fun s -> try Unix.close s with Unix.Unix_error _ -> ())
+
 (* [true] if [s] is still open with nothing to read, without blocking. *)
 let still_open s =
   Unix.set_nonblock s;
@@ -557,11 +561,7 @@ let fiberless_idle () =
   let get_x = "GET /x.txt HTTP/1.1\r\nHost: x\r\n\r\n" in
   let count = 400 in
   let conns = ref [] in
-  Fun.protect ~finally:(fun () ->
-      List.iter
-        (fun s -> try Unix.close s with Unix.Unix_error _ -> ())
-        !conns)
-  @@ fun () ->
+  Fun.protect ~finally:(fun () -> close_all !conns) @@ fun () ->
   let served name =
     let conns = !conns in
     List.iter (fun s -> send s get_x) conns;
@@ -595,11 +595,7 @@ let fiberless_idle () =
      keep-alive deadline (5 s). Every connection must still be open: fewer
      fibers because connections closed would prove nothing. *)
   let silent = ref [] in
-  Fun.protect ~finally:(fun () ->
-      List.iter
-        (fun s -> try Unix.close s with Unix.Unix_error _ -> ())
-        !silent)
-  @@ fun () ->
+  Fun.protect ~finally:(fun () -> close_all !silent) @@ fun () ->
   let rec settled tries =
     let fibers = metric "loop_fibers" in
     if fibers < 40 || tries = 0 then (
