@@ -1,7 +1,8 @@
 (** HTTP/1.1 as values and parsers, independent of any server: requests read by
-    a parser written against an effect ({!Input.Refill}), so the same code reads
-    a socket, a string or chunks; and the protocol's small pieces (status codes,
-    dates, paths, byte ranges) a server or a client needs.
+    a parser written against an effect ({!Input.Refill}) or an input's own
+    reader, so the same code reads a socket, a string or chunks; and the
+    protocol's small pieces (status codes, dates, paths, byte ranges) a server
+    or a client needs.
 
     {[
       Braid_http.Input.with_string

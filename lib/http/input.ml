@@ -5,32 +5,20 @@ type t = {
   mutable pos : int;
   mutable lim : int;
   mutable capacity : int;
-  refill : int Effect.t;
   storage : storage option;
+  reader : (bytes -> int -> int -> int) option;
 }
 
 type _ Effect.t += Refill : t -> int Effect.t
 
-(* The effect value is built once per input: performing it allocates
-   nothing but the continuation. *)
-let make ?storage buf lim =
-  let rec t =
-    {
-      buf;
-      pos = 0;
-      lim;
-      capacity = Bytes.length buf;
-      refill = Refill t;
-      storage;
-    }
-  in
-  t
+let make ?storage ?reader buf lim =
+  { buf; pos = 0; lim; capacity = Bytes.length buf; storage; reader }
 
-let create ?(size = 4096) ?buffer ?storage () =
+let create ?(size = 4096) ?buffer ?storage ?read () =
   match (buffer, storage) with
-  | Some b, _ when Bytes.length b >= 16 -> make ?storage b 0
-  | _, Some _ -> make ?storage Bytes.empty 0
-  | _, None -> make (Bytes.create (max size 16)) 0
+  | Some b, _ when Bytes.length b >= 16 -> make ?storage ?reader:read b 0
+  | _, Some _ -> make ?storage ?reader:read Bytes.empty 0
+  | _, None -> make ?reader:read (Bytes.create (max size 16)) 0
 
 let release t =
   match t.storage with
@@ -48,8 +36,6 @@ let length t = t.lim - t.pos
 let consume t n =
   if n < 0 || n > t.lim - t.pos then invalid_arg "Input.consume";
   t.pos <- t.pos + n
-
-let refill t = Effect.perform t.refill
 
 (* Leave at least a quarter of the buffer free after [lim], so a socket read
    is never asked for a handful of bytes. The window moves to the front when
@@ -88,6 +74,12 @@ let fill t read =
   if n < 0 || n > room then invalid_arg "Input.fill: read returned a bad count";
   t.lim <- t.lim + n;
   n
+
+(* An input with its own reader needs no handler: a refill is a call. *)
+let refill t =
+  match t.reader with
+  | Some read -> fill t read
+  | None -> Effect.perform (Refill t)
 
 let handle (type a) t read (f : unit -> a) : a =
   (* Built once per [handle], so answering a refill allocates nothing but

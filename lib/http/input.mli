@@ -1,5 +1,5 @@
 (** The parser's input: a byte buffer with a window of unread bytes, refilled
-    through an effect.
+    through an effect or by the input's own reader.
 
     The parser reads the window [buf.[pos] .. buf.[lim - 1]] with plain index
     arithmetic. Only when it needs a byte past [lim] does it perform {!Refill}:
@@ -10,6 +10,12 @@
     So the same parser reads a socket ({!handle} or {!with_reader} with a read
     function that may block its fiber), a string ({!with_string}) or a list of
     chunks ({!with_chunks}, for tests).
+
+    An input created with its own reader ({!create}[ ~read]) needs no handler:
+    each refill calls [fill t read] directly, in the fiber that refills. That
+    costs no effect and no handler (a server's connection refills once per
+    request), and any fiber holding the input can read it (a fiber the request
+    handler forks to read the body).
 
     One input serves a whole connection: bytes left after a request (the start
     of a pipelined request) stay in the window for the next one.
@@ -36,8 +42,9 @@ type t = private {
   mutable pos : int;  (** First unread byte. *)
   mutable lim : int;  (** One past the last valid byte. *)
   mutable capacity : int;  (** [Bytes.length buf]. *)
-  refill : int Effect.t;  (** [Refill t], built once. *)
   storage : storage option;
+  reader : (bytes -> int -> int -> int) option;
+      (** The input's own reader ({!create}[ ~read]), if any. *)
 }
 (** Fields are readable for the parsers of this library; only this module's
     functions change them. A refill may move the window ([pos] and [lim] change
@@ -55,13 +62,21 @@ val release : t -> unit
     ([length t = 0]); the next {!fill} takes one again. Does nothing for an
     input without storage, or with bytes unread. *)
 
-val create : ?size:int -> ?buffer:bytes -> ?storage:storage -> unit -> t
+val create :
+  ?size:int ->
+  ?buffer:bytes ->
+  ?storage:storage ->
+  ?read:(bytes -> int -> int -> int) ->
+  unit ->
+  t
 (** [create ~size ()] is an empty input whose buffer starts at [size] bytes
     (default 4096) and grows when a line does not fit. With [buffer] (at least
     16 bytes), that storage is used instead of a new one: its contents are
     overwritten, and it must not be used elsewhere until the input is done (a
     server reuses the buffers of finished connections). With [storage], the
-    buffer comes from there when first needed, and {!release} gives it back. *)
+    buffer comes from there when first needed, and {!release} gives it back.
+    With [read], the input is its own reader: {!val-refill} is [fill t read],
+    with no effect (see {!handle} for what [read] may do). *)
 
 val of_string : string -> t
 (** [of_string s] is an input whose window holds a copy of [s]. *)
@@ -75,11 +90,13 @@ val consume : t -> int -> unit
     Raises [Invalid_argument] unless [0 <= n <= length t]. *)
 
 val refill : t -> int
-(** [refill t] performs [Refill t] once and returns its answer: the number of
-    bytes appended ([0] at end of input). Exceptions raised by the handler (for
-    example a socket error or [Braid.Cancelled]) are raised here.
+(** [refill t] is [fill t read] for an input with its own reader [read]; else it
+    performs [Refill t] once. It returns the number of bytes appended ([0] at
+    end of input). Exceptions raised by the reader or the handler (for example a
+    socket error or [Braid.Cancelled]) are raised here.
 
-    Raises [Effect.Unhandled] if no handler is installed. *)
+    Raises [Effect.Unhandled] if [t] has no reader and no handler is installed.
+*)
 
 val fill : t -> (bytes -> int -> int -> int) -> int
 (** [fill t read] makes room after the window (moving the window to the front of

@@ -4,16 +4,16 @@
     fields.
 
     Bytes come out as they arrive: a read returns what the window holds (at most
-    the caller's length) and performs {!Input.Refill} only when the window is
-    empty. The reader never consumes a byte past the body, so once it is
-    finished (read to the end or {!drain}ed) the input is at the next pipelined
-    request.
+    the caller's length) and refills it ({!Input.val-refill}) only when the
+    window is empty. The reader never consumes a byte past the body, so once it
+    is finished (read to the end or {!drain}ed) the input is at the next
+    pipelined request.
 
     Errors are values and sticky: after one, every call returns it again. They
     all have [close = true] (the framing is lost): 400 for a malformed chunk or
     a body cut short by the end of input, 413 when the decoded body exceeds
     [max_body], 431 for oversized trailers. Exceptions raised by the refill
-    handler propagate; no other exception escapes. *)
+    propagate; no other exception escapes. *)
 
 type t
 

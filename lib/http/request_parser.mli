@@ -1,14 +1,16 @@
 (** Reads one request head (request line and header section) from an {!Input.t},
     RFC 9112 §2-§6.
 
-    Direct style: it scans the input's window with index arithmetic and performs
-    {!Input.Refill} only when it needs a byte past the window, so it runs
-    unchanged on a socket, a string or one byte at a time. It reads no byte past
-    the empty line that ends the head: the body, and any pipelined request after
-    it, stay in the input.
+    Direct style: it scans the input's window with index arithmetic and refills
+    it ({!Input.val-refill}: the input's own reader, or the {!Input.Refill}
+    effect) only when it needs a byte past the window, so it runs unchanged on a
+    socket, a string or one byte at a time. It reads no byte past the empty line
+    that ends the head: the body, and any pipelined request after it, stay in
+    the input.
 
-    {b Driving a connection.} Keep one {!Input.t} per connection, under a refill
-    handler ({!Input.handle}). Loop: [read_request]; on [Ok request], answer
+    {b Driving a connection.} Keep one {!Input.t} per connection, with its own
+    reader ({!Input.create}[ ~read]) or under a refill handler
+    ({!Input.handle}). Loop: [read_request]; on [Ok request], answer
     [100 Continue] first if [request.expect_continue] and the body is wanted,
     read or drain the body with {!Request_body} (this must be done before the
     next [read_request], or the body would be read as the next request),
@@ -59,5 +61,5 @@ val read_request : Input.t -> Limits.t -> (Request.t, error) result
 
     The last two leave the input at the next request when the request has no
     body ([close] is then [not keep_alive]); every other error has
-    [close = true]. Exceptions raised by the refill handler (a socket error,
+    [close = true]. Exceptions raised by the refill (a socket error,
     [Braid.Cancelled]) propagate; no other exception escapes. *)

@@ -321,8 +321,9 @@ let rec loop (c : Conn.t) =
 
 (* The read of each phase under its timeout. Only a head that needs more
    than one read pays for the clock and a timer. *)
-let timed_read (c : Conn.t) read buf off len =
-  let control = c.control and timeouts = c.config.timeouts in
+let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
+    read buf off len =
+  let timeouts = config.timeouts in
   match control.phase with
   | Idle ->
       (* Bounded by [idle_deadline], enforced by the loop's sweeper: no
@@ -331,17 +332,17 @@ let timed_read (c : Conn.t) read buf off len =
       control.phase <- Head;
       n
   | Head -> (
-      let now = c.services.monotonic_ns () in
+      let now = services.monotonic_ns () in
       if control.head_deadline = 0 then
         control.head_deadline <-
           now + Control.ns_of_seconds timeouts.request_header;
       let remaining = float_of_int (control.head_deadline - now) *. 1e-9 in
       if remaining <= 0. then raise Unwind.Timed_out;
-      match c.services.timeout remaining (fun () -> read buf off len) with
+      match services.timeout remaining (fun () -> read buf off len) with
       | Some n -> n
       | None -> raise Unwind.Timed_out)
   | Body -> (
-      match c.services.timeout timeouts.body (fun () -> read buf off len) with
+      match services.timeout timeouts.body (fun () -> read buf off len) with
       | Some n -> n
       | None -> raise Unwind.Timed_out)
   | Upgraded ->
@@ -420,17 +421,30 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
         })
       file_sender
   in
-  let out, input =
+  let out =
     match buffers with
-    | Some (`Storage (i, o)) ->
-        ( Output.create ~storage:o ~size:config.output_buffer write,
-          Input.create ~storage:i () )
-    | Some (`Bytes (i, o)) ->
-        ( Output.create ~buffer:o ~size:config.output_buffer write,
-          Input.create ~buffer:i () )
-    | None ->
-        ( Output.create ~size:config.output_buffer write,
-          Input.create ~size:config.input_buffer () )
+    | Some (`Storage (_, o)) ->
+        Output.create ~storage:o ~size:config.output_buffer write
+    | Some (`Bytes (_, o)) ->
+        Output.create ~buffer:o ~size:config.output_buffer write
+    | None -> Output.create ~size:config.output_buffer write
+  in
+  (* Whatever is buffered goes out before the connection waits for more:
+     pipelined responses share writes, and none waits behind a read. The
+     input's own reader: any fiber holding it (one the handler forks to read
+     the body) refills it with no handler. *)
+  let read_more buf off len =
+    Output.flush out;
+    match timed_read control config services read buf off len with
+    | n -> n
+    | exception ((Braid.Cancelled | Unwind.Timed_out) as e) -> raise e
+    | exception e -> raise (failed e)
+  in
+  let input =
+    match buffers with
+    | Some (`Storage (i, _)) -> Input.create ~storage:i ~read:read_more ()
+    | Some (`Bytes (i, _)) -> Input.create ~buffer:i ~read:read_more ()
+    | None -> Input.create ~size:config.input_buffer ~read:read_more ()
   in
   control.release <-
     (fun () ->
@@ -454,17 +468,6 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
       upgraded_write = counted_write;
     }
   in
-  (* Whatever is buffered goes out before the connection waits for more:
-     pipelined responses share writes, and none waits behind a read. *)
-  let read buf off len =
-    Output.flush out;
-    match timed_read c read buf off len with
-    | n -> n
-    | exception ((Braid.Cancelled | Unwind.Timed_out) as e) -> raise e
-    | exception e -> raise (failed e)
-  in
-  (* Inherited, so that a fiber the handler forks can read the body. *)
-  let refills = { Braid.Fiber.run = (fun f -> Input.handle input read f) } in
   let requests () =
     let outcome = try loop c with Unwind.Abort -> Server_closed in
     Output.flush out;
@@ -474,7 +477,7 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
     outcome
   in
   let rec serve_requests () =
-    match Braid.Fiber.with_handler refills requests with
+    match requests () with
     | outcome -> outcome
     | exception Unwind.Park ->
         (* Asked while idle, its buffers already given back: the handlers'
