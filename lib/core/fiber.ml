@@ -193,14 +193,16 @@ let protect f =
 module Scope = struct
   type nonrec t = scope
 
+  let run_in fiber f =
+    let scope =
+      { cancelled = Atomic.make false; shield = false; owner = Some fiber }
+    in
+    with_scope fiber scope (fun () -> f scope)
+
   let run f =
     match current () with
     | None -> f { cancelled = Atomic.make false; shield = false; owner = None }
-    | Some fiber ->
-        let scope =
-          { cancelled = Atomic.make false; shield = false; owner = Some fiber }
-        in
-        with_scope fiber scope (fun () -> f scope)
+    | Some fiber -> run_in fiber f
 
   let cancel s =
     if not (Atomic.exchange s.cancelled true) then

@@ -14,7 +14,7 @@ type t = {
   control : Control.t;
   services : Services.t;
   await_input : (Control.t -> unit) option;
-  file_sender : file_sender option;
+  file_sender : (unit -> file_sender) option;
   mutable body : Body.t;
   mutable head_written : bool;
   mutable abandon_body : bool;

@@ -34,8 +34,10 @@ type t = {
   await_input : (Control.t -> unit) option;
       (** Waits until the connection has bytes to read, without reading: the
           pipeline then waits for the next request holding no buffer. *)
-  file_sender : file_sender option;
-      (** On a socket: files are sent with sendfile(2). [None] (an in-memory
+  file_sender : (unit -> file_sender) option;
+      (** On a socket: files are sent with sendfile(2), by a sender made when
+          first needed (most responses need none, and a connection's pipeline is
+          set up again each time it leaves parking). [None] (an in-memory
           connection): they are read and written. *)
   mutable body : Body.t;
       (** The body of the request in progress ({!Body.empty} between requests).

@@ -34,9 +34,20 @@ type context = {
           to give a fiber each. *)
   mutable unparker : unit Braid.resumer option;
       (** The unparker, while it waits for [ready]. *)
+  mutable idle_workers : plain Braid.resumer list;
+      (** Fibers that served a connection and wait for a woken one, their stacks
+          grown: at most [idle_workers_kept]. *)
+  mutable idle_worker_count : int;
   mutable parked_plain : int;  (** Plain connections waiting with no fiber. *)
   mutable waiting_in_fiber : int;
       (** Plain connections waiting for a request inside their fiber. *)
+  mutable last_storage :
+    (Config.t
+    * [ `Bytes of bytes * bytes
+      | `Storage of Braid_http.Input.storage * Braid_http.Input.storage ])
+    option;
+      (** The buffers' storage for the configuration last asked for: a plain
+          connection asks each time it leaves parking. *)
 }
 
 (* What [drain] and [sweep] need of a connection in progress. *)
@@ -64,6 +75,10 @@ and plain = {
   peer : Unix.sockaddr;
   config : Config.t;  (** The configuration it was accepted with. *)
   wrap : wrap;  (** The handlers its fibers run in (the HTTPS redirect). *)
+  services : Services.t;
+      (** The services answering it, looked up once (inside [wrap]) when it was
+          accepted: a lookup is an effect, and the pipeline would otherwise make
+          one each time the connection leaves parking. *)
   p_control : Control.t;
   id : int;
   mutable state : state;
@@ -95,8 +110,11 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     ended;
     ready = Queue.create ();
     unparker = None;
+    idle_workers = [];
+    idle_worker_count = 0;
     parked_plain = 0;
     waiting_in_fiber = 0;
+    last_storage = None;
     idle = Atomic.make 0;
     received;
     handshaken;
@@ -161,6 +179,25 @@ let wake_unparker c =
       ignore (resume (Ok ()))
   | None -> ()
 
+(* A fiber waiting for a woken connection takes [p], if there is one. *)
+let rec give_to_idle_worker c p =
+  match c.idle_workers with
+  | [] -> false
+  | resume :: others ->
+      c.idle_workers <- others;
+      c.idle_worker_count <- c.idle_worker_count - 1;
+      (* [false]: that fiber was cancelled meanwhile. *)
+      resume (Ok p) || give_to_idle_worker c p
+
+(* Told to an idle worker when the server drains: it ends. *)
+exception No_more_work
+
+let stop_idle_workers c =
+  let idle = c.idle_workers in
+  c.idle_workers <- [];
+  c.idle_worker_count <- 0;
+  List.iter (fun resume -> ignore (resume (Error No_more_work))) idle
+
 (* A connection waiting for a request when the drain begins is not closed
    at once: its client may have sent the request already (a connection
    accepted just before listening stopped, or a keep-alive one reused at
@@ -182,8 +219,10 @@ let close_idle c =
 
 let drain c =
   Atomic.set c.draining true;
-  (* The unparker ends once no connection is parked. *)
+  (* The unparker ends once no connection is parked; the idle workers at
+     once. *)
   wake_unparker c;
+  stop_idle_workers c;
   let upgraded =
     Hashtbl.fold
       (fun _ l upgraded ->
@@ -250,7 +289,7 @@ let rec sweep c =
     Hashtbl.fold
       (fun _ l acc ->
         let control = control_of l in
-        if not draining then release_if_waiting control;
+        if not draining then release_if_waiting l;
         if Control.is_idle control then incr idle;
         if
           Control.is_idle control
@@ -298,13 +337,22 @@ and give_back_memory c ~idle =
    connection holds neither, and one between requests under load keeps
    them (taking and giving at every request would cost write barriers, and
    entering the handlers again would grow their stacks again). *)
-and release_if_waiting (control : Control.t) =
+and release_if_waiting l =
+  let control = control_of l in
   if control.awaiting then (
     control.idle_rounds <- control.idle_rounds + 1;
     if control.idle_rounds >= 2 then (
       control.release ();
-      control.park ()))
+      park_waiting l))
   else control.idle_rounds <- 0
+
+(* A plain connection waiting in its fiber leaves it: its wait raises
+   [Park] (it is [awaiting], so it runs). *)
+and park_waiting = function
+  | Fibered f -> f.control.park ()
+  | Plain p -> (
+      if not p.p_control.parked then
+        try Fd.interrupt p.socket Unwind.Park with Fd.Error _ -> ())
 
 (* The sweeper looks at least eight times per shortest timeout it enforces. *)
 let adjust_tick c (t : Config.timeouts) =
@@ -323,9 +371,16 @@ let pool c size =
       p
 
 let storage c (config : Config.t) =
-  `Storage
-    ( Buffer_pool.storage (pool c config.input_buffer),
-      Buffer_pool.storage (pool c config.output_buffer) )
+  match c.last_storage with
+  | Some (seen, storage) when seen == config -> storage
+  | Some _ | None ->
+      let storage =
+        `Storage
+          ( Buffer_pool.storage (pool c config.input_buffer),
+            Buffer_pool.storage (pool c config.output_buffer) )
+      in
+      c.last_storage <- Some (config, storage);
+      storage
 
 (* Serves a connection registered for [drain] and [sweep]; they cancel its
    scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
@@ -435,10 +490,18 @@ let lingering c (config : Config.t) socket =
 (* Plain connections waiting in their fibers beyond which an idle one parks
    at once: a crowd of idle connections holds no fiber stack each (OCaml's
    runtime keeps a freed stack for reuse, so a stack once taken by each of
-   10,000 idle connections would stay with the process), while a few
-   hundred busy ones keep theirs between requests (a fresh fiber per
-   request would cost a stack switch and the pipeline's setup). *)
-let crowd_in_fibers = 128
+   10,000 idle connections would stay with the process). A few busy ones
+   keep theirs between requests: a wait in the fiber is one effect, while
+   leaving parking sets the pipeline up again. Beyond a few dozen, parking
+   costs less CPU per request too: the fibers' stacks no longer fit the
+   caches (docs/server.md). *)
+let crowd_in_fibers = 32
+
+(* Fibers kept waiting for the next woken connection once theirs has parked
+   or ended: a connection woken then costs a resumption, not a fiber made
+   with its handlers and a stack grown again; a few serve a loop's bursts,
+   and each keeps a stack. *)
+let idle_workers_kept = 4
 
 let closed_silently socket =
   (* A failed close(2) of a socket still releases it (Linux); nothing is
@@ -465,8 +528,9 @@ let wake_parked c p : unit Braid.resumer =
       p.state <- Woken;
       c.parked_plain <- c.parked_plain - 1;
       if Result.is_error result then p.doomed <- true;
-      Queue.push p c.ready;
-      wake_unparker c;
+      if not (give_to_idle_worker c p) then (
+        Queue.push p c.ready;
+        wake_unparker c);
       true
   | Running _ | Between | Woken | Ended -> false
 
@@ -499,24 +563,20 @@ let plain_wait c p (control : Control.t) =
 
 (* Serves [p] in the calling fiber until it ends or parks, then a woken
    connection if one waits ([next_ready]). *)
-let rec run_plain c p ~resumed =
-  if p.doomed then ended c p (Ok Pipeline.Peer_closed)
+let rec run_plain c p ~fiber ~resumed =
+  if p.doomed then ended c p ~fiber (Ok Pipeline.Peer_closed)
   else
     let control = p.p_control and socket = p.socket in
     let outcome =
-      Fiber.Scope.run (fun scope ->
+      Fiber.Scope.run_in fiber (fun scope ->
           p.state <- Running scope;
-          control.park <-
-            (fun () ->
-              if not control.parked then
-                try Fd.interrupt socket Unwind.Park with Fd.Error _ -> ());
           match
             p.wrap.run (fun () ->
                 Pipeline.serve ~control ~buffers:(storage c p.config)
                   ~await_input:(plain_wait c p)
-                  ~file_sender:(file_sender socket)
-                  ?fixed_services:c.fixed_services ~fiberless:true ~resumed
-                  p.config c.dates ~peer:(Some p.peer)
+                  ~file_sender:(fun () -> file_sender socket)
+                  ~fixed_services:p.services ~fiberless:true ~resumed p.config
+                  c.dates ~peer:(Some p.peer)
                   ~read:(counted c (Net.read_into socket))
                   ~write:(Net.write_all socket))
           with
@@ -526,12 +586,14 @@ let rec run_plain c p ~resumed =
           | exception e -> Error (e, Printexc.get_raw_backtrace ()))
     in
     p.state <- Between;
-    match outcome with Ok Parked -> park c p | ending -> ended c p ending
+    match outcome with
+    | Ok Parked -> park c p ~fiber
+    | ending -> ended c p ~fiber ending
 
 (* The end of [p], closed gracefully if the server ended it; then a woken
    connection, if one waits. A failure other than the socket's is raised
    once [p] is closed. *)
-and ended c p outcome =
+and ended c p ~fiber outcome =
   (match outcome with
   | Ok (Pipeline.Peer_closed | Parked) -> finish_plain c p
   | Ok Server_closed ->
@@ -545,35 +607,52 @@ and ended c p outcome =
   | Error (e, bt) ->
       finish_plain c p;
       Printexc.raise_with_backtrace e bt);
-  next_ready c
+  next_ready c ~fiber
 
 (* What [p] keeps while parked is itself, the socket's registration and the
    watch's resumer. Its fiber goes on with a woken connection, if any. *)
-and park c p =
+and park c p ~fiber =
   let control = p.p_control in
   (* They would keep the pipeline's buffers and records alive. *)
   control.release <- ignore;
-  control.park <- ignore;
   control.idle_rounds <- 0;
   if p.doomed || Fd.may_have_input p.socket || Atomic.get c.draining then
     (* To be closed; or bytes came while it was leaving its handlers; or the
        server is draining, and the unparker may have stopped: it waits in a
        read of its fiber, which [close_idle] ends. *)
-    run_plain c p ~resumed:true
+    run_plain c p ~fiber ~resumed:true
   else (
     Fd.watch_input p.socket (wake_parked c p);
     p.state <- Watching;
     c.parked_plain <- c.parked_plain + 1;
-    next_ready c)
+    next_ready c ~fiber)
 
 (* A fiber whose connection has parked or ended serves a woken one, if any,
    before it ends: the unparker would otherwise make a fiber for it, with
    its handlers, and grow its stack again. Tail calls: a fiber may serve
    any number of connections in turn. *)
-and next_ready c =
+and next_ready c ~fiber =
   match Queue.take_opt c.ready with
-  | Some p -> run_plain c p ~resumed:true
+  | Some p -> run_plain c p ~fiber ~resumed:true
+  | None
+    when c.idle_worker_count < idle_workers_kept && not (Atomic.get c.draining)
+    -> (
+      match
+        Braid.suspend (fun resume ->
+            c.idle_workers <- resume :: c.idle_workers;
+            c.idle_worker_count <- c.idle_worker_count + 1;
+            None)
+      with
+      | p -> run_plain c p ~fiber ~resumed:true
+      | exception No_more_work -> ())
   | None -> ()
+
+(* Plain connections run only in fibers of the loop: the accept loop's, and
+   the unparker's. *)
+let current_fiber () =
+  match Braid.Private.Fiber.current () with
+  | Some fiber -> fiber
+  | None -> invalid_arg "Connection.serve: not in a fiber"
 
 let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   no_delay socket;
@@ -586,6 +665,10 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
       peer;
       config;
       wrap;
+      services =
+        (match c.fixed_services with
+        | Some services -> services
+        | None -> wrap.run Services.current);
       p_control = Control.create c.draining;
       id;
       state = Between;
@@ -594,12 +677,18 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   in
   Hashtbl.replace c.live id (Plain p);
   note_peak c;
-  run_plain c p ~resumed:false
+  run_plain c p ~fiber:(current_fiber ()) ~resumed:false
 
 let rec unpark c ~spawn =
   match Queue.take_opt c.ready with
   | Some p ->
-      spawn (fun () -> run_plain c p ~resumed:true);
+      spawn (fun () -> run_plain c p ~fiber:(current_fiber ()) ~resumed:true);
+      (* One fiber at a time: the fibers already running take the woken
+         connections as theirs park or end ([next_ready]), on stacks
+         already grown. Another is made only while some stay queued past
+         a turn of the run queue (those fibers wait, or have used their
+         IO budget). *)
+      Fiber.yield ();
       unpark c ~spawn
   | None when Atomic.get c.draining && c.parked_plain = 0 -> ()
   | None ->

@@ -115,7 +115,7 @@ val serve :
     ended by a timeout ends normally.
 
     A connection parks when, idle with nothing to read, the sweeper finds it
-    waiting for two looks, or at once when 128 connections of the loop or more
+    waiting for two looks, or at once when 32 connections of the loop or more
     wait in their fibers: it waits for its next request with no fiber (its
     socket watched by the loop, {!Braid_io.Fd.watch_input}), and input gets it a
     fiber again, run in [wrap] (default: nothing). An idle connection so costs
@@ -123,20 +123,29 @@ val serve :
     first looked at (a [recv] with [MSG_PEEK]): one whose request is not there
     yet waits, and parks, like an idle one.
 
+    Call it from a fiber of the context's loop; the connection's services are
+    looked up once, inside [wrap].
+
     [serve] returns once the connection has ended or parked and no parked
     connection of the context woken by input waits for a fiber: the calling
     fiber serves those in turn meanwhile (fibers, their handlers and stacks are
-    reused rather than made for each). So it may run long, for other
-    connections, and a failure it raises may be another connection's (each is
-    closed before its failure is raised).
-    @raise Braid.Cancelled if the fiber is cancelled (its connection closed). *)
+    reused rather than made for each). Then, while fewer than four fibers do and
+    the server is not draining, it waits as an {e idle worker} for the next
+    connection woken, and serves it ({!drain} ends the wait). So it may run
+    long, for other connections, and a failure it raises may be another
+    connection's (each is closed before its failure is raised).
+    @raise Braid.Cancelled
+      if the fiber is cancelled (its connection closed, or the connections'
+      switch cancelled while it waits as an idle worker). *)
 
 val unpark : context -> spawn:((unit -> unit) -> unit) -> unit
 (** [unpark context ~spawn] gives each woken parked connection of [context] that
-    no fiber has taken (see {!serve}) a fiber, made by [spawn] (a fork on the
-    connections' switch). It returns once {!drain} has been called (it wakes
-    it), no connection is parked and none waits for a fiber; there must be one
-    running per context that {!serve} is given connections of.
+    no fiber has taken (see {!serve}: neither the fiber of a connection that has
+    just parked nor an idle worker) a fiber, made by [spawn] (a fork on the
+    connections' switch), one at a time: it yields after each, so that running
+    fibers take the others first. It returns once {!drain} has been called (it
+    wakes it), no connection is parked and none waits for a fiber; there must be
+    one running per context that {!serve} is given connections of.
     @raise Braid.Cancelled when its fiber is cancelled. *)
 
 val close_parked : context -> unit

@@ -57,7 +57,7 @@ let file_piece = 262144
 let flush_head (c : Conn.t) ~length =
   match c.file_sender with
   | Some sender when length > Output.room c.out ->
-      Output.flush_with c.out sender.write_more
+      Output.flush_with c.out (sender ()).write_more
   | _ -> ()
 
 let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
@@ -94,7 +94,8 @@ let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
           match
             match (file, c.file_sender) with
             | Some fd, Some sender when length > Output.room c.out ->
-                flush_head c ~length;
+                let sender = sender () in
+                Output.flush_with c.out sender.write_more;
                 send sender fd offset length
             | _ -> copy offset length
           with

@@ -396,7 +396,8 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
      each piece of the file. *)
   let file_sender =
     Option.map
-      (fun (sender : Conn.file_sender) : Conn.file_sender ->
+      (fun make_sender () : Conn.file_sender ->
+        let sender : Conn.file_sender = make_sender () in
         let counted f =
           control.writes <- control.writes + 1;
           match f () with

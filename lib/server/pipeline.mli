@@ -53,7 +53,7 @@ val serve :
     | `Storage of Braid_http.Input.storage * Braid_http.Input.storage ] ->
   ?await_input:(Control.t -> unit) ->
   ?fixed_services:Services.t ->
-  ?file_sender:Conn.file_sender ->
+  ?file_sender:(unit -> Conn.file_sender) ->
   ?fiberless:bool ->
   ?resumed:bool ->
   Config.t ->
@@ -106,13 +106,14 @@ val serve :
     progress, answers it with [Connection: close], and ends instead of waiting
     for another ([Peer_closed] if it was idle).
 
-    The parser's input handler is installed with {!Braid.Fiber.with_handler}: a
-    fiber the handler forks may read the request body ({!Body}).
+    The connection's input reads with [read] itself (it is its own reader,
+    {!Braid_http.Input.create}[ ~read]): a fiber the handler forks may read the
+    request body ({!Body}) with no handler to inherit.
 
     With [file_sender] (a socket connection), files are sent from their
-    descriptors with sendfile(2) ([Framing.write_file]); its functions count as
-    writes for the send timeout, and their exceptions come out of [serve] as
-    [write]'s do.
+    descriptors with sendfile(2) ([Framing.write_file]), by a sender made when
+    the first file is sent; its functions count as writes for the send timeout,
+    and their exceptions come out of [serve] as [write]'s do.
 
     [read buf off len] returns at least one byte, or [0] at end of stream;
     [write buf off len] sends everything. Both may block the fiber (a socket)

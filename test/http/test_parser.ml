@@ -945,6 +945,48 @@ let test_reader_exception () =
   | _ -> Alcotest.fail "the reader's exception was swallowed"
   | exception Socket_error -> ()
 
+(* An input with its own reader refills with no handler: no effect is
+   performed (one would be unhandled here), the reader is called once per
+   refill, and a body is read through it as well. *)
+let test_own_reader () =
+  let message =
+    "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello world"
+  in
+  let chunks = ref (split 7 message) and reads = ref 0 in
+  let read buf off len =
+    incr reads;
+    match !chunks with
+    | [] -> 0
+    | chunk :: rest ->
+        let n = min len (String.length chunk) in
+        Bytes.blit_string chunk 0 buf off n;
+        chunks :=
+          if n < String.length chunk then
+            String.sub chunk n (String.length chunk - n) :: rest
+          else rest;
+        n
+  in
+  let input = Input.create ~size:16 ~read () in
+  match Request_parser.read_request input Limits.default with
+  | Ok req ->
+      Alcotest.(check string) "target" "/upload" req.target;
+      let body = Request_body.create input Limits.default req.body in
+      let buf = Bytes.create 64 and got = Buffer.create 16 in
+      let rec all () =
+        match Request_body.read body buf 0 64 with
+        | Ok 0 -> ()
+        | Ok n ->
+            Buffer.add_subbytes got buf 0 n;
+            all ()
+        | Error (e : Parse_error.t) -> Alcotest.failf "body: %s" e.reason
+      in
+      all ();
+      Alcotest.(check string) "body" "hello world" (Buffer.contents got);
+      Alcotest.(check bool)
+        "one read per chunk, then the end" true
+        (!reads >= (String.length message + 6) / 7)
+  | Error _ -> Alcotest.fail "the request was refused"
+
 (* Under a Braid scheduler, the read function may block its fiber (as a
    socket read will), and a cancellation raised there unwinds the parser. *)
 let test_reader_blocks_fiber () =
@@ -1078,6 +1120,8 @@ let () =
           Alcotest.test_case "Expect: 100-continue in a list" `Quick
             test_expect_100_continue_in_a_list;
           Alcotest.test_case "reader exception" `Quick test_reader_exception;
+          Alcotest.test_case "an input with its own reader" `Quick
+            test_own_reader;
           Alcotest.test_case "body in the same refill" `Quick test_body_refills;
           Alcotest.test_case "nested inputs" `Quick test_nested_inputs;
           Alcotest.test_case "reader blocks its fiber" `Quick
