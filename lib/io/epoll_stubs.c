@@ -126,6 +126,17 @@ value braid_io_read(value fd, value buf, value ofs, value len) {
   return Val_long(r);
 }
 
+value braid_io_recv(value fd, value buf, value ofs, value len) {
+  ssize_t r;
+  do r = recv(Int_val(fd), &Byte(buf, Long_val(ofs)), Long_val(len), 0);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    if (WOULD_BLOCK(errno)) return Val_long(-1);
+    caml_uerror("recv", Nothing);
+  }
+  return Val_long(r);
+}
+
 value braid_io_write(value fd, value buf, value ofs, value len) {
   ssize_t r;
   do r = write(Int_val(fd), &Byte(buf, Long_val(ofs)), Long_val(len));

@@ -77,7 +77,11 @@ let check_range name buf off len =
 let rec read fd buf off len =
   if not (Loop.may_be_readable fd) then wait_then_read fd buf off len
   else
-    match Syscall.read (Loop.unix fd) buf off len with
+    let unix = Loop.unix fd in
+    match
+      if Loop.is_socket fd then Syscall.recv unix buf off len
+      else Syscall.read unix buf off len
+    with
     | -1 ->
         Loop.nothing_more_to_read fd;
         wait_then_read fd buf off len

@@ -4,6 +4,7 @@ external write : Unix.file_descr -> bytes -> int -> int -> int
   = "braid_io_write"
 
 external send : Unix.file_descr -> bytes -> int -> int -> int = "braid_io_send"
+external recv : Unix.file_descr -> bytes -> int -> int -> int = "braid_io_recv"
 
 external accept : Unix.file_descr -> (Unix.file_descr * Unix.sockaddr) option
   = "braid_io_accept"
