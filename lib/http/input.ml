@@ -82,8 +82,8 @@ let refill t =
   | None -> Effect.perform (Refill t)
 
 let handle (type a) t read (f : unit -> a) : a =
-  (* Built once per [handle], so answering a refill allocates nothing but
-     the continuation. *)
+  (* Built once per [handle], so answering a refill allocates nothing (the
+     refill itself allocates the effect and the continuation). *)
   let answer (k : (int, a) Effect.Deep.continuation) =
     match fill t read with
     | n -> Effect.Deep.continue k n

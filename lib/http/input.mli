@@ -114,7 +114,9 @@ val handle : t -> (bytes -> int -> int -> int) -> (unit -> 'a) -> 'a
     [0] at end of input; it may block (for example by suspending a fiber until a
     socket is readable). An exception raised by [read] is raised at the [refill]
     that asked, so it unwinds the parser untouched. [Refill] of another input is
-    passed on to an outer handler. *)
+    passed on to an outer handler. An input with its own reader
+    ({!create}[ ~read]) performs no [Refill]: under [handle], it still refills
+    with its own reader, and [read] is never called. *)
 
 val with_reader :
   ?size:int -> ?buffer:bytes -> (bytes -> int -> int -> int) -> (t -> 'a) -> 'a

@@ -657,6 +657,23 @@ let current_fiber () =
 let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   no_delay socket;
   adjust_tick c config.timeouts;
+  (* Before the connection is registered: if either fails (no services in
+     force, or not in a fiber: the caller's mistake), the socket is still
+     closed and its end told, as for any connection. *)
+  let fiber, services =
+    match
+      ( current_fiber (),
+        match c.fixed_services with
+        | Some services -> services
+        | None -> wrap.run Services.current )
+    with
+    | found -> found
+    | exception e ->
+        let bt = Printexc.get_raw_backtrace () in
+        closed_silently socket;
+        c.ended peer;
+        Printexc.raise_with_backtrace e bt
+  in
   let id = c.next_id in
   c.next_id <- id + 1;
   let p =
@@ -665,10 +682,7 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
       peer;
       config;
       wrap;
-      services =
-        (match c.fixed_services with
-        | Some services -> services
-        | None -> wrap.run Services.current);
+      services;
       p_control = Control.create c.draining;
       id;
       state = Between;
@@ -677,7 +691,7 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   in
   Hashtbl.replace c.live id (Plain p);
   note_peak c;
-  run_plain c p ~fiber:(current_fiber ()) ~resumed:false
+  run_plain c p ~fiber ~resumed:false
 
 let rec unpark c ~spawn =
   match Queue.take_opt c.ready with

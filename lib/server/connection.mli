@@ -9,9 +9,10 @@
     clock. Internal to the server. *)
 
 type wrap = { run : 'a. (unit -> 'a) -> 'a }
-(** What a connection's fibers run in: a plain connection gets a fresh fiber
-    when input comes after it parked, and [run] installs there the handlers its
-    first fiber had (the HTTPS redirect's services, say). *)
+(** What a connection's fibers run in: a plain connection gets a fiber again
+    when input comes after it parked (one that served another connection, or a
+    new one), and [run] installs there the handlers its first fiber had (the
+    HTTPS redirect's services, say). *)
 
 type context
 (** What the connections of one loop share: the [Date] cache, the draining flag,
@@ -45,20 +46,22 @@ val drain : context -> unit
     for a request may still read one, which its client may have sent already,
     until {!close_idle}. An upgraded connection ({!Upgraded}) blocked in a read
     is woken with {!Upgraded.Shutdown} (with no [interrupt], it is cancelled),
-    and its later reads raise it. *)
+    and its later reads raise it. The idle workers (see {!serve}) stop waiting:
+    their fibers end. *)
 
 val close_idle : context -> unit
 (** [close_idle c] closes the connections of [c] waiting for a request (their
-    fibers are cancelled and return normally; a parked one is closed by a fiber
-    {!unpark} gives it), except a parked one just woken by input, which reads
-    that request: the end of the grace {!drain} gives them. *)
+    fibers are cancelled and return normally; a parked one is closed by the
+    fiber that takes it when it is woken: one whose connection parked or ended,
+    or one {!unpark} gives it), except a parked one just woken by input, which
+    reads that request: the end of the grace {!drain} gives them. *)
 
 val evict_idle : context -> bool
 (** [evict_idle c] closes the connection of [c] that has waited longest for a
     request, if one waits (an idle keep-alive connection, or one that has sent
     nothing yet: "reusable", in nginx's words), and says whether it did. It is
-    closed soon after (by its fiber, or one {!unpark} gives it if parked), never
-    within this call. *)
+    closed soon after (by its fiber; if parked, by the fiber that takes it when
+    it is woken, see {!close_idle}), never within this call. *)
 
 val sweep : context -> unit
 (** [sweep c] never returns: it cancels the connections of [c] idle past their

@@ -540,7 +540,7 @@ let idle_flood () =
   Alcotest.(check bool) "its file" true (contains answer "fresh")
 
 (* Idle keep-alive connections wait with no fiber of their own: 400 after
-   one request each (beyond 128 waiting in their fibers the others park at
+   one request each (beyond 32 waiting in their fibers the others park at
    once, and the sweeper parks those after two looks), and 50 that never
    send anything, leave the loop with its dozen fibers; each is served
    again, woken from parking, and parked ones are still closed at their
@@ -611,7 +611,7 @@ let fiberless_idle () =
   conns := List.init count (fun _ -> connect port);
   served "first request";
   Alcotest.(check int) "all open" (count + others) (metric "connections_open");
-  (* Now 128 wait in their fibers. *)
+  (* Now 32 wait in their fibers. *)
   for _ = 1 to 300 do
     Unix.close (connect port)
   done;
@@ -1079,6 +1079,45 @@ let graceful_shutdown () =
   | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n);
   Alcotest.(check string) "nothing logged" "" (read_file p.err)
 
+(* A fiber whose connection ended waits as an idle worker for the next
+   woken connection; the drain ends that wait, so a server with nothing
+   left to serve exits at once, not at its shutdown deadline (10 s here),
+   when the connections' switch would be cancelled. *)
+let shutdown_with_idle_workers () =
+  let p =
+    start
+      [
+        "--demo";
+        "--domains";
+        "1";
+        "--shutdown-timeout";
+        "10";
+        "--keep-alive-timeout";
+        "60";
+      ]
+  in
+  Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+  let port = port_of p in
+  let clients = List.init 3 (fun _ -> connect port) in
+  List.iter
+    (fun s ->
+      send s "GET /sleep/0 HTTP/1.1\r\nHost: x\r\n\r\n";
+      Alcotest.(check int) "served" 200 (read_response s).status)
+    clients;
+  (* Their connections end; their fibers wait for woken ones. *)
+  List.iter Unix.close clients;
+  Unix.sleepf 0.3;
+  let signalled = Unix.gettimeofday () in
+  Unix.kill p.pid Sys.sigterm;
+  (match waitpid p.pid with
+  | WEXITED 0 -> ()
+  | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n);
+  let took = Unix.gettimeofday () -. signalled in
+  if took > 5. then
+    Alcotest.failf "exited %.1f s after SIGTERM: at the deadline, not at once"
+      took
+
 (* A request still running at the deadline is cut; the exit is still 0. *)
 let shutdown_deadline () =
   let p = start [ "--demo"; "--shutdown-timeout"; "0.5" ] in
@@ -1129,6 +1168,8 @@ let () =
       ( "shutdown",
         [
           Alcotest.test_case "graceful" `Quick graceful_shutdown;
+          Alcotest.test_case "at once with idle workers" `Quick
+            shutdown_with_idle_workers;
           Alcotest.test_case "socket activation" `Quick socket_activation;
           Alcotest.test_case "metrics and health" `Quick metrics_and_health;
           Alcotest.test_case "binary upgrade, three times" `Quick binary_upgrade;
