@@ -412,6 +412,13 @@ let finish p =
   Sys.remove p.out;
   Sys.remove p.err
 
+(* The server exits with 0 (after a SIGTERM, say). *)
+let exits_cleanly p =
+  match waitpid p.pid with
+  | WEXITED 0 -> ()
+  | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
+  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
+
 (* utime + stime, in clock ticks. *)
 let cpu_ticks pid =
   let stat = read_file (Printf.sprintf "/proc/%d/stat" pid) in
@@ -756,10 +763,7 @@ let socket_activation () =
   Alcotest.(check string) "ready" "READY=1" (next_notification ());
   Unix.kill p.pid Sys.sigterm;
   Alcotest.(check string) "stopping" "STOPPING=1" (next_notification ());
-  match waitpid p.pid with
-  | WEXITED 0 -> ()
-  | WEXITED n -> Alcotest.failf "exited with %d: %s" n (read_file p.err)
-  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
+  exits_cleanly p
 
 (* Binary upgrade (SIGUSR2): three in a row under load, each new process
    taking over the listening socket, with no failed request and no refused
@@ -1073,10 +1077,7 @@ let graceful_shutdown () =
         "with Connection: close" (Some "close")
         (Wire.header r "connection")
   | _ -> Alcotest.failf "expected one response: %S" answer);
-  (match waitpid p.pid with
-  | WEXITED 0 -> ()
-  | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
-  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n);
+  exits_cleanly p;
   Alcotest.(check string) "nothing logged" "" (read_file p.err)
 
 (* A fiber whose connection ended waits as an idle worker for the next
@@ -1109,10 +1110,7 @@ let shutdown_with_idle_workers () =
   Unix.sleepf 0.3;
   let signalled = Unix.gettimeofday () in
   Unix.kill p.pid Sys.sigterm;
-  (match waitpid p.pid with
-  | WEXITED 0 -> ()
-  | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
-  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n);
+  exits_cleanly p;
   let took = Unix.gettimeofday () -. signalled in
   if took > 5. then
     Alcotest.failf "exited %.1f s after SIGTERM: at the deadline, not at once"
@@ -1131,10 +1129,7 @@ let shutdown_deadline () =
   Unix.kill p.pid Sys.sigterm;
   Alcotest.(check string) "cut without an answer" "" (read_to_end busy);
   Unix.close busy;
-  match waitpid p.pid with
-  | WEXITED 0 -> ()
-  | WEXITED n -> Alcotest.failf "exit %d: %s" n (read_file p.err)
-  | WSIGNALED n | WSTOPPED n -> Alcotest.failf "killed by signal %d" n
+  exits_cleanly p
 
 let () =
   Test_support.Watchdog.start ~seconds:120. "test_ops";
