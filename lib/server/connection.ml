@@ -346,10 +346,13 @@ and release_if_waiting l =
       park_waiting l))
   else control.idle_rounds <- 0
 
-(* A plain connection waiting in its fiber leaves it: its wait raises
-   [Park] (it is [awaiting], so it runs). *)
+(* Its wait (it is [awaiting], so it runs) raises [Park]: the connection
+   waits again outside its handlers. One whose wait cannot be interrupted
+   keeps waiting where it is. *)
 and park_waiting = function
-  | Fibered f -> f.control.park ()
+  | Fibered { interrupt = Some interrupt; control; _ } ->
+      if not control.parked then interrupt Unwind.Park
+  | Fibered { interrupt = None; _ } -> ()
   | Plain p -> (
       if not p.p_control.parked then
         try Fd.interrupt p.socket Unwind.Park with Fd.Error _ -> ())
@@ -389,11 +392,6 @@ let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
     ~peer ~pending ~read ~write =
   adjust_tick c config.timeouts;
   let control = Control.create c.draining in
-  Option.iter
-    (fun interrupt ->
-      control.park <-
-        (fun () -> if not control.parked then interrupt Unwind.Park))
-    interrupt;
   let id = c.next_id in
   c.next_id <- id + 1;
   Fiber.Scope.run (fun scope ->

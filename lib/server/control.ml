@@ -12,7 +12,6 @@ type t = {
   mutable awaiting : bool;
   mutable idle_rounds : int;
   mutable release : unit -> unit;
-  mutable park : unit -> unit;
   mutable parked : bool;
   mutable seen_writes : int;
   mutable seen_at : int;
@@ -31,7 +30,6 @@ let create draining =
     awaiting = false;
     idle_rounds = 0;
     release = ignore;
-    park = ignore;
     parked = false;
     seen_writes = 0;
     seen_at = 0;

@@ -37,12 +37,6 @@ type t = {
   mutable release : unit -> unit;
       (** Gives the connection's buffers back to their pool; call only while
           [awaiting]. *)
-  mutable park : unit -> unit;
-      (** Wakes the connection's wait with {!Unwind.Park}, so that it waits
-          again outside its handlers; call only while [awaiting]. [ignore] where
-          the wait cannot be interrupted. (A plain socket connection's is left
-          [ignore]: the sweeper interrupts its socket itself, so that leaving
-          parking costs no closure.) *)
   mutable parked : bool;
       (** The connection waits (or has just waited) for its next request outside
           its handlers: the pipeline, back inside, reads at once and keeps the

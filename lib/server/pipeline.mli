@@ -90,16 +90,16 @@ val serve :
     bytes to read, without reading them), the connection waits for each request
     after the first holding no buffer.
 
-    An idle wait in [await_input] may raise [Unwind.Park] (at once, or when
-    woken by [control.park]), once the connection's buffers are given back: the
-    connection then leaves the handlers it runs in (the parser's, the fiber's),
-    whose fiber stacks grew while serving requests, calls [await_input] again
-    outside them with [control.parked] set (that call must not raise [Park]),
-    and goes back in when it returns, with the same idle deadline. An idle
-    keep-alive connection thus holds one small stack. With [fiberless] (default
-    false), [serve] returns [Parked] instead of calling [await_input] again, and
-    the caller's fiber may end: [serve ~resumed:true] with the same [control]
-    goes on where it left off (the deadlines are those of [control]; it reads at
+    An idle wait in [await_input] may raise [Unwind.Park] (at once, or when the
+    sweeper interrupts it), once the connection's buffers are given back: the
+    connection then leaves the handlers it runs in (the fiber's), whose fiber
+    stacks grew while serving requests, calls [await_input] again outside them
+    with [control.parked] set (that call must not raise [Park]), and goes back
+    in when it returns, with the same idle deadline. An idle keep-alive
+    connection thus holds one small stack. With [fiberless] (default false),
+    [serve] returns [Parked] instead of calling [await_input] again, and the
+    caller's fiber may end: [serve ~resumed:true] with the same [control] goes
+    on where it left off (the deadlines are those of [control]; it reads at
     once, as if [await_input] had returned).
 
     With [control], once its flag is set the connection finishes the request in
