@@ -501,10 +501,9 @@ let crowd_in_fibers = 32
    and each keeps a stack. *)
 let idle_workers_kept = 4
 
-let closed_silently socket =
-  (* A failed close(2) of a socket still releases it (Linux); nothing is
-     owed to anyone. *)
-  try Net.close socket with Net.Error _ -> ()
+(* A failed close(2) of a socket still releases it (Linux); nothing is
+   owed to anyone. *)
+let close_quietly socket = try Net.close socket with Net.Error _ -> ()
 
 let finish_plain c p =
   match p.state with
@@ -512,7 +511,7 @@ let finish_plain c p =
   | Running _ | Between | Watching | Woken ->
       p.state <- Ended;
       Hashtbl.remove c.live p.id;
-      closed_silently p.socket;
+      close_quietly p.socket;
       c.ended p.peer
 
 (* The resumer of a parked connection's watch: input, or an error (it is
@@ -668,7 +667,7 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
     | found -> found
     | exception e ->
         let bt = Printexc.get_raw_backtrace () in
-        closed_silently socket;
+        close_quietly socket;
         c.ended peer;
         Printexc.raise_with_backtrace e bt
   in

@@ -102,6 +102,11 @@ val buffers_held : context -> int
     held by connections reading or writing a request (or dropped with their
     connection). *)
 
+val close_quietly : Braid_io.Net.socket -> unit
+(** [close_quietly socket] closes [socket], ignoring an error: a failed close(2)
+    still releases the descriptor (Linux), and the connection is over either
+    way. *)
+
 val serve :
   ?wrap:wrap ->
   context ->

@@ -325,10 +325,6 @@ let logging_failure f =
       raise Braid.Cancelled
   | exception e -> Log.error ("connection failed: " ^ Printexc.to_string e)
 
-(* A failed close(2) still releases the descriptor (Linux); the connection
-   is over either way. *)
-let close_quietly socket = try Net.close socket with Net.Error _ -> ()
-
 (* What an admitted connection holds, given back when it ends. *)
 let connection_ended t peer =
   leave_client t peer;
@@ -354,7 +350,7 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
         Option.iter Metrics.refused t.settings.metrics;
         Fun.protect
           ~finally:(fun () ->
-            close_quietly socket;
+            Connection.close_quietly socket;
             release_slot t)
           (fun () ->
             try Net.write_string socket too_many_from_client
@@ -363,7 +359,7 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
     match Fiber.fork ~sw run with
     | _ -> ()
     | exception e ->
-        close_quietly socket;
+        Connection.close_quietly socket;
         raise e
   with
   | () -> accept_loop t ~sw listener context ~serve ~paused:false
@@ -646,7 +642,7 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
       let serve_tls config socket peer =
         Fun.protect
           ~finally:(fun () ->
-            close_quietly socket;
+            Connection.close_quietly socket;
             connection_ended t peer)
           (fun () ->
             match Atomic.get t.tls_context with
