@@ -37,7 +37,6 @@ type context = {
   mutable idle_workers : plain Braid.resumer list;
       (** Fibers that served a connection and wait for a woken one, their stacks
           grown: at most [idle_workers_kept]. *)
-  mutable idle_worker_count : int;
   mutable parked_plain : int;  (** Plain connections waiting with no fiber. *)
   mutable waiting_in_fiber : int;
       (** Plain connections waiting for a request inside their fiber. *)
@@ -111,7 +110,6 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     ready = Queue.create ();
     unparker = None;
     idle_workers = [];
-    idle_worker_count = 0;
     parked_plain = 0;
     waiting_in_fiber = 0;
     last_storage = None;
@@ -185,7 +183,6 @@ let rec give_to_idle_worker c p =
   | [] -> false
   | resume :: others ->
       c.idle_workers <- others;
-      c.idle_worker_count <- c.idle_worker_count - 1;
       (* [false]: that fiber was cancelled meanwhile. *)
       resume (Ok p) || give_to_idle_worker c p
 
@@ -195,7 +192,6 @@ exception No_more_work
 let stop_idle_workers c =
   let idle = c.idle_workers in
   c.idle_workers <- [];
-  c.idle_worker_count <- 0;
   List.iter (fun resume -> ignore (resume (Error No_more_work))) idle
 
 (* A connection waiting for a request when the drain begins is not closed
@@ -632,12 +628,11 @@ and next_ready c ~fiber =
   match Queue.take_opt c.ready with
   | Some p -> run_plain c p ~fiber ~resumed:true
   | None
-    when c.idle_worker_count < idle_workers_kept && not (Atomic.get c.draining)
-    -> (
+    when List.compare_length_with c.idle_workers idle_workers_kept < 0
+         && not (Atomic.get c.draining) -> (
       match
         Braid.suspend (fun resume ->
             c.idle_workers <- resume :: c.idle_workers;
-            c.idle_worker_count <- c.idle_worker_count + 1;
             None)
       with
       | p -> run_plain c p ~fiber ~resumed:true
