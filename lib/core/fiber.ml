@@ -190,19 +190,19 @@ let protect f =
         { cancelled = Atomic.make false; shield = true; owner = Some fiber }
         f
 
+let run_scope_in fiber f =
+  let scope =
+    { cancelled = Atomic.make false; shield = false; owner = Some fiber }
+  in
+  with_scope fiber scope (fun () -> f scope)
+
 module Scope = struct
   type nonrec t = scope
-
-  let run_in fiber f =
-    let scope =
-      { cancelled = Atomic.make false; shield = false; owner = Some fiber }
-    in
-    with_scope fiber scope (fun () -> f scope)
 
   let run f =
     match current () with
     | None -> f { cancelled = Atomic.make false; shield = false; owner = None }
-    | Some fiber -> run_in fiber f
+    | Some fiber -> run_scope_in fiber f
 
   let cancel s =
     if not (Atomic.exchange s.cancelled true) then
@@ -330,6 +330,7 @@ module Private = struct
 
   let create = create
   let current = current
+  let run_scope_in = run_scope_in
   let submitter = submitter
   let cancellation_of = cancellation_of
   let prepare = prepare

@@ -137,13 +137,6 @@ module Scope : sig
       made inside [f]. Outside a fiber, the scope can never interrupt anything.
   *)
 
-  val run_in : fiber -> (t -> 'a) -> 'a
-  (** [run_in fiber f] is [run f] for a caller that knows it runs as [fiber]
-      ([Braid.Private.Fiber.current], looked up once): it performs no effect to
-      find it. A loop that serves many short tasks in one fiber saves an effect
-      per task. [fiber] must be the calling fiber: a scope of another fiber
-      would wake that one when cancelled. *)
-
   val cancel : t -> unit
   (** [cancel scope] cancels it; idempotent, callable from anywhere. *)
 
@@ -174,6 +167,13 @@ module Private : sig
 
   val current : unit -> t option
   (** The calling fiber, [None] outside one. *)
+
+  val run_scope_in : t -> (Scope.t -> 'a) -> 'a
+  (** [run_scope_in fiber f] is [Fiber.Scope.run f] for a caller that knows it
+      runs as [fiber] ({!current}, looked up once): it performs no effect to
+      find it. A loop that serves many short tasks in one fiber saves an effect
+      per task. [fiber] must be the calling fiber: a scope of another fiber
+      would wake that one when cancelled. *)
 
   val submitter : unit -> t option * context
   (** [submitter ()] is the calling fiber (if any) and the caller's context:

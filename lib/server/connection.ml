@@ -561,7 +561,7 @@ let rec run_plain c p ~fiber ~resumed =
   else
     let control = p.p_control and socket = p.socket in
     let outcome =
-      Fiber.Scope.run_in fiber (fun scope ->
+      Braid.Private.Fiber.run_scope_in fiber (fun scope ->
           p.state <- Running scope;
           match
             p.wrap.run (fun () ->
