@@ -644,7 +644,8 @@ and next_ready c ~fiber =
 let current_fiber () =
   match Braid.Private.Fiber.current () with
   | Some fiber -> fiber
-  | None -> invalid_arg "Connection.serve: not in a fiber"
+  | None ->
+      invalid_arg "Braid_server.Connection: plain connections run in fibers"
 
 let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   no_delay socket;
