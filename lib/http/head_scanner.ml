@@ -38,9 +38,9 @@ let rec scan_tchars buf i stop =
     scan_tchars buf (i + 1) stop
   else i
 
-let rec scan_target_chars buf i stop =
+let rec scan_target_chars_bytes buf i stop =
   if i < stop && has target_char (Bytes.unsafe_get buf i) then
-    scan_target_chars buf (i + 1) stop
+    scan_target_chars_bytes buf (i + 1) stop
   else i
 
 let[@inline] is_ows c = c = ' ' || c = '\t'
@@ -100,20 +100,39 @@ let rec scan_field_chars buf i stop =
     else scan_field_chars buf (i + 8) stop
   else scan_field_chars_bytes buf i stop
 
+(* Target characters are the visible ones, 0x21 to 0x7e: a word with none
+   below 0x21 and none from 0x7f up is all target characters. *)
+let lows = 0x7f7f7f7f7f7f7f7fL
+
+let[@inline] has_byte_from_7f x =
+  Int64.logand (Int64.logor (Int64.add (Int64.logand x lows) ones) x) highs
+  <> 0L
+
+let bangs = 0x2121212121212121L
+
+let rec scan_target_chars buf i stop =
+  if i + 8 <= stop then
+    let word = get64u buf i in
+    if has_byte_below word bangs || has_byte_from_7f word then
+      let j = scan_target_chars_bytes buf i (i + 8) in
+      if j < i + 8 then j else scan_target_chars buf j stop
+    else scan_target_chars buf (i + 8) stop
+  else scan_target_chars_bytes buf i stop
+
+(* [scanned] bytes after [input.pos] are known not to be LF: a refill may
+   move the window, so positions are kept relative to its start. *)
+let rec search_lf (input : Input.t) ~budget ~status ~reason scanned =
+  let pos = input.pos and lim = input.lim in
+  let bound = pos + budget in
+  let stop = if lim < bound then lim else bound in
+  let i = scan_lf input.buf (pos + scanned) stop in
+  if i < stop then i
+  else if stop = bound then reject status reason
+  else if Input.refill input = 0 then raise_notrace Truncated
+  else search_lf input ~budget ~status ~reason (i - pos)
+
 let find_lf (input : Input.t) ~budget ~status ~reason =
-  (* [scanned] bytes after [input.pos] are known not to be LF: a refill may
-     move the window, so positions are kept relative to its start. *)
-  let rec search scanned =
-    let pos = input.pos and lim = input.lim in
-    let bound = pos + budget in
-    let stop = if lim < bound then lim else bound in
-    let i = scan_lf input.buf (pos + scanned) stop in
-    if i < stop then i
-    else if stop = bound then reject status reason
-    else if Input.refill input = 0 then raise_notrace Truncated
-    else search (i - pos)
-  in
-  search 0
+  search_lf input ~budget ~status ~reason 0
 
 let content_end buf start lf =
   if lf > start && Bytes.unsafe_get buf (lf - 1) = '\r' then lf - 1 else lf

@@ -36,17 +36,15 @@ let value t i =
 
 let to_list t = List.init (length t) (fun i -> (t.(2 * i), t.((2 * i) + 1)))
 
+let rec equal_name_from a b n i =
+  i = n
+  || Char.lowercase_ascii (String.unsafe_get a i)
+     = Char.lowercase_ascii (String.unsafe_get b i)
+     && equal_name_from a b n (i + 1)
+
 let equal_name a b =
   let n = String.length a in
-  n = String.length b
-  &&
-  let rec from i =
-    i = n
-    || Char.lowercase_ascii (String.unsafe_get a i)
-       = Char.lowercase_ascii (String.unsafe_get b i)
-       && from (i + 1)
-  in
-  from 0
+  n = String.length b && equal_name_from a b n 0
 
 let rec find_from t name i =
   if i >= Array.length t then None

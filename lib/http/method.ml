@@ -11,12 +11,12 @@ let to_string = function
   | TRACE -> "TRACE"
   | PATCH -> "PATCH"
 
-let spelt buf off s =
-  let rec from i =
-    i = String.length s
-    || (Bytes.unsafe_get buf (off + i) = String.unsafe_get s i && from (i + 1))
-  in
-  from 0
+let rec spelt_from buf off s i =
+  i = String.length s
+  || Bytes.unsafe_get buf (off + i) = String.unsafe_get s i
+     && spelt_from buf off s (i + 1)
+
+let spelt buf off s = spelt_from buf off s 0
 
 (* Dispatch on length and first byte: at most one comparison per call, and
    [Some GET] etc. are static constants, so no allocation. *)

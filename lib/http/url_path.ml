@@ -1,9 +1,33 @@
+(* The first [c] in [s] from [i], or [stop]: a word at a time (paths are
+   scanned several times per request: for "?", "%", "/"). *)
+external get64u : string -> int -> int64 = "%caml_string_get64u"
+
+let ones = 0x0101010101010101L
+let highs = 0x8080808080808080L
+
+let rec index_byte_bytes s i stop c =
+  if i >= stop || String.unsafe_get s i = c then i
+  else index_byte_bytes s (i + 1) stop c
+
+let rec index_byte_words s i stop c pattern =
+  if i + 8 <= stop then
+    let x = Int64.logxor (get64u s i) pattern in
+    if
+      Int64.logand (Int64.logand (Int64.sub x ones) (Int64.lognot x)) highs
+      <> 0L
+    then index_byte_bytes s i (i + 8) c
+    else index_byte_words s (i + 8) stop c pattern
+  else index_byte_bytes s i stop c
+
+let index_byte s i stop c =
+  index_byte_words s i stop c (Int64.mul ones (Int64.of_int (Char.code c)))
+
 let split_target target =
   let path_and_query s =
-    match String.index_opt s '?' with
-    | None -> (s, None)
-    | Some i ->
-        (String.sub s 0 i, Some (String.sub s (i + 1) (String.length s - i - 1)))
+    let n = String.length s in
+    match index_byte s 0 n '?' with
+    | i when i = n -> (s, None)
+    | i -> (String.sub s 0 i, Some (String.sub s (i + 1) (n - i - 1)))
   in
   let n = String.length target in
   if n > 0 && target.[0] = '/' then path_and_query target
@@ -45,8 +69,7 @@ let hex c =
 exception Bad
 
 (* [s.[off] .. s.[stop - 1]] decoded. *)
-let rec has_percent s i stop =
-  i < stop && (String.unsafe_get s i = '%' || has_percent s (i + 1) stop)
+let has_percent s i stop = index_byte s i stop '%' < stop
 
 let decode_range s off stop =
   if not (has_percent s off stop) then String.sub s off (stop - off)
@@ -92,17 +115,22 @@ let dots path i j =
   else match count i 0 with Some n when n <= 2 -> Some n | _ -> None
 
 (* Whether any segment of [path] is a dot-segment: the common path has none
-   and is returned as it is. *)
+   and is returned as it is. One pass, no allocation: a dot-segment starts
+   right after a "/" with "." or "%", so only those segments are looked at. *)
 let has_dot_segment path =
   let n = String.length path in
+  let segment_end j = index_byte path j n '/' in
   let rec from i =
     (* [i] starts a segment. *)
-    if i >= n then false
-    else
-      let j =
-        match String.index_from_opt path i '/' with Some j -> j | None -> n
-      in
-      Option.is_some (dots path i j) || (j < n && from (j + 1))
+    i < n
+    &&
+    match String.unsafe_get path i with
+    | '.' | '%' ->
+        let j = segment_end i in
+        Option.is_some (dots path i j) || from (j + 1)
+    | _ ->
+        let j = segment_end i in
+        from (j + 1)
   in
   n > 0 && from 1
 
@@ -134,19 +162,25 @@ let normalize path =
     | Error e -> Error e
     | Ok kept -> Ok ("/" ^ String.concat "/" (List.rev kept))
 
-(* Decoded segments after the leading "/", in order. *)
-let split_decoded path =
+(* Decoded segments after the leading "/", in order; [escaped]: whether the
+   path holds a "%" at all (if not, a segment is a plain substring). *)
+let split_decoded_with ~escaped path =
   let n = String.length path in
-  let rec go start i acc =
-    if i = n || path.[i] = '/' then
-      let acc = decode_range path start i :: acc in
-      if i = n then List.rev acc else go (i + 1) (i + 1) acc
-    else go start (i + 1) acc
+  let segment start i =
+    if escaped then decode_range path start i
+    else String.sub path start (i - start)
+  in
+  let rec go start =
+    let i = index_byte path start n '/' in
+    let seg = segment start i in
+    if i = n then [ seg ] else seg :: go (i + 1)
   in
   if n = 0 || path.[0] <> '/' then Error Not_absolute
   else if n = 1 then Ok []
-  else
-    match go 1 1 [] with segs -> Ok segs | exception Bad -> Error Bad_escape
+  else match go 1 with segs -> Ok segs | exception Bad -> Error Bad_escape
+
+let split_decoded path =
+  split_decoded_with ~escaped:(has_percent path 0 (String.length path)) path
 
 let segments = split_decoded
 
@@ -158,11 +192,21 @@ let rec find_bad seg i n =
     | '\000' -> Error Nul_byte
     | _ -> find_bad seg (i + 1) n
 
+(* Whether [resolve] may keep [segs] as they are: no empty, "." or ".."
+   segment (checked on the decoded segments). *)
+let rec all_plain = function
+  | [] -> true
+  | ("" | "." | "..") :: _ -> false
+  | _ :: rest -> all_plain rest
+
 let resolve path =
   (* Only a decoded escape can put "/" or NUL in a segment. *)
   let escaped = has_percent path 0 (String.length path) in
-  match split_decoded path with
+  match split_decoded_with ~escaped path with
   | Error _ as e -> e
+  | Ok segs when (not escaped) && all_plain segs ->
+      (* The common path: nothing to drop, climb or check. *)
+      Ok segs
   | Ok segs ->
       let rec go acc = function
         | [] -> Ok (List.rev acc)

@@ -9,6 +9,9 @@ type t = {
   mutable idle_since : int;
   mutable writes : int;
   mutable send_timeout : int;
+  mutable keep_alive : int;
+      (** The keep-alive timeout in nanoseconds: worked out once, not per
+          request. *)
   mutable awaiting : bool;
   mutable idle_rounds : int;
   mutable release : unit -> unit;
@@ -27,6 +30,7 @@ let create draining =
     idle_since = 0;
     writes = 0;
     send_timeout = max_int;
+    keep_alive = 0;
     awaiting = false;
     idle_rounds = 0;
     release = ignore;

@@ -29,6 +29,9 @@ type t = {
       (** Twice the pieces written, plus one while a piece is being written: two
           increments per piece, no clock read. *)
   mutable send_timeout : int;  (** Nanoseconds. *)
+  mutable keep_alive : int;
+      (** Nanoseconds: the keep-alive timeout, worked out once per connection
+          rather than per request. *)
   mutable awaiting : bool;
       (** The connection is idle and waits for bytes without reading: its
           buffers are not in use, {!release} may take them. *)

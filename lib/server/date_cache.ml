@@ -9,6 +9,16 @@ type t = {
   mutable tag : string;
   mutable typed : string;  (** The file name of [content_type]. *)
   mutable content_type : string;
+  mutable fields_of : (string * File.info * bool) option;
+      (** The file name, version and [Vary] of [fields]. *)
+  mutable fields : (string * string) list;
+  mutable rendered_of : (string * string) list;
+      (** The fields [rendered] was written from: compared physically. *)
+  mutable rendered_length : int;
+  mutable rendered : string;
+  mutable last_written : (string * string) list;
+      (** The fields last written without [rendered]: written again, they are
+          kept rendered. *)
 }
 
 let slots = 64
@@ -25,7 +35,42 @@ let create () =
     tag = "";
     typed = "";
     content_type = "";
+    fields_of = None;
+    fields = [];
+    rendered_of = [];
+    rendered_length = -1;
+    rendered = "";
+    last_written = [];
   }
+
+let file_fields t name (info : File.info) ~vary make =
+  match t.fields_of with
+  | Some (seen_name, seen, seen_vary)
+    when seen_vary = vary
+         && File.same_version seen info
+         && String.equal seen_name name ->
+      t.fields
+  | _ ->
+      let fields = make () in
+      t.fields_of <- Some (name, info, vary);
+      t.fields <- fields;
+      fields
+
+let rendered t fields ~length =
+  if fields == t.rendered_of && length = t.rendered_length && fields != [] then
+    Some t.rendered
+  else None
+
+let worth_rendering t fields =
+  if fields == t.last_written then true
+  else (
+    t.last_written <- fields;
+    false)
+
+let keep_rendered t fields ~length text =
+  t.rendered_of <- fields;
+  t.rendered_length <- length;
+  t.rendered <- text
 
 let content_type t name ~lookup =
   if String.equal name t.typed && t.typed <> "" then t.content_type
@@ -37,10 +82,7 @@ let content_type t name ~lookup =
 
 let etag t (info : File.info) =
   match t.tagged with
-  | Some seen
-    when seen.inode = info.inode && seen.size = info.size
-         && Float.equal seen.mtime info.mtime ->
-      t.tag
+  | Some seen when File.same_version seen info -> t.tag
   | _ ->
       let tag =
         Braid_http.Entity_tag.(

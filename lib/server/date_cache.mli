@@ -34,6 +34,34 @@ val content_type : t -> string -> lookup:(string -> string) -> string
 (** [content_type cache name ~lookup] is [lookup name], the type of a file named
     [name], remembered for the last name asked. *)
 
+val file_fields :
+  t ->
+  string ->
+  File.info ->
+  vary:bool ->
+  (unit -> (string * string) list) ->
+  (string * string) list
+(** [file_fields cache name info ~vary make] is [make ()], the fields of a 200
+    answering with the file [name] at version [info]: the same list (physically)
+    as the last call while the name, version and [vary] stay the same, so that
+    {!rendered} finds it. *)
+
+val rendered : t -> (string * string) list -> length:int -> string option
+(** [rendered cache fields ~length] is the text last kept by {!keep_rendered}
+    for [fields] and [length], if [fields] is physically that list (and not
+    empty). *)
+
+val worth_rendering : t -> (string * string) list -> bool
+(** [worth_rendering cache fields]: whether [fields] is physically the list the
+    previous call was asked about (a list written twice in a row is likely to
+    come again: keep it rendered). *)
+
+val keep_rendered : t -> (string * string) list -> length:int -> string -> unit
+(** [keep_rendered cache fields ~length text] remembers that the head of a
+    keep-alive HTTP/1.1 answer with [fields] and [Content-Length: length] ends
+    with [text] after its Date line: a list is immutable, so the same list is
+    always written the same. *)
+
 val header_line : t -> float -> string
 (** [header_line cache now] is ["Date: <IMF-fixdate of now>\r\n"]: the cached
     string while [now] stays in the same second as the last call, a fresh one

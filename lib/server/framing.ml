@@ -21,16 +21,16 @@ let is_framing name =
   | 17 -> Headers.equal_name name "transfer-encoding"
   | _ -> false
 
-let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
-    ~keep_alive ~(version : Request.version) =
-  let out = c.out in
-  c.head_written <- true;
-  Output.add_string out (Status.status_line status);
-  Output.add_string out (Date_cache.header_line c.dates now);
-  List.iter
-    (fun (name, value) ->
-      if not (is_framing name) then Output.add_field out name value)
-    headers;
+let rec write_fields out = function
+  | [] -> ()
+  | (name, value) :: rest ->
+      if not (is_framing name) then Output.add_field out name value;
+      write_fields out rest
+
+(* Everything after the Date line. *)
+let write_rest out ~headers framing ~upgrade ~keep_alive
+    ~(version : Request.version) =
+  write_fields out headers;
   (match framing with
   | Length n ->
       Output.add_string out "Content-Length: ";
@@ -43,6 +43,27 @@ let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
   else if version = Http_1_0 then
     Output.add_string out "Connection: keep-alive\r\n";
   Output.add_string out "\r\n"
+
+let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
+    ~keep_alive ~(version : Request.version) =
+  let out = c.out in
+  c.head_written <- true;
+  Output.add_string out (Status.status_line status);
+  Output.add_string out (Date_cache.header_line c.dates now);
+  match framing with
+  | Length length when keep_alive && version = Http_1_1 && not upgrade -> (
+      (* The common answer: the rest of the head depends only on the fields
+         and the length, and a crowd asking for one file sends the same
+         ones (Static gives the same list each time). *)
+      match Date_cache.rendered c.dates headers ~length with
+      | Some text -> Output.add_string out text
+      | None when Date_cache.worth_rendering c.dates headers ->
+          let start = Output.length out in
+          write_rest out ~headers framing ~upgrade ~keep_alive ~version;
+          Date_cache.keep_rendered c.dates headers ~length
+            (Output.contents_from out start)
+      | None -> write_rest out ~headers framing ~upgrade ~keep_alive ~version)
+  | _ -> write_rest out ~headers framing ~upgrade ~keep_alive ~version
 
 (* The most one sendfile call is asked for: like the pipeline's writes, a
    client that keeps reading takes each within the send timeout. 256 KiB:

@@ -15,6 +15,7 @@ let create ?buffer ?storage ~size write =
   { buf; len = 0; write; storage }
 
 let length t = t.len
+let contents_from t start = Bytes.sub_string t.buf start (t.len - start)
 let room t = Bytes.length t.buf - t.len
 
 let release t =
@@ -97,15 +98,16 @@ let add_char t c =
 
 let rec digits n = if n < 10 then 1 else 1 + digits (n / 10)
 
+(* [n]'s digits, the last at [i]. *)
+let rec put_digits b n i =
+  Bytes.unsafe_set b i (Char.unsafe_chr (48 + (n mod 10)));
+  if n >= 10 then put_digits b (n / 10) (i - 1)
+
 let add_int t n =
   if n < 0 then invalid_arg "Output.add_int";
   let d = digits n in
   ensure t d;
-  let rec go n i =
-    Bytes.unsafe_set t.buf i (Char.unsafe_chr (48 + (n mod 10)));
-    if n >= 10 then go (n / 10) (i - 1)
-  in
-  go n (t.len + d - 1);
+  put_digits t.buf n (t.len + d - 1);
   t.len <- t.len + d
 
 let hex_digit = "0123456789abcdef"

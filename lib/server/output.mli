@@ -27,6 +27,10 @@ val release : t -> unit
 val length : t -> int
 (** Bytes buffered and not yet sent. *)
 
+val contents_from : t -> int -> string
+(** [contents_from t start] is a copy of what was added since {!length} was
+    [start] (nothing was sent meanwhile). *)
+
 val room : t -> int
 (** Bytes that fit before the buffer is full. *)
 

@@ -244,8 +244,7 @@ let rec loop (c : Conn.t) =
     if not (control.first || control.parked) then (
       let now = c.services.monotonic_ns () in
       control.idle_since <- now;
-      control.idle_deadline <-
-        now + Control.ns_of_seconds c.config.timeouts.keep_alive);
+      control.idle_deadline <- now + control.keep_alive);
     control.phase <- Idle)
   else control.phase <- Head;
   if
@@ -376,7 +375,8 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
     control.head_deadline <-
       start + Control.ns_of_seconds config.timeouts.request_header;
     control.idle_deadline <- control.head_deadline;
-    control.send_timeout <- Control.ns_of_seconds config.timeouts.send);
+    control.send_timeout <- Control.ns_of_seconds config.timeouts.send;
+    control.keep_alive <- Control.ns_of_seconds config.timeouts.keep_alive);
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
   let rec counted_write buf off len =

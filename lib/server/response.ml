@@ -159,12 +159,15 @@ let without_header name t =
         t.headers;
   }
 
-let wants_close t =
-  List.exists
-    (fun (n, v) ->
-      Braid_http.Headers.equal_name n "connection"
-      && Braid_http.Headers.list_has_token v "close")
-    t.headers
+let rec close_among = function
+  | [] -> false
+  | (n, v) :: rest ->
+      String.length n = 10
+      && Braid_http.Headers.equal_name n "connection"
+      && Braid_http.Headers.list_has_token v "close"
+      || close_among rest
+
+let wants_close t = close_among t.headers
 
 module Private = struct
   let trusted = trusted

@@ -16,19 +16,22 @@ let join dir name =
 
 (* Whether any field name starts with "If-": most requests carry no
    condition, and then none of the four lookups below is worth making. *)
-let has_conditions (req : Request.t) =
-  let h = req.headers in
-  let rec from i =
-    i < Headers.length h
-    &&
-    let name = Headers.name h i in
-    String.length name > 3
-    && Char.lowercase_ascii (String.unsafe_get name 0) = 'i'
-    && Char.lowercase_ascii (String.unsafe_get name 1) = 'f'
-    && String.unsafe_get name 2 = '-'
-    || from (i + 1)
-  in
-  from 0
+let rec conditions_from h i =
+  i < Headers.length h
+  &&
+  let name = Headers.name h i in
+  String.length name > 3
+  && Char.lowercase_ascii (String.unsafe_get name 0) = 'i'
+  && Char.lowercase_ascii (String.unsafe_get name 1) = 'f'
+  && String.unsafe_get name 2 = '-'
+  || conditions_from h (i + 1)
+
+let has_conditions (req : Request.t) = conditions_from req.headers 0
+
+(* [String.ends_with] makes a closure per call. *)
+let ends_with_slash path =
+  let n = String.length path in
+  n > 0 && String.unsafe_get path (n - 1) = '/'
 
 (* The conditions below run only for a request that has some
    ([has_conditions]): they work out the file's tag, and read the clock for
@@ -117,28 +120,25 @@ let checked services ~root path ~linked =
 (* Looks [segs] up under [root] one [lstat] at a time: a link anywhere
    triggers the [realpath] check. The path and its metadata (links
    followed). *)
-let locate services ~root segs =
-  let with_path path = function
-    | Ok info -> Ok (path, info)
-    | Error _ as e -> e
-  in
-  let rec walk dir ~linked = function
-    | [] -> with_path dir (checked services ~root dir ~linked)
-    | seg :: rest -> (
-        let path = join dir seg in
-        match services.Services.stat ~follow:false path with
-        | Error _ as e -> e
-        | Ok { kind = Symlink; _ } -> walk path ~linked:true rest
-        | Ok ({ kind = Directory; _ } as info) ->
-            if is_last rest && not linked then Ok (path, info)
-            else walk path ~linked rest
-        | Ok info ->
-            if not (is_last rest) then Error File.Not_found
-            else if linked then
-              with_path path (checked services ~root path ~linked)
-            else Ok (path, info))
-  in
-  walk root ~linked:false segs
+let with_path path = function Ok info -> Ok (path, info) | Error _ as e -> e
+
+let rec walk services ~root dir ~linked = function
+  | [] -> with_path dir (checked services ~root dir ~linked)
+  | seg :: rest -> (
+      let path = join dir seg in
+      match services.Services.stat ~follow:false path with
+      | Error _ as e -> e
+      | Ok { kind = Symlink; _ } -> walk services ~root path ~linked:true rest
+      | Ok ({ kind = Directory; _ } as info) ->
+          if is_last rest && not linked then Ok (path, info)
+          else walk services ~root path ~linked rest
+      | Ok info ->
+          if not (is_last rest) then Error File.Not_found
+          else if linked then
+            with_path path (checked services ~root path ~linked)
+          else Ok (path, info))
+
+let locate services ~root segs = walk services ~root root ~linked:false segs
 
 (* Precompressed variants, as nginx's gzip_static: FILE.br, else FILE.gz,
    a regular file (a link is not followed) beside FILE, when the client
@@ -172,24 +172,35 @@ let file services ~precompressed ~dates (req : Request.t) name
         (file, variant_info, [ ("Content-Encoding", coding) ])
     | None -> (name, info, [])
   in
-  let last_modified = Date_cache.http_date dates info.mtime in
-  let validators =
+  (* Worked out only when needed: a crowd asking for one file gets its
+     fields from the cache (Date_cache.file_fields). *)
+  let last_modified () = Date_cache.http_date dates info.mtime in
+  let validators () =
     let v =
-      [ ("ETag", Date_cache.etag dates info); ("Last-Modified", last_modified) ]
+      [
+        ("ETag", Date_cache.etag dates info); ("Last-Modified", last_modified ());
+      ]
     in
     (* The answer depends on Accept-Encoding wherever variants are served. *)
     if precompressed then ("Vary", "Accept-Encoding") :: v else v
   in
   let conditional = has_conditions req in
   if conditional && precondition_failed services req info then
-    Response.Private.trusted ~headers:validators 412 Empty
+    Response.Private.trusted ~headers:(validators ()) 412 Empty
   else if conditional && not_modified services req info then
     (* A 304 carries the validators a 200 would (§15.4.5). *)
-    Response.Private.trusted ~headers:validators 304 Empty
+    Response.Private.trusted ~headers:(validators ()) 304 Empty
   else
-    let headers =
+    let fields () =
       ("Content-Type", Date_cache.content_type dates name ~lookup:content_type)
-      :: ("Accept-Ranges", "bytes") :: (coding @ validators)
+      :: ("Accept-Ranges", "bytes") :: (coding @ validators ())
+    in
+    (* A crowd asking for one file gets the same list each time, which the
+       pipeline then writes as the text it wrote last (Date_cache.rendered). *)
+    let headers =
+      match coding with
+      | [] -> Date_cache.file_fields dates name info ~vary:precompressed fields
+      | _ :: _ -> fields ()
     in
     let size = info.size in
     let whole () =
@@ -220,7 +231,7 @@ let file services ~precompressed ~dates (req : Request.t) name
               ~headers:
                 [
                   ("Content-Range", Range.unsatisfied_range ~size);
-                  ("Last-Modified", last_modified);
+                  ("Last-Modified", last_modified ());
                 ]
               416 Empty)
 
@@ -235,10 +246,10 @@ let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
           | Error e -> file_error e
           | Ok (full, ({ kind = Regular; _ } as info)) ->
               (* A file is not a directory: /1k.txt/ names nothing. *)
-              if String.ends_with ~suffix:"/" path then Response.error 404 ""
+              if ends_with_slash path then Response.error 404 ""
               else file services ~precompressed ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
-              if not (String.ends_with ~suffix:"/" path) then
+              if not (ends_with_slash path) then
                 let location = base ^ Url_path.of_segments segs ^ "/" in
                 Response.redirect
                   (match query with
