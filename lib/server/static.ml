@@ -193,7 +193,8 @@ let file services ~precompressed ~dates (req : Request.t) name
   else
     let fields () =
       ("Content-Type", Date_cache.content_type dates name ~lookup:content_type)
-      :: ("Accept-Ranges", "bytes") :: (coding @ validators ())
+      :: ("Accept-Ranges", "bytes")
+      :: (coding @ validators ())
     in
     (* A crowd asking for one file gets the same list each time, which the
        pipeline then writes as the text it wrote last (Date_cache.rendered). *)

@@ -20,6 +20,8 @@ let redirect_target (r : Handler.request) =
       | Error _ -> "/")
   | _ -> "/"
 
+let same_fields = [ ("X-Kind", "same") ]
+
 let routes =
   Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello")
@@ -72,6 +74,10 @@ let routes =
          Response.upgrade ~protocol:"echo" (fun up ->
              Upgraded.write up "x";
              failwith "upgrade boom"))
+  |> Router.add GET "/same/:n" (fun r ->
+         (* One list for every answer: the pipeline keeps its text. *)
+         let n = int_of_string (Option.get (Handler.param r "n")) in
+         Response.make ~headers:same_fields 200 (String (String.make n 'x')))
   |> Router.add GET "/log" (fun r ->
          ignore r;
          Log.info "from a handler";
@@ -749,6 +755,45 @@ let static_through_pipeline () =
   Alcotest.(check string) "index" "docs" (List.nth rs 4).body;
   check_header "416" (List.nth rs 6) "content-range" (Some "bytes */10")
 
+(* The pipeline keeps the text of a head's fields when the same list comes
+   twice in a row (a crowd asking for one file): what it sends must still be
+   what each response says. *)
+let heads_kept_rendered () =
+  let mem = memory () in
+  let _, rs =
+    run ~mem
+      (get "/same/1" ^ get "/same/1" ^ get "/same/3" ^ get "/same/3"
+      ^ get ~headers:[ ("Connection", "keep-alive") ] ~version:"1.0" "/same/2"
+      ^ get "/same/4"
+      ^ get ~version:"1.0" "/same/2")
+  in
+  check_statuses "statuses" [ 200; 200; 200; 200; 200; 200; 200 ] rs;
+  Alcotest.(check (list string))
+    "bodies"
+    [ "x"; "x"; "xxx"; "xxx"; "xx"; "xxxx"; "xx" ]
+    (List.map (fun (r : Wire.response) -> r.body) rs);
+  List.iter (fun r -> check_header "field" r "x-kind" (Some "same")) rs;
+  check_header "HTTP/1.0 kept alive" (List.nth rs 4) "connection"
+    (Some "keep-alive");
+  check_header "HTTP/1.1" (List.nth rs 5) "connection" None;
+  check_header "HTTP/1.0 closes" (List.nth rs 6) "connection" (Some "close");
+  (* A file served twice, then changed: its new length and tag. *)
+  let _, before = run ~mem (get "/a.txt" ^ get "/a.txt") in
+  In_memory.add_file mem ~mtime:(now -. 60.) "/srv/www/a.txt" "01234";
+  let _, after = run ~mem (get "/a.txt" ^ get "/a.txt") in
+  let tag r = Option.get (Wire.header r "etag") in
+  Alcotest.(check string)
+    "same tag"
+    (tag (List.nth before 0))
+    (tag (List.nth before 1));
+  Alcotest.(check bool)
+    "new tag" true
+    (tag (List.nth before 1) <> tag (List.nth after 0));
+  Alcotest.(check (list string))
+    "new bodies" [ "01234"; "01234" ]
+    (List.map (fun (r : Wire.response) -> r.body) after);
+  check_header "new length" (List.nth after 1) "content-length" (Some "5")
+
 let file_vanishing () =
   (* The file disappears between the stat and the open. *)
   let mem = memory () in
@@ -858,6 +903,7 @@ let () =
           Alcotest.test_case "static files" `Quick static_through_pipeline;
           Alcotest.test_case "exact paths" `Quick exact_paths;
           Alcotest.test_case "file gone before open" `Quick file_vanishing;
+          Alcotest.test_case "heads kept rendered" `Quick heads_kept_rendered;
         ] );
       ( "services",
         [
