@@ -117,22 +117,19 @@ let dots path i j =
 (* Whether any segment of [path] is a dot-segment: the common path has none
    and is returned as it is. One pass, no allocation: a dot-segment starts
    right after a "/" with "." or "%", so only those segments are looked at. *)
+let rec dot_segment_from path n i =
+  (* [i] starts a segment. *)
+  i < n
+  &&
+  let j = index_byte path i n '/' in
+  match String.unsafe_get path i with
+  | '.' | '%' ->
+      Option.is_some (dots path i j) || dot_segment_from path n (j + 1)
+  | _ -> dot_segment_from path n (j + 1)
+
 let has_dot_segment path =
   let n = String.length path in
-  let segment_end j = index_byte path j n '/' in
-  let rec from i =
-    (* [i] starts a segment. *)
-    i < n
-    &&
-    match String.unsafe_get path i with
-    | '.' | '%' ->
-        let j = segment_end i in
-        Option.is_some (dots path i j) || from (j + 1)
-    | _ ->
-        let j = segment_end i in
-        from (j + 1)
-  in
-  n > 0 && from 1
+  n > 0 && dot_segment_from path n 1
 
 let normalize path =
   let n = String.length path in
@@ -164,20 +161,22 @@ let normalize path =
 
 (* Decoded segments after the leading "/", in order; [escaped]: whether the
    path holds a "%" at all (if not, a segment is a plain substring). *)
-let split_decoded_with ~escaped path =
-  let n = String.length path in
-  let segment start i =
+let rec decoded_from ~escaped path n start =
+  let i = index_byte path start n '/' in
+  let seg =
     if escaped then decode_range path start i
     else String.sub path start (i - start)
   in
-  let rec go start =
-    let i = index_byte path start n '/' in
-    let seg = segment start i in
-    if i = n then [ seg ] else seg :: go (i + 1)
-  in
+  if i = n then [ seg ] else seg :: decoded_from ~escaped path n (i + 1)
+
+let split_decoded_with ~escaped path =
+  let n = String.length path in
   if n = 0 || path.[0] <> '/' then Error Not_absolute
   else if n = 1 then Ok []
-  else match go 1 with segs -> Ok segs | exception Bad -> Error Bad_escape
+  else
+    match decoded_from ~escaped path n 1 with
+    | segs -> Ok segs
+    | exception Bad -> Error Bad_escape
 
 let split_decoded path =
   split_decoded_with ~escaped:(has_percent path 0 (String.length path)) path

@@ -43,18 +43,18 @@ let create () =
     last_written = [];
   }
 
-let file_fields t name (info : File.info) ~vary make =
+let file_fields t name (info : File.info) ~vary =
   match t.fields_of with
   | Some (seen_name, seen, seen_vary)
     when seen_vary = vary
          && File.same_version seen info
          && String.equal seen_name name ->
-      t.fields
-  | _ ->
-      let fields = make () in
-      t.fields_of <- Some (name, info, vary);
-      t.fields <- fields;
-      fields
+      Some t.fields
+  | _ -> None
+
+let keep_file_fields t name info ~vary fields =
+  t.fields_of <- Some (name, info, vary);
+  t.fields <- fields
 
 let rendered t fields ~length =
   if fields == t.rendered_of && length = t.rendered_length && fields != [] then

@@ -35,16 +35,15 @@ val content_type : t -> string -> lookup:(string -> string) -> string
     [name], remembered for the last name asked. *)
 
 val file_fields :
-  t ->
-  string ->
-  File.info ->
-  vary:bool ->
-  (unit -> (string * string) list) ->
-  (string * string) list
-(** [file_fields cache name info ~vary make] is [make ()], the fields of a 200
-    answering with the file [name] at version [info]: the same list (physically)
-    as the last call while the name, version and [vary] stay the same, so that
-    {!rendered} finds it. *)
+  t -> string -> File.info -> vary:bool -> (string * string) list option
+(** [file_fields cache name info ~vary] is the list {!keep_file_fields} kept for
+    the file [name] at version [info] and [vary], if those are the last it was
+    told: the same list (physically) each time, so that {!rendered} finds it. *)
+
+val keep_file_fields :
+  t -> string -> File.info -> vary:bool -> (string * string) list -> unit
+(** [keep_file_fields cache name info ~vary fields] remembers [fields], those of
+    a 200 answering with the file [name] at version [info]. *)
 
 val rendered : t -> (string * string) list -> length:int -> string option
 (** [rendered cache fields ~length] is the text last kept by {!keep_rendered}

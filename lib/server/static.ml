@@ -163,6 +163,27 @@ let variant services (req : Request.t) path =
             else None)
           variants
 
+(* Worked out only when needed: a crowd asking for one file gets its fields
+   from the cache (Date_cache.file_fields). *)
+let validators dates (info : File.info) ~precompressed =
+  let v =
+    [
+      ("ETag", Date_cache.etag dates info);
+      ("Last-Modified", Date_cache.http_date dates info.mtime);
+    ]
+  in
+  (* The answer depends on Accept-Encoding wherever variants are served. *)
+  if precompressed then ("Vary", "Accept-Encoding") :: v else v
+
+let fields_of dates name info ~coding ~precompressed =
+  ("Content-Type", Date_cache.content_type dates name ~lookup:content_type)
+  :: ("Accept-Ranges", "bytes")
+  :: (coding @ validators dates info ~precompressed)
+
+let whole ~headers path (info : File.info) =
+  Response.Private.trusted ~headers 200
+    (File { path; info; offset = 0; length = info.size })
+
 let file services ~precompressed ~dates (req : Request.t) name
     (info : File.info) =
   (* [name] gives the type; [path] and [info] the bytes sent. *)
@@ -172,54 +193,44 @@ let file services ~precompressed ~dates (req : Request.t) name
         (file, variant_info, [ ("Content-Encoding", coding) ])
     | None -> (name, info, [])
   in
-  (* Worked out only when needed: a crowd asking for one file gets its
-     fields from the cache (Date_cache.file_fields). *)
-  let last_modified () = Date_cache.http_date dates info.mtime in
-  let validators () =
-    let v =
-      [
-        ("ETag", Date_cache.etag dates info); ("Last-Modified", last_modified ());
-      ]
-    in
-    (* The answer depends on Accept-Encoding wherever variants are served. *)
-    if precompressed then ("Vary", "Accept-Encoding") :: v else v
-  in
   let conditional = has_conditions req in
   if conditional && precondition_failed services req info then
-    Response.Private.trusted ~headers:(validators ()) 412 Empty
+    Response.Private.trusted
+      ~headers:(validators dates info ~precompressed)
+      412 Empty
   else if conditional && not_modified services req info then
     (* A 304 carries the validators a 200 would (§15.4.5). *)
-    Response.Private.trusted ~headers:(validators ()) 304 Empty
+    Response.Private.trusted
+      ~headers:(validators dates info ~precompressed)
+      304 Empty
   else
-    let fields () =
-      ("Content-Type", Date_cache.content_type dates name ~lookup:content_type)
-      :: ("Accept-Ranges", "bytes")
-      :: (coding @ validators ())
-    in
     (* A crowd asking for one file gets the same list each time, which the
        pipeline then writes as the text it wrote last (Date_cache.rendered). *)
     let headers =
       match coding with
-      | [] -> Date_cache.file_fields dates name info ~vary:precompressed fields
-      | _ :: _ -> fields ()
+      | [] -> (
+          match Date_cache.file_fields dates name info ~vary:precompressed with
+          | Some fields -> fields
+          | None ->
+              let fields = fields_of dates name info ~coding ~precompressed in
+              Date_cache.keep_file_fields dates name info ~vary:precompressed
+                fields;
+              fields)
+      | _ :: _ -> fields_of dates name info ~coding ~precompressed
     in
     let size = info.size in
-    let whole () =
-      Response.Private.trusted ~headers 200
-        (File { path; info; offset = 0; length = size })
-    in
     (* RFC 9110 §14.2: GET is the only method that defines range handling,
        and a server MUST ignore Range with any other, HEAD included. *)
     let range =
       match req.meth with GET -> Request.header req "range" | _ -> None
     in
     match range with
-    | None -> whole ()
+    | None -> whole ~headers path info
     | Some _ when conditional && not (range_applies services req info) ->
-        whole ()
+        whole ~headers path info
     | Some field -> (
         match Range.resolve field ~size with
-        | Whole -> whole ()
+        | Whole -> whole ~headers path info
         | Part { first; last } ->
             Response.Private.trusted
               ~headers:
@@ -232,7 +243,7 @@ let file services ~precompressed ~dates (req : Request.t) name
               ~headers:
                 [
                   ("Content-Range", Range.unsatisfied_range ~size);
-                  ("Last-Modified", last_modified ());
+                  ("Last-Modified", Date_cache.http_date dates info.mtime);
                 ]
               416 Empty)
 
