@@ -33,9 +33,9 @@ let is_tchar c = has tchar c
 let is_field_char c = has field_char c
 let is_target_char c = has target_char c
 
-let rec scan_tchars buf i stop =
+let rec scan_tchars_bytes buf i stop =
   if i < stop && has tchar (Bytes.unsafe_get buf i) then
-    scan_tchars buf (i + 1) stop
+    scan_tchars_bytes buf (i + 1) stop
   else i
 
 let rec scan_target_chars_bytes buf i stop =
@@ -72,15 +72,38 @@ let newlines = 0x0a0a0a0a0a0a0a0aL
 let spaces = 0x2020202020202020L
 let deletes = 0x7f7f7f7f7f7f7f7fL
 
+(* The index in its word of the first byte a mask flags (the tricks above
+   set that byte's high bit; bytes after it may be flagged wrongly, bytes
+   before it never are): the lowest set bit, 8k + 7, gives k through a
+   multiplication. Words are read little-endian on the machines that have
+   it; elsewhere the scans go byte by byte. *)
+let byte_indices = 0x0001020304050607L
+
+let[@inline] first_flagged mask =
+  let lowest = Int64.logand mask (Int64.neg mask) in
+  Int64.to_int
+    (Int64.shift_right_logical
+       (Int64.mul (Int64.shift_right_logical lowest 7) byte_indices)
+       56)
+
+let[@inline] zero_bytes x =
+  Int64.logand (Int64.logand (Int64.sub x ones) (Int64.lognot x)) highs
+
 let rec scan_lf_bytes buf i stop =
   if i >= stop || Bytes.unsafe_get buf i = '\n' then i
   else scan_lf_bytes buf (i + 1) stop
 
+(* Reads whole words up to the buffer's end, past [stop] if need be: a byte
+   found there counts as none. *)
 let rec scan_lf buf i stop =
-  if i + 8 <= stop then
-    if has_zero_byte (Int64.logxor (get64u buf i) newlines) then
-      scan_lf_bytes buf i stop
-    else scan_lf buf (i + 8) stop
+  if Sys.big_endian then scan_lf_bytes buf i stop
+  else if i >= stop then stop
+  else if i + 8 <= Bytes.length buf then
+    let found = zero_bytes (Int64.logxor (get64u buf i) newlines) in
+    if found = 0L then scan_lf buf (i + 8) stop
+    else
+      let j = i + first_flagged found in
+      if j < stop then j else stop
   else scan_lf_bytes buf i stop
 
 let rec scan_field_chars_bytes buf i stop =
@@ -103,21 +126,79 @@ let rec scan_field_chars buf i stop =
 (* Target characters are the visible ones, 0x21 to 0x7e: a word with none
    below 0x21 and none from 0x7f up is all target characters. *)
 let lows = 0x7f7f7f7f7f7f7f7fL
-
-let[@inline] has_byte_from_7f x =
-  Int64.logand (Int64.logor (Int64.add (Int64.logand x lows) ones) x) highs
-  <> 0L
-
 let bangs = 0x2121212121212121L
 
+(* The bytes of [word] that are not target characters. *)
+let[@inline] not_target_bytes word =
+  Int64.logor
+    (Int64.logand
+       (Int64.logand (Int64.sub word bangs) (Int64.lognot word))
+       highs)
+    (Int64.logand
+       (Int64.logor (Int64.add (Int64.logand word lows) ones) word)
+       highs)
+
 let rec scan_target_chars buf i stop =
-  if i + 8 <= stop then
-    let word = get64u buf i in
-    if has_byte_below word bangs || has_byte_from_7f word then
-      let j = scan_target_chars_bytes buf i (i + 8) in
-      if j < i + 8 then j else scan_target_chars buf j stop
-    else scan_target_chars buf (i + 8) stop
+  if Sys.big_endian then scan_target_chars_bytes buf i stop
+  else if i >= stop then stop
+  else if i + 8 <= Bytes.length buf then
+    let bad = not_target_bytes (get64u buf i) in
+    if bad = 0L then scan_target_chars buf (i + 8) stop
+    else
+      let j = i + first_flagged bad in
+      if j < stop then j else stop
   else scan_target_chars_bytes buf i stop
+
+(* Field names and methods are mostly letters, digits and "-": a word of
+   those goes at once. A byte [b < 0x80] is in [lo, hi] when [b + 0x80 - lo]
+   has its high bit set and [b + 0x7f - hi] has not (no carry between bytes
+   below 0x80; a byte from 0x80 up counts as uncommon, and a carry out of it
+   only touches the bytes after it). *)
+let[@inline] times_ones n = Int64.mul ones (Int64.of_int n)
+let from_lower = times_ones (0x80 - Char.code 'a')
+let past_lower = times_ones (0x7f - Char.code 'z')
+let from_upper = times_ones (0x80 - Char.code 'A')
+let past_upper = times_ones (0x7f - Char.code 'Z')
+let from_digit = times_ones (0x80 - Char.code '0')
+let past_digit = times_ones (0x7f - Char.code '9')
+let dashes = times_ones (Char.code '-')
+
+let[@inline] within word from past =
+  Int64.logand (Int64.add word from) (Int64.lognot (Int64.add word past))
+
+(* The bytes of [word] equal to those of [pattern], exactly (no borrow
+   between bytes): [(y land 0x7f) + 0x7f] has its high bit set unless the
+   low seven bits are zero. *)
+let[@inline] equal_bytes word pattern =
+  let y = Int64.logxor word pattern in
+  Int64.lognot (Int64.logor (Int64.add (Int64.logand y lows) lows) y)
+
+let[@inline] uncommon_name_bytes word =
+  let common =
+    Int64.logor
+      (Int64.logor
+         (within word from_lower past_lower)
+         (within word from_upper past_upper))
+      (Int64.logor
+         (within word from_digit past_digit)
+         (equal_bytes word dashes))
+  in
+  Int64.logand (Int64.logor (Int64.lognot common) word) highs
+
+let rec scan_tchars buf i stop =
+  if Sys.big_endian then scan_tchars_bytes buf i stop
+  else if i >= stop then stop
+  else if i + 8 <= Bytes.length buf then
+    let odd = uncommon_name_bytes (get64u buf i) in
+    if odd = 0L then scan_tchars buf (i + 8) stop
+    else
+      let j = i + first_flagged odd in
+      if j >= stop then stop
+      else if has tchar (Bytes.unsafe_get buf j) then
+        (* Another token character ("_", "." ...): go on. *)
+        scan_tchars buf (j + 1) stop
+      else j
+  else scan_tchars_bytes buf i stop
 
 (* [scanned] bytes after [input.pos] are known not to be LF: a refill may
    move the window, so positions are kept relative to its start. *)

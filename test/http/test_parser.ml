@@ -1058,12 +1058,75 @@ let test_helpers () =
     (Option.map Method.to_string (Method.of_string "PATCH"));
   Alcotest.(check bool) "method case" true (Method.of_string "Get" = None)
 
+(* The scans of names, targets and line ends go a word at a time, and read
+   past the line into the rest of the buffer: random names and targets of
+   every length around a word, from bytes picked to sit on each edge of the
+   tricks (a "-" then ",", bytes from 0x7f up, "^" and "~", controls), must
+   get the answer the grammar gives byte by byte. *)
+let tricky = "aZz09-_.!~^`|,-,:; \t\127\128\255\000@/?%\"(){}[]\\+*#$&'=AKk"
+
+let random_string rng ~max =
+  String.init
+    (Random.State.int rng (max + 1))
+    (fun _ -> tricky.[Random.State.int rng (String.length tricky)])
+
+let test_word_scans () =
+  let rng = Random.State.make [| 28 |] in
+  for _ = 1 to 1500 do
+    (* A field name, then a target. *)
+    (* No ":": it would end the name early, and the rest make the value. *)
+    let name =
+      String.map
+        (fun c -> if c = ':' then ';' else c)
+        (random_string rng ~max:20)
+    in
+    let value = "v" in
+    let s =
+      Printf.sprintf "GET /x HTTP/1.1\r\nHost: h\r\n%s: %s\r\n\r\n" name value
+    in
+    let valid =
+      String.length name > 0 && String.for_all Headers.is_tchar name
+    in
+    List.iter
+      (fun f ->
+        match first f s with
+        | Ok r ->
+            if not valid then
+              Alcotest.failf "%s: name %S accepted" (feeding_name f) name;
+            Alcotest.(check (option string))
+              "the field" (Some value)
+              (Headers.find r.headers name)
+        | Error (Invalid _) ->
+            (* A name with a space or tab before the colon, or a colon in
+               it, is refused too; so is any other byte. *)
+            if valid then
+              Alcotest.failf "%s: name %S refused" (feeding_name f) name
+        | Error Eof -> Alcotest.fail "Eof")
+      feedings;
+    let target = "/" ^ random_string rng ~max:20 in
+    let s = Printf.sprintf "GET %s HTTP/1.1\r\nHost: h\r\n\r\n" target in
+    let valid = String.for_all (fun c -> c >= '\x21' && c <= '\x7e') target in
+    List.iter
+      (fun f ->
+        match first f s with
+        | Ok r ->
+            if not valid then
+              Alcotest.failf "%s: target %S accepted" (feeding_name f) target;
+            Alcotest.(check string) "the target" target r.target
+        | Error (Invalid _) ->
+            if valid then
+              Alcotest.failf "%s: target %S refused" (feeding_name f) target
+        | Error Eof -> Alcotest.fail "Eof")
+      feedings
+  done
+
 let () =
   Alcotest.run "http parser"
     [
       ( "valid",
         [
           Alcotest.test_case "browser GET" `Quick test_chrome_get;
+          Alcotest.test_case "word-at-a-time scans" `Quick test_word_scans;
           Alcotest.test_case "value whitespace" `Quick test_value_whitespace;
           Alcotest.test_case "obs-text" `Quick test_obs_text;
           Alcotest.test_case "LF only, blank lines" `Quick
