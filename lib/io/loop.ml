@@ -20,6 +20,11 @@ type fd = {
           closed or failed: the end of stream or error is still to be read. *)
   token : int;  (** Index in [loop.fds]; [-1] if epoll cannot watch it. *)
   mutable readers : unit resumer list;
+  mutable watcher : unit resumer;
+      (** [not_watched], or the one resumer of {!watch_readable}: a field, not a
+          cell of [readers], so that a connection parked between requests
+          allocates nothing each time (what a parked connection allocates
+          outlives the minor heap, and the collector copies it). *)
   mutable writers : unit resumer list;
   mutable may_be_readable : bool;
       (** False after a read found nothing more to read, until epoll reports the
@@ -64,6 +69,9 @@ let wake_token = 0
 let signal_token = 1
 let first_fd_token = 2
 let events_per_wait = 512
+
+(* No watcher: physically this one. *)
+let not_watched : unit resumer = fun _ -> false
 
 external now_ns : unit -> int = "braid_monotonic_ns" [@@noalloc]
 
@@ -173,6 +181,7 @@ let register t unix ~socket ~stream ~op =
           stream;
           token;
           readers = [];
+          watcher = not_watched;
           writers = [];
           may_be_readable = true;
           hung_up = false;
@@ -194,6 +203,7 @@ let register t unix ~socket ~stream ~op =
         stream;
         token = -1;
         readers = [];
+        watcher = not_watched;
         writers = [];
         may_be_readable = true;
         hung_up = false;
@@ -277,17 +287,28 @@ let wake_all t waiters result =
       t.fd_waiters <- t.fd_waiters - List.length many;
       List.iter (fun w -> ignore (w result)) many
 
+(* The watcher, taken off before it is called. *)
+let wake_watcher t fd result =
+  let w = fd.watcher in
+  if w != not_watched then (
+    fd.watcher <- not_watched;
+    t.fd_waiters <- t.fd_waiters - 1;
+    ignore (w result))
+
 let interrupt_readers fd e =
   check_usable fd ~op:"Fd.interrupt";
-  let readers = fd.readers in
+  let readers = fd.readers and error = Error e in
   fd.readers <- [];
-  wake_all fd.loop readers (Error e)
+  wake_all fd.loop readers error;
+  wake_watcher fd.loop fd error
 
 let watch_readable fd resumer =
   check_usable fd ~op:"Fd.watch_input";
   let t = fd.loop in
   if fd.token >= 0 then (
-    fd.readers <- resumer :: fd.readers;
+    if fd.watcher != not_watched then
+      invalid_arg "Braid_io.Fd.watch_input: the descriptor is already watched";
+    fd.watcher <- resumer;
     t.fd_waiters <- t.fd_waiters + 1)
   else Private.Task_queue.push t.runnable (fun () -> ignore (resumer (Ok ())))
 
@@ -312,6 +333,7 @@ let close_now fd =
     fd.writers <- [];
     wake_all t readers (Error Closed);
     wake_all t writers (Error Closed);
+    wake_watcher t fd (Error Closed);
     try Unix.close fd.unix
     with Unix.Unix_error (Unix.EINTR, _, _) ->
       (* Linux has released the descriptor anyway; retrying could close a
@@ -476,7 +498,8 @@ let dispatch t n =
             if fd.readers != [] then (
               let readers = fd.readers in
               fd.readers <- [];
-              wake_all t readers (Ok ())));
+              wake_all t readers (Ok ()));
+            wake_watcher t fd (Ok ()));
           if
             (flags land Epoll.(writable lor hang_up lor error)) <> 0
             && fd.writers != []

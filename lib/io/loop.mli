@@ -124,8 +124,11 @@ val watch_readable : fd -> unit Braid.resumer -> unit
     fiber, with [Ok ()] at [fd]'s next readiness event (at once from the run
     queue if epoll cannot watch [fd]), or with the error of {!interrupt_readers}
     or {!Closed}, synchronously in the caller of those (which may be a fiber
-    holding a lock: the resumer must take none). Only on [fd]'s loop thread.
-    @raise Closed if [fd] is closed. *)
+    holding a lock: the resumer must take none). One watch at a time: it is kept
+    in a field of [fd], so a watch costs no allocation. Only on [fd]'s loop
+    thread.
+    @raise Closed if [fd] is closed.
+    @raise Invalid_argument if [fd] is already watched. *)
 
 val close : fd -> unit
 (** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and

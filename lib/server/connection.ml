@@ -80,6 +80,9 @@ and plain = {
           one each time the connection leaves parking. *)
   p_control : Control.t;
   id : int;
+  mutable wake : unit Braid.resumer;
+      (** Its watch's resumer ([wake_parked]), made once: a closure made at each
+          park would outlive the minor heap of a busy server. *)
   mutable state : state;
   mutable doomed : bool;  (** To be closed, not served, when it next runs. *)
 }
@@ -615,7 +618,7 @@ and park c p ~fiber =
        read of its fiber, which [close_idle] ends. *)
     run_plain c p ~fiber ~resumed:true
   else (
-    Fd.watch_input p.socket (wake_parked c p);
+    Fd.watch_input p.socket p.wake;
     p.state <- Watching;
     c.parked_plain <- c.parked_plain + 1;
     next_ready c ~fiber)
@@ -678,10 +681,12 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
       services;
       p_control = Control.create c.draining;
       id;
+      wake = (fun _ -> false);
       state = Between;
       doomed = false;
     }
   in
+  p.wake <- wake_parked c p;
   Hashtbl.replace c.live id (Plain p);
   note_peak c;
   run_plain c p ~fiber ~resumed:false

@@ -115,6 +115,62 @@ let interrupted () =
   Fiber.join reader;
   check_no_waiters "after a real wake-up"
 
+(* A watch (a parked connection's wait, with no fiber): its resumer is told
+   once, of input, an interrupt or the close; one watch at a time; and
+   watching again and again allocates nothing (what a parked connection
+   allocates at each park would outlive the minor heap). *)
+let watched () =
+  run @@ fun () ->
+  Switch.run @@ fun sw ->
+  let r, w = Fd.pipe ~sw () in
+  let told = ref [] in
+  let watcher result =
+    told :=
+      (match result with
+      | Ok () -> "input"
+      | Error Moved -> "interrupted"
+      | Error e -> Printexc.to_string e)
+      :: !told;
+    true
+  in
+  Fd.watch_input r watcher;
+  Alcotest.check_raises "a second watch"
+    (Invalid_argument
+       "Braid_io.Fd.watch_input: the descriptor is already watched") (fun () ->
+      Fd.watch_input r watcher);
+  Fd.write_string w "x";
+  settle ();
+  Alcotest.(check (list string)) "input" [ "input" ] !told;
+  check_no_waiters "after input";
+  Fd.watch_input r watcher;
+  Fd.interrupt r Moved;
+  Alcotest.(check (list string)) "interrupted" [ "interrupted"; "input" ] !told;
+  check_no_waiters "after an interrupt";
+  let spent f =
+    let before = Gc.minor_words () in
+    for _ = 1 to 100 do
+      f ()
+    done;
+    Gc.minor_words () -. before
+  in
+  let interrupts = spent (fun () -> Fd.interrupt r Moved) in
+  let watched =
+    spent (fun () ->
+        Fd.watch_input r watcher;
+        Fd.interrupt r Moved)
+  in
+  (* Each watched interrupt makes [told] one cell (3 words) longer. *)
+  Alcotest.(check bool)
+    (Printf.sprintf "100 watches allocate nothing (%.0f words beyond %.0f)"
+       (watched -. interrupts) 300.)
+    true
+    (watched -. interrupts <= 300. +. 10.);
+  told := [];
+  Fd.watch_input r watcher;
+  Fd.close r;
+  Alcotest.(check int) "told of the close" 1 (List.length !told);
+  check_no_waiters "after the close"
+
 (* Cancelled before it ever blocks: the operation raises at once. *)
 let already_cancelled () =
   run @@ fun () ->
@@ -193,6 +249,7 @@ let () =
           case "in sleep" sleep;
           case "in await_readable" await_readable;
           case "interrupted" interrupted;
+          case "watched" watched;
           case "before blocking" already_cancelled;
           case "from another domain" cancel_from_another_domain;
         ] );
