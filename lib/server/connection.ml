@@ -364,8 +364,13 @@ let adjust_tick c (t : Config.timeouts) =
 
 (* The pool of buffers of [size]. A reload that changes the sizes leaves
    the old pools behind: beyond four sizes, they are dropped. *)
+let rec pool_of_size size = function
+  | [] -> None
+  | p :: rest ->
+      if Buffer_pool.size p = size then Some p else pool_of_size size rest
+
 let pool c size =
-  match List.find_opt (fun p -> Buffer_pool.size p = size) c.pools with
+  match pool_of_size size c.pools with
   | Some p -> p
   | None ->
       let p = Buffer_pool.create ~size ~keep:max_spares in

@@ -75,27 +75,27 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
     | _ -> c.config.limits
   in
   let body = Settlement.body_for c req limits in
-  let own response = error_page c (Some req) response in
   (* Everything the server answers to this request, inside the global
      middleware: routes, static files, and its own errors. *)
   let inner (r : Handler.request) =
     match routed with
-    | Error response -> own response
+    | Error response -> error_page c (Some req) response
     | Ok (Found { handler; params; tail; _ }) -> (
         match req.body with
         | Content_length n when n > limits.max_body ->
             (* Not read at all: the connection closes after the answer. *)
             c.abandon_body <- true;
-            own (Response.error 413 "body too large")
+            error_page c (Some req) (Response.error 413 "body too large")
         | No_body | Content_length _ | Chunked ->
             handler { r with params; tail })
     | Ok (Method_not_allowed allowed) ->
-        own (Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 "")
+        error_page c (Some req)
+          (Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 "")
     | Ok Not_found -> (
         match c.config.root with
-        | None -> own (Response.error 404 "")
+        | None -> error_page c (Some req) (Response.error 404 "")
         | Some root ->
-            own
+            error_page c (Some req)
               (Static.serve c.services ~root ~index:c.config.index
                  ~precompressed:c.config.precompressed ~dates:c.dates r.head
                  ~path ~query))

@@ -76,9 +76,9 @@ let rank = function
 let log t (event : Log_event.event) =
   match event with
   | Access a -> (
-      Option.iter
-        (fun m -> Metrics.observe m a ~now:(Unix.gettimeofday ()))
-        t.settings.metrics;
+      (match t.settings.metrics with
+      | Some m -> Metrics.observe m a ~now:(Unix.gettimeofday ())
+      | None -> ());
       (match t.settings.logger with
       | Some w when Log_writer.logs_access w ->
           Log_writer.access w (Log_event.combined a)
