@@ -54,40 +54,13 @@ let rec trim_ows_end buf start stop =
     trim_ows_end buf start (stop - 1)
   else stop
 
-(* Word-at-a-time scanning: eight bytes per step on the long runs (user
-   agents, cookies, accept lists), byte by byte only around the byte that
-   stops the scan. *)
+(* Word-at-a-time scanning (the tricks are in [Word]): eight bytes per step,
+   byte by byte only at the end of the buffer, and around a tab in a field
+   value. *)
 
-external get64u : bytes -> int -> int64 = "%caml_bytes_get64u"
-
-let ones = 0x0101010101010101L
-let highs = 0x8080808080808080L
-
-(* Some byte of [x] is below [n] (for [n <= 128]); the classic bit trick. *)
-let[@inline] has_byte_below x n =
-  Int64.logand (Int64.logand (Int64.sub x n) (Int64.lognot x)) highs <> 0L
-
-let[@inline] has_zero_byte x = has_byte_below x ones
-let newlines = 0x0a0a0a0a0a0a0a0aL
-let spaces = 0x2020202020202020L
-let deletes = 0x7f7f7f7f7f7f7f7fL
-
-(* The index in its word of the first byte a mask flags (the tricks above
-   set that byte's high bit; bytes after it may be flagged wrongly, bytes
-   before it never are): the lowest set bit, 8k + 7, gives k through a
-   multiplication. Words are read little-endian on the machines that have
-   it; elsewhere the scans go byte by byte. *)
-let byte_indices = 0x0001020304050607L
-
-let[@inline] first_flagged mask =
-  let lowest = Int64.logand mask (Int64.neg mask) in
-  Int64.to_int
-    (Int64.shift_right_logical
-       (Int64.mul (Int64.shift_right_logical lowest 7) byte_indices)
-       56)
-
-let[@inline] zero_bytes x =
-  Int64.logand (Int64.logand (Int64.sub x ones) (Int64.lognot x)) highs
+let newlines = Word.repeat '\n'
+let spaces = Word.repeat ' '
+let deletes = Word.repeat '\x7f'
 
 let rec scan_lf_bytes buf i stop =
   if i >= stop || Bytes.unsafe_get buf i = '\n' then i
@@ -99,10 +72,10 @@ let rec scan_lf buf i stop =
   if Sys.big_endian then scan_lf_bytes buf i stop
   else if i >= stop then stop
   else if i + 8 <= Bytes.length buf then
-    let found = zero_bytes (Int64.logxor (get64u buf i) newlines) in
+    let found = Word.zeros (Int64.logxor (Word.of_bytes buf i) newlines) in
     if found = 0L then scan_lf buf (i + 8) stop
     else
-      let j = i + first_flagged found in
+      let j = i + Word.first found in
       if j < stop then j else stop
   else scan_lf_bytes buf i stop
 
@@ -113,39 +86,29 @@ let rec scan_field_chars_bytes buf i stop =
 
 let rec scan_field_chars buf i stop =
   if i + 8 <= stop then
-    let word = get64u buf i in
+    let word = Word.of_bytes buf i in
     (* Visible or obs-text bytes only: no control byte, no DEL. A word with
        a tab, or with the byte that ends the run, goes byte by byte. *)
-    if has_byte_below word spaces || has_zero_byte (Int64.logxor word deletes)
-    then
+    if Int64.logor (Word.below word spaces) (Word.equal word deletes) <> 0L then
       let j = scan_field_chars_bytes buf i (i + 8) in
       if j < i + 8 then j else scan_field_chars buf j stop
     else scan_field_chars buf (i + 8) stop
   else scan_field_chars_bytes buf i stop
 
-(* Target characters are the visible ones, 0x21 to 0x7e: a word with none
-   below 0x21 and none from 0x7f up is all target characters. *)
-let lows = 0x7f7f7f7f7f7f7f7fL
-let bangs = 0x2121212121212121L
+(* Target characters are the visible ones, 0x21 to 0x7e. *)
+let bangs = Word.repeat '!'
 
-(* The bytes of [word] that are not target characters. *)
 let[@inline] not_target_bytes word =
-  Int64.logor
-    (Int64.logand
-       (Int64.logand (Int64.sub word bangs) (Int64.lognot word))
-       highs)
-    (Int64.logand
-       (Int64.logor (Int64.add (Int64.logand word lows) ones) word)
-       highs)
+  Int64.logor (Word.below word bangs) (Word.from_7f word)
 
 let rec scan_target_chars buf i stop =
   if Sys.big_endian then scan_target_chars_bytes buf i stop
   else if i >= stop then stop
   else if i + 8 <= Bytes.length buf then
-    let bad = not_target_bytes (get64u buf i) in
+    let bad = not_target_bytes (Word.of_bytes buf i) in
     if bad = 0L then scan_target_chars buf (i + 8) stop
     else
-      let j = i + first_flagged bad in
+      let j = i + Word.first bad in
       if j < stop then j else stop
   else scan_target_chars_bytes buf i stop
 
@@ -154,45 +117,24 @@ let rec scan_target_chars buf i stop =
    has its high bit set and [b + 0x7f - hi] has not (no carry between bytes
    below 0x80; a byte from 0x80 up counts as uncommon, and a carry out of it
    only touches the bytes after it). *)
-let[@inline] times_ones n = Int64.mul ones (Int64.of_int n)
-let from_lower = times_ones (0x80 - Char.code 'a')
-let past_lower = times_ones (0x7f - Char.code 'z')
-let from_upper = times_ones (0x80 - Char.code 'A')
-let past_upper = times_ones (0x7f - Char.code 'Z')
-let from_digit = times_ones (0x80 - Char.code '0')
-let past_digit = times_ones (0x7f - Char.code '9')
-let dashes = times_ones (Char.code '-')
-
-let[@inline] within word from past =
-  Int64.logand (Int64.add word from) (Int64.lognot (Int64.add word past))
-
-(* The bytes of [word] equal to those of [pattern], exactly (no borrow
-   between bytes): [(y land 0x7f) + 0x7f] has its high bit set unless the
-   low seven bits are zero. *)
-let[@inline] equal_bytes word pattern =
-  let y = Int64.logxor word pattern in
-  Int64.lognot (Int64.logor (Int64.add (Int64.logand y lows) lows) y)
+let dashes = Word.repeat '-'
 
 let[@inline] uncommon_name_bytes word =
   let common =
     Int64.logor
-      (Int64.logor
-         (within word from_lower past_lower)
-         (within word from_upper past_upper))
-      (Int64.logor
-         (within word from_digit past_digit)
-         (equal_bytes word dashes))
+      (Int64.logor (Word.lowercase word) (Word.uppercase word))
+      (Int64.logor (Word.digits word) (Word.equal word dashes))
   in
-  Int64.logand (Int64.logor (Int64.lognot common) word) highs
+  Int64.logand (Int64.logor (Int64.lognot common) word) Word.highs
 
 let rec scan_tchars buf i stop =
   if Sys.big_endian then scan_tchars_bytes buf i stop
   else if i >= stop then stop
   else if i + 8 <= Bytes.length buf then
-    let odd = uncommon_name_bytes (get64u buf i) in
+    let odd = uncommon_name_bytes (Word.of_bytes buf i) in
     if odd = 0L then scan_tchars buf (i + 8) stop
     else
-      let j = i + first_flagged odd in
+      let j = i + Word.first odd in
       if j >= stop then stop
       else if has tchar (Bytes.unsafe_get buf j) then
         (* Another token character ("_", "." ...): go on. *)

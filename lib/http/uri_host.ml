@@ -21,29 +21,17 @@ let unreserved_or_sub_delims =
    [b < 0x80] is in [[lo, hi]] when [b + 0x80 - lo] has its high bit set and
    [b + 0x7f - hi] has not; these sums never carry into the next byte. *)
 
-external get64u : string -> int -> int64 = "%caml_string_get64u"
-
-let ones = 0x0101010101010101L
-let highs = 0x8080808080808080L
-let[@inline] times_ones n = Int64.mul ones (Int64.of_int n)
-let from_a = times_ones (0x80 - Char.code 'a')
-let past_z = times_ones (0x7f - Char.code 'z')
-let from_0 = times_ones (0x80 - Char.code '0')
-let past_9 = times_ones (0x7f - Char.code '9')
-let from_dash = times_ones (0x80 - Char.code '-')
-let past_dot = times_ones (0x7f - Char.code '.')
-
-let[@inline] within word from past =
-  Int64.logand (Int64.add word from) (Int64.lognot (Int64.add word past))
+let from_dash = Word.from '-'
+let past_dot = Word.past '.'
 
 let[@inline] is_common_host_word word =
-  Int64.logand word highs = 0L
+  Int64.logand word Word.highs = 0L
   && Int64.logand
        (Int64.logor
-          (Int64.logor (within word from_a past_z) (within word from_0 past_9))
-          (within word from_dash past_dot))
-       highs
-     = highs
+          (Int64.logor (Word.lowercase word) (Word.digits word))
+          (Word.within word from_dash past_dot))
+       Word.highs
+     = Word.highs
 
 (* reg-name = *( unreserved / pct-encoded / sub-delims ): the index of the
    first byte from [i] that does not continue it, or -1 for a "%" not
@@ -51,12 +39,16 @@ let[@inline] is_common_host_word word =
    bytes go by words, the others through the table. *)
 let rec reg_name_end s i n =
   let i = ref i in
-  while !i + 8 <= n && is_common_host_word (get64u s !i) do
+  while !i + 8 <= n && is_common_host_word (Word.of_string s !i) do
     i := !i + 8
   done;
   (* Fewer than eight bytes left: the last eight, overlapping the ones
      already seen, check them at once. *)
-  if !i < n && !i + 8 > n && n >= 8 && is_common_host_word (get64u s (n - 8))
+  if
+    !i < n
+    && !i + 8 > n
+    && n >= 8
+    && is_common_host_word (Word.of_string s (n - 8))
   then i := n;
   let table = unreserved_or_sub_delims in
   while

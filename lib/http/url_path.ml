@@ -1,26 +1,18 @@
 (* The first [c] in [s] from [i], or [stop]: a word at a time (paths are
    scanned several times per request: for "?", "%", "/"). *)
-external get64u : string -> int -> int64 = "%caml_string_get64u"
-
-let ones = 0x0101010101010101L
-let highs = 0x8080808080808080L
-
 let rec index_byte_bytes s i stop c =
   if i >= stop || String.unsafe_get s i = c then i
   else index_byte_bytes s (i + 1) stop c
 
 let rec index_byte_words s i stop c pattern =
   if i + 8 <= stop then
-    let x = Int64.logxor (get64u s i) pattern in
-    if
-      Int64.logand (Int64.logand (Int64.sub x ones) (Int64.lognot x)) highs
-      <> 0L
-    then index_byte_bytes s i (i + 8) c
-    else index_byte_words s (i + 8) stop c pattern
+    let found = Word.equal (Word.of_string s i) pattern in
+    if found = 0L then index_byte_words s (i + 8) stop c pattern
+    else if Sys.big_endian then index_byte_bytes s i (i + 8) c
+    else i + Word.first found
   else index_byte_bytes s i stop c
 
-let index_byte s i stop c =
-  index_byte_words s i stop c (Int64.mul ones (Int64.of_int (Char.code c)))
+let index_byte s i stop c = index_byte_words s i stop c (Word.repeat c)
 
 let split_target target =
   let path_and_query s =

@@ -81,10 +81,10 @@ val watch_input : t -> unit Braid.resumer -> unit
     neither raise, suspend nor take a lock, and should only hand the work to a
     fiber. A server keeps thousands of idle connections this way, each costing
     no fiber stack. Call it when {!may_have_input} is false, or the resumer may
-    wait for bytes that are already there. One watch at a time per descriptor; a
-    watch allocates nothing. Only on [fd]'s loop thread.
-    @raise Error [{op = "watch_input"; error = EBADF}] if [fd] is closed.
-    @raise Invalid_argument if [fd] is already watched. *)
+    wait for bytes that are already there. One watch at a time per descriptor (a
+    second one raises [Invalid_argument]); a watch allocates nothing. Only on
+    [fd]'s loop thread.
+    @raise Error [{op = "watch_input"; error = EBADF}] if [fd] is closed. *)
 
 val io_budget : int
 (** Fairness: the reads and writes ({!read_into}, {!write_all}, {!write_string},

@@ -125,10 +125,9 @@ val watch_readable : fd -> unit Braid.resumer -> unit
     queue if epoll cannot watch [fd]), or with the error of {!interrupt_readers}
     or {!Closed}, synchronously in the caller of those (which may be a fiber
     holding a lock: the resumer must take none). One watch at a time: it is kept
-    in a field of [fd], so a watch costs no allocation. Only on [fd]'s loop
-    thread.
-    @raise Closed if [fd] is closed.
-    @raise Invalid_argument if [fd] is already watched. *)
+    in a field of [fd], so a watch costs no allocation, and a second one raises
+    [Invalid_argument]. Only on [fd]'s loop thread.
+    @raise Closed if [fd] is closed. *)
 
 val close : fd -> unit
 (** [close fd] removes [fd] from epoll, wakes its waiters with {!Closed} and

@@ -1070,54 +1070,45 @@ let random_string rng ~max =
     (Random.State.int rng (max + 1))
     (fun _ -> tricky.[Random.State.int rng (String.length tricky)])
 
+(* [s] parses under every feeding iff [valid], and then [check]s. *)
+let parsed_iff ~what ~valid s check =
+  List.iter
+    (fun f ->
+      match first f s with
+      | Ok r ->
+          if not valid then
+            Alcotest.failf "%s: %s accepted" (feeding_name f) what;
+          check r
+      | Error (Invalid _) ->
+          if valid then Alcotest.failf "%s: %s refused" (feeding_name f) what
+      | Error Eof -> Alcotest.fail "Eof")
+    feedings
+
 let test_word_scans () =
   let rng = Random.State.make [| 28 |] in
   for _ = 1 to 1500 do
-    (* A field name, then a target. *)
-    (* No ":": it would end the name early, and the rest make the value. *)
+    (* A field name (no ":": it would end the name early, and the rest would
+       make the value; a space or tab before the colon is refused), then a
+       target. *)
     let name =
       String.map
         (fun c -> if c = ':' then ';' else c)
         (random_string rng ~max:20)
     in
-    let value = "v" in
-    let s =
-      Printf.sprintf "GET /x HTTP/1.1\r\nHost: h\r\n%s: %s\r\n\r\n" name value
-    in
-    let valid =
-      String.length name > 0 && String.for_all Headers.is_tchar name
-    in
-    List.iter
-      (fun f ->
-        match first f s with
-        | Ok r ->
-            if not valid then
-              Alcotest.failf "%s: name %S accepted" (feeding_name f) name;
-            Alcotest.(check (option string))
-              "the field" (Some value)
-              (Headers.find r.headers name)
-        | Error (Invalid _) ->
-            (* A name with a space or tab before the colon, or a colon in
-               it, is refused too; so is any other byte. *)
-            if valid then
-              Alcotest.failf "%s: name %S refused" (feeding_name f) name
-        | Error Eof -> Alcotest.fail "Eof")
-      feedings;
+    parsed_iff
+      ~what:(Printf.sprintf "name %S" name)
+      ~valid:(String.length name > 0 && String.for_all Headers.is_tchar name)
+      (Printf.sprintf "GET /x HTTP/1.1\r\nHost: h\r\n%s: v\r\n\r\n" name)
+      (fun r ->
+        Alcotest.(check (option string))
+          "the field" (Some "v")
+          (Headers.find r.headers name));
     let target = "/" ^ random_string rng ~max:20 in
-    let s = Printf.sprintf "GET %s HTTP/1.1\r\nHost: h\r\n\r\n" target in
-    let valid = String.for_all (fun c -> c >= '\x21' && c <= '\x7e') target in
-    List.iter
-      (fun f ->
-        match first f s with
-        | Ok r ->
-            if not valid then
-              Alcotest.failf "%s: target %S accepted" (feeding_name f) target;
-            Alcotest.(check string) "the target" target r.target
-        | Error (Invalid _) ->
-            if valid then
-              Alcotest.failf "%s: target %S refused" (feeding_name f) target
-        | Error Eof -> Alcotest.fail "Eof")
-      feedings
+    parsed_iff
+      ~what:(Printf.sprintf "target %S" target)
+      ~valid:(String.for_all (fun c -> c >= '\x21' && c <= '\x7e') target)
+      (Printf.sprintf "GET %s HTTP/1.1\r\nHost: h\r\n\r\n" target)
+      (fun r -> Alcotest.(check string) "the target" target r.target)
   done
 
 let () =
