@@ -17,6 +17,7 @@ type t = {
   mutable rendered_length : int;
   mutable rendered : string;
   mutable last_written : (string * string) list;
+  mutable last_length : int;
       (** The fields last written without [rendered]: written again, they are
           kept rendered. *)
 }
@@ -41,6 +42,7 @@ let create () =
     rendered_length = -1;
     rendered = "";
     last_written = [];
+    last_length = -1;
   }
 
 let file_fields t name (info : File.info) ~vary =
@@ -61,10 +63,12 @@ let rendered t fields ~length =
     Some t.rendered
   else None
 
-let worth_rendering t fields =
-  if fields == t.last_written then true
+let worth_rendering t fields ~length =
+  if fields == [] then false
+  else if fields == t.last_written && length = t.last_length then true
   else (
     t.last_written <- fields;
+    t.last_length <- length;
     false)
 
 let keep_rendered t fields ~length text =

@@ -50,10 +50,11 @@ val rendered : t -> (string * string) list -> length:int -> string option
     for [fields] and [length], if [fields] is physically that list (and not
     empty). *)
 
-val worth_rendering : t -> (string * string) list -> bool
-(** [worth_rendering cache fields]: whether [fields] is physically the list the
-    previous call was asked about (a list written twice in a row is likely to
-    come again: keep it rendered). *)
+val worth_rendering : t -> (string * string) list -> length:int -> bool
+(** [worth_rendering cache fields ~length]: whether the previous call was asked
+    about the same (physical, non-empty) list and the same length: fields and a
+    length written twice in a row are likely to come again, so keep them
+    rendered. A list that comes with other lengths each time is never copied. *)
 
 val keep_rendered : t -> (string * string) list -> length:int -> string -> unit
 (** [keep_rendered cache fields ~length text] remembers that the head of a

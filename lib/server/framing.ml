@@ -57,7 +57,7 @@ let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
          ones (Static gives the same list each time). *)
       match Date_cache.rendered c.dates headers ~length with
       | Some text -> Output.add_string out text
-      | None when Date_cache.worth_rendering c.dates headers ->
+      | None when Date_cache.worth_rendering c.dates headers ~length ->
           let start = Output.length out in
           write_rest out ~headers framing ~upgrade ~keep_alive ~version;
           Date_cache.keep_rendered c.dates headers ~length
