@@ -21,7 +21,7 @@ type fd = {
   token : int;  (** Index in [loop.fds]; [-1] if epoll cannot watch it. *)
   mutable readers : unit resumer list;
   mutable watcher : unit resumer;
-      (** [not_watched], or the one resumer of {!watch_readable}: a field, not a
+      (** [not_waiting], or the one resumer of {!watch_readable}: a field, not a
           cell of [readers], so that a connection parked between requests
           allocates nothing each time (what a parked connection allocates
           outlives the minor heap, and the collector copies it). *)
@@ -70,8 +70,8 @@ let signal_token = 1
 let first_fd_token = 2
 let events_per_wait = 512
 
-(* No watcher: physically this one. *)
-let not_watched : unit resumer = fun _ -> false
+(* No one waiting (no watcher, no resumer yet): physically this one. *)
+let not_waiting : unit resumer = fun _ -> false
 
 external now_ns : unit -> int = "braid_monotonic_ns" [@@noalloc]
 
@@ -181,7 +181,7 @@ let register t unix ~socket ~stream ~op =
           stream;
           token;
           readers = [];
-          watcher = not_watched;
+          watcher = not_waiting;
           writers = [];
           may_be_readable = true;
           hung_up = false;
@@ -203,7 +203,7 @@ let register t unix ~socket ~stream ~op =
         stream;
         token = -1;
         readers = [];
-        watcher = not_watched;
+        watcher = not_waiting;
         writers = [];
         may_be_readable = true;
         hung_up = false;
@@ -246,7 +246,6 @@ let spend fd =
     Fiber.yield ())
 
 let loop_of fd = fd.loop
-let not_waiting : unit resumer = fun _ -> false
 
 let withdraw t fd ~write mine =
   let waiters = if write then fd.writers else fd.readers in
@@ -290,8 +289,8 @@ let wake_all t waiters result =
 (* The watcher, taken off before it is called. *)
 let wake_watcher t fd result =
   let w = fd.watcher in
-  if w != not_watched then (
-    fd.watcher <- not_watched;
+  if w != not_waiting then (
+    fd.watcher <- not_waiting;
     t.fd_waiters <- t.fd_waiters - 1;
     ignore (w result))
 
@@ -306,7 +305,7 @@ let watch_readable fd resumer =
   check_usable fd ~op:"Fd.watch_input";
   let t = fd.loop in
   if fd.token >= 0 then (
-    if fd.watcher != not_watched then
+    if fd.watcher != not_waiting then
       invalid_arg "Braid_io.Fd.watch_input: the descriptor is already watched";
     fd.watcher <- resumer;
     t.fd_waiters <- t.fd_waiters + 1)
