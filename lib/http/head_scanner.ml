@@ -101,17 +101,6 @@ let bangs = Word.repeat '!'
 let[@inline] not_target_bytes word =
   Int64.logor (Word.below word bangs) (Word.from_7f word)
 
-let rec scan_target_chars buf i stop =
-  if Sys.big_endian then scan_target_chars_bytes buf i stop
-  else if i >= stop then stop
-  else if i + 8 <= Bytes.length buf then
-    let bad = not_target_bytes (Word.of_bytes buf i) in
-    if bad = 0L then scan_target_chars buf (i + 8) stop
-    else
-      let j = i + Word.first bad in
-      if j < stop then j else stop
-  else scan_target_chars_bytes buf i stop
-
 (* Field names and methods are mostly letters, digits and "-": a word of
    those goes at once. A byte [b < 0x80] is in [lo, hi] when [b + 0x80 - lo]
    has its high bit set and [b + 0x7f - hi] has not (no carry between bytes
@@ -127,20 +116,38 @@ let[@inline] uncommon_name_bytes word =
   in
   Int64.logand (Int64.logor (Int64.lognot common) word) Word.highs
 
-let rec scan_tchars buf i stop =
-  if Sys.big_endian then scan_tchars_bytes buf i stop
-  else if i >= stop then stop
-  else if i + 8 <= Bytes.length buf then
-    let odd = uncommon_name_bytes (Word.of_bytes buf i) in
-    if odd = 0L then scan_tchars buf (i + 8) stop
+(* One word loop for both runs: the kind is a constant at each call, so
+   choosing the mask costs a branch per word, not a call. *)
+type run = Target | Name
+
+(* Reads whole words up to the buffer's end, past [stop] if need be: a byte
+   found there counts as none. *)
+let rec scan_run run buf i stop =
+  if i >= stop then stop
+  else if Sys.big_endian || i + 8 > Bytes.length buf then
+    match run with
+    | Target -> scan_target_chars_bytes buf i stop
+    | Name -> scan_tchars_bytes buf i stop
+  else
+    let word = Word.of_bytes buf i in
+    let flagged =
+      match run with
+      | Target -> not_target_bytes word
+      | Name -> uncommon_name_bytes word
+    in
+    if flagged = 0L then scan_run run buf (i + 8) stop
     else
-      let j = i + Word.first odd in
+      let j = i + Word.first flagged in
       if j >= stop then stop
-      else if has tchar (Bytes.unsafe_get buf j) then
-        (* Another token character ("_", "." ...): go on. *)
-        scan_tchars buf (j + 1) stop
-      else j
-  else scan_tchars_bytes buf i stop
+      else
+        match run with
+        | Name when has tchar (Bytes.unsafe_get buf j) ->
+            (* Another token character ("_", "." ...): go on. *)
+            scan_run run buf (j + 1) stop
+        | Name | Target -> j
+
+let scan_target_chars buf i stop = scan_run Target buf i stop
+let scan_tchars buf i stop = scan_run Name buf i stop
 
 (* [scanned] bytes after [input.pos] are known not to be LF: a refill may
    move the window, so positions are kept relative to its start. *)
