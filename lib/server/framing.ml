@@ -57,12 +57,12 @@ let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
          ones (Static gives the same list each time). *)
       match Date_cache.rendered c.dates headers ~length with
       | Some text -> Output.add_string out text
-      | None when Date_cache.worth_rendering c.dates headers ~length ->
+      | None ->
           let start = Output.length out in
           write_rest out ~headers framing ~upgrade ~keep_alive ~version;
-          Date_cache.keep_rendered c.dates headers ~length
-            (Output.contents_from out start)
-      | None -> write_rest out ~headers framing ~upgrade ~keep_alive ~version)
+          if Date_cache.worth_rendering c.dates headers ~length then
+            Date_cache.keep_rendered c.dates headers ~length
+              (Output.contents_from out start))
   | _ -> write_rest out ~headers framing ~upgrade ~keep_alive ~version
 
 (* The most one sendfile call is asked for: like the pipeline's writes, a

@@ -162,8 +162,7 @@ let without_header name t =
 let rec close_among = function
   | [] -> false
   | (n, v) :: rest ->
-      String.length n = 10
-      && Braid_http.Headers.equal_name n "connection"
+      Braid_http.Headers.equal_name n "connection"
       && Braid_http.Headers.list_has_token v "close"
       || close_among rest
 
