@@ -9,9 +9,9 @@ type t = {
   mutable tag : string;
   mutable typed : string;  (** The file name of [content_type]. *)
   mutable content_type : string;
-  mutable fields_of : (string * File.info * bool) option;
-      (** The file name, version and [Vary] of [fields]. *)
-  mutable fields : (string * string) list;
+  mutable file_fields :
+    (string * File.info * bool * (string * string) list) option;
+      (** A file's name, version and [Vary], and the fields kept for them. *)
   mutable rendered_of : (string * string) list;
       (** The fields [rendered] was written from: compared physically. *)
   mutable rendered_length : int;
@@ -36,8 +36,7 @@ let create () =
     tag = "";
     typed = "";
     content_type = "";
-    fields_of = None;
-    fields = [];
+    file_fields = None;
     rendered_of = [];
     rendered_length = -1;
     rendered = "";
@@ -46,17 +45,16 @@ let create () =
   }
 
 let file_fields t name (info : File.info) ~vary =
-  match t.fields_of with
-  | Some (seen_name, seen, seen_vary)
+  match t.file_fields with
+  | Some (seen_name, seen, seen_vary, fields)
     when seen_vary = vary
          && File.same_version seen info
          && String.equal seen_name name ->
-      Some t.fields
+      Some fields
   | _ -> None
 
 let keep_file_fields t name info ~vary fields =
-  t.fields_of <- Some (name, info, vary);
-  t.fields <- fields
+  t.file_fields <- Some (name, info, vary, fields)
 
 let rendered t fields ~length =
   if fields == t.rendered_of && length = t.rendered_length && fields != [] then
