@@ -168,10 +168,12 @@ let entries =
          connection change with the number of connections? wrk -t1 (core 1) \
          with 10, 100, 1,000 and 10,000 keep-alive connections fetches a 1 KiB \
          file from braid serve, nginx and h2o, each one worker on core 0 with \
-         no access log, taking turns in three rounds of fresh processes \
-         (medians; server CPU from /proc over wrk's requests); then 10,000 \
-         connections each send one request and stay idle, and the servers' \
-         resident memory grows by the figure shown per connection.";
+         no access log, in three rounds of fresh processes; in each round \
+         every server runs twice at each size, in turn and then in the reverse \
+         turn, so that a drift of the host's speed weighs on all alike \
+         (medians of the six runs; server CPU from /proc over wrk's requests); \
+         then 10,000 connections each send one request and stay idle, and the \
+         servers' resident memory grows by the figure shown per connection.";
       published = "—";
       target = "—";
       chart = Bars (fun r -> r.unit = "req/s");

@@ -248,11 +248,19 @@ let record table key v =
   Hashtbl.replace table key
     (v :: Option.value (Hashtbl.find_opt table key) ~default:[])
 
+(* The order of the runs at one size: with [mirrored], each server twice,
+   in turn and then in the reverse turn (A B C C B A). The host's speed
+   drifts by 10 % and more over tens of seconds here; a drift that goes one
+   way through the six runs then weighs the same on every server, where in
+   one turn (A B C) it would favour the first or the last. *)
+let turns servers ~mirrored =
+  if mirrored then servers @ List.rev servers else servers
+
 (* One round: the servers afresh, their memory per idle connection first
    (processes that have served only a few requests), then each size in
-   turn, the servers taking turns at each. Returns the servers' labels and
+   turn, the servers taking [turns] at each. Returns the servers' labels and
    Braid's connection limit. *)
-let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up =
+let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up ~mirrored =
   let servers, limit = start_servers ~root in
   Fun.protect
     ~finally:(fun () -> Peers.stop_all servers)
@@ -292,7 +300,7 @@ let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up =
               Result.iter_error (progress "scale: failed: %s") r;
               record tally.speed (s.label, connections) r;
               if connections >= 1000 then settle [ s ])
-            servers)
+            (turns servers ~mirrored))
         sizes;
       (List.map (fun s -> s.label) servers, limit))
 
@@ -363,12 +371,17 @@ let somaxconn () =
 
 let run ~quick =
   (* Quick: no warm-up run, but the idle connections before have already
-     had each server answer 10,100 requests. *)
+     had each server answer 10,100 requests; one turn of the servers. *)
   let rounds = if quick then 1 else 3
+  and mirrored = not quick
   (* wrk's run includes its connecting: at 10,000 connections, the server
-     holds them all only after 0.6 to 1 s here. *)
+     holds them all only after 0.6 to 1 s here. Full: each server runs
+     twice per round ([turns]), 10 s in all at each size but the largest,
+     whose runs keep 10 s each so that connecting stays a small part. *)
   and seconds connections =
-    if not quick then 10 else if connections >= 10_000 then 3 else 1
+    if quick then if connections >= 10_000 then 3 else 1
+    else if connections >= 10_000 then 10
+    else 5
   and warm_up = if quick then None else Some 2 in
   let load =
     row "machine" "load average (1 min) at start" (load_average ()) ""
@@ -399,11 +412,16 @@ let run ~quick =
               List.fold_left
                 (fun _ round ->
                   run_round tally ~round ~rounds ~root ~expected ~seconds
-                    ~warm_up)
+                    ~warm_up ~mirrored)
                 ([], 0) (List.init rounds succ) ))
       in
       (load :: figures tally ~labels)
-      @ [ row "rounds" "fresh server processes per server" (float rounds) "" ]
+      @ [
+          row "rounds" "fresh server processes per server" (float rounds) "";
+          row "rounds" "runs per server at each size in a round"
+            (if mirrored then 2. else 1.)
+            "";
+        ]
       @ List.map
           (fun connections ->
             row "wrk"
