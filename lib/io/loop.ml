@@ -68,7 +68,14 @@ and t = {
 let wake_token = 0
 let signal_token = 1
 let first_fd_token = 2
-let events_per_wait = 512
+
+(* Events taken per wait. What dispatching an event touches (the
+   descriptor, its watcher, the connection behind it) is touched again when
+   the woken fiber runs, after the fibers woken before it: with 512 events at
+   once, at 10,000 busy connections, it was gone from the caches by then. 64 cost 8-15 % less
+   user CPU per request than 512 at 100, 1,000 and 10,000 connections (A/B,
+   4-5 interleaved rounds), for an epoll_wait per 64 events. *)
+let events_per_wait = 64
 
 (* No one waiting (no watcher, no resumer yet): physically this one. *)
 let not_waiting : unit resumer = fun _ -> false
