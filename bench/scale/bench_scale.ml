@@ -297,7 +297,12 @@ let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up ~mirrored =
               progress "scale: round %d/%d, %s, %d connections (%d s)" round
                 rounds s.label connections seconds;
               let r = throughput s ~connections ~seconds in
-              Result.iter_error (progress "scale: failed: %s") r;
+              (* Each run's figures, for the spread behind the medians. *)
+              (match r with
+              | Ok t ->
+                  progress "scale: %s, %d connections: %.0f req/s, %.2f us/req"
+                    s.label connections t.requests_per_second t.cpu_us
+              | Error e -> progress "scale: failed: %s" e);
               record tally.speed (s.label, connections) r;
               if connections >= 1000 then settle [ s ])
             (turns servers ~mirrored))
