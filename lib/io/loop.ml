@@ -88,6 +88,23 @@ let events_per_wait = 64
 (* No one waiting (no watcher, no resumer yet): physically this one. *)
 let not_waiting : unit resumer = fun _ -> false
 
+(* A descriptor's record, with no one waiting for it. *)
+let make_fd loop unix ~socket ~stream ~token ~is_open =
+  {
+    loop;
+    unix;
+    socket;
+    stream;
+    token;
+    readers = [];
+    watcher = not_waiting;
+    writers = [];
+    may_be_readable = true;
+    hung_up = false;
+    is_open;
+    switch_release = None;
+  }
+
 external now_ns : unit -> int = "braid_monotonic_ns" [@@noalloc]
 
 let on_loop_thread t = Thread.self () == t.owner
@@ -188,22 +205,7 @@ let register t unix ~socket ~stream ~op =
   let token = take_token t in
   match Epoll.add t.epoll unix watched_events ~token with
   | () ->
-      let fd =
-        {
-          loop = t;
-          unix;
-          socket;
-          stream;
-          token;
-          readers = [];
-          watcher = not_waiting;
-          writers = [];
-          may_be_readable = true;
-          hung_up = false;
-          is_open = true;
-          switch_release = None;
-        }
-      in
+      let fd = make_fd t unix ~socket ~stream ~token ~is_open:true in
       t.fds.(token) <- fd;
       t.open_fds <- t.open_fds + 1;
       fd
@@ -211,20 +213,7 @@ let register t unix ~socket ~stream ~op =
       (* Regular files and directories: always ready, never waited for. *)
       t.free_tokens <- token :: t.free_tokens;
       t.open_fds <- t.open_fds + 1;
-      {
-        loop = t;
-        unix;
-        socket;
-        stream;
-        token = -1;
-        readers = [];
-        watcher = not_waiting;
-        writers = [];
-        may_be_readable = true;
-        hung_up = false;
-        is_open = true;
-        switch_release = None;
-      }
+      make_fd t unix ~socket ~stream ~token:(-1) ~is_open:true
   | exception e ->
       t.free_tokens <- token :: t.free_tokens;
       raise e
@@ -452,20 +441,8 @@ let create () =
             }
           in
           let vacant =
-            {
-              loop = t;
-              unix = wake_fd;
-              socket = false;
-              stream = false;
-              token = -1;
-              readers = [];
-              watcher = not_waiting;
-              writers = [];
-              may_be_readable = false;
-              hung_up = false;
-              is_open = false;
-              switch_release = None;
-            }
+            make_fd t wake_fd ~socket:false ~stream:false ~token:(-1)
+              ~is_open:false
           in
           t.fds <- Array.make 64 vacant;
           t)
