@@ -926,7 +926,9 @@ let with_loads dir s f =
     let out = Printf.sprintf "%s/%s.out" dir name in
     let fd = Unix.openfile out [ O_WRONLY; O_CREAT; O_TRUNC ] 0o600 in
     let argv = "wrk" :: "-t1" :: "-d3s" :: (args @ [ url ]) in
-    let pid = Unix.create_process "wrk" (Array.of_list argv) Unix.stdin fd fd in
+    let pid =
+      spawn_alone (Array.of_list argv) ~stdin:Unix.stdin ~stdout:fd ~stderr:fd
+    in
     Unix.close fd;
     (pid, out)
   in

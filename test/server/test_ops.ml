@@ -842,9 +842,9 @@ let binary_upgrade () =
     let report = Filename.temp_file "braid-upgrade" ".wrk" in
     let out = Unix.openfile report [ O_WRONLY; O_TRUNC ] 0o600 in
     let pid =
-      Unix.create_process "wrk"
+      spawn_alone
         [| "wrk"; "-t1"; "-c10"; "-d4s"; url |]
-        Unix.stdin out Unix.stderr
+        ~stdin:Unix.stdin ~stdout:out ~stderr:Unix.stderr
     in
     Unix.close out;
     (pid, report)

@@ -89,3 +89,15 @@ let self_signed dir =
   in
   if Sys.command command <> 0 then failwith ("failed: " ^ command);
   (cert, key)
+
+(* Python closes every descriptor from 3 up (with close_range(2) where the
+   kernel has it), then becomes the program. *)
+let alone =
+  "import os, sys\n\
+   os.closerange(3, os.sysconf('SC_OPEN_MAX'))\n\
+   os.execvp(sys.argv[1], sys.argv[1:])"
+
+let spawn_alone argv ~stdin ~stdout ~stderr =
+  Unix.create_process "python3"
+    (Array.append [| "python3"; "-c"; alone |] argv)
+    stdin stdout stderr

@@ -23,6 +23,19 @@ val write_file : string -> string -> unit
 val waitpid : int -> Unix.process_status
 (** [waitpid pid] waits for the child [pid], retrying on [EINTR]. *)
 
+val spawn_alone :
+  string array ->
+  stdin:Unix.file_descr ->
+  stdout:Unix.file_descr ->
+  stderr:Unix.file_descr ->
+  int
+(** [spawn_alone argv ~stdin ~stdout ~stderr] starts [argv.(0)] (searched in
+    [PATH]) with these three descriptors and no other: none that this process,
+    its test runner or their parents left open without close-on-exec. wrk needs
+    this: its event loop holds descriptors below [10 + 3 x connections], and it
+    counts a connection given a higher number as a connect error. Returns the
+    child's pid. *)
+
 val send : Unix.file_descr -> string -> unit
 (** [send s data] writes [data] in one write.
     @raise Failure on a short write. *)
