@@ -79,10 +79,11 @@ let vacant t = Array.unsafe_get t.fds wake_token
 
 (* Events taken per wait. What dispatching an event touches (the
    descriptor, its watcher, the connection behind it) is touched again when
-   the woken fiber runs, after the fibers woken before it: with 512 events at
-   once, at 10,000 busy connections, it was gone from the caches by then. 64 cost 8-15 % less
-   user CPU per request than 512 at 100, 1,000 and 10,000 connections (A/B,
-   4-5 interleaved rounds), for an epoll_wait per 64 events. *)
+   the woken fiber runs, after the fibers woken before it: with 512 events
+   at once, at 10,000 busy connections, it was gone from the caches by then.
+   With 64, user CPU per request was 6 to 16 % lower than with 512 in six
+   A/Bs at 100 to 10,000 connections (each within the host's noise alone),
+   for one epoll_wait per 64 events. *)
 let events_per_wait = 64
 
 (* No one waiting (no watcher, no resumer yet): physically this one. *)
