@@ -4,15 +4,15 @@ let rec index_byte_bytes s i stop c =
   if i >= stop || String.unsafe_get s i = c then i
   else index_byte_bytes s (i + 1) stop c
 
-let rec index_byte_words s i stop c pattern =
+(* The pattern is made from [c] at each word, in registers: passed as an
+   argument, an [int64] would be boxed, an allocation per call. *)
+let rec index_byte s i stop c =
   if i + 8 <= stop then
-    let found = Word.equal (Word.of_string s i) pattern in
-    if found = 0L then index_byte_words s (i + 8) stop c pattern
+    let found = Word.equal (Word.of_string s i) (Word.repeat c) in
+    if found = 0L then index_byte s (i + 8) stop c
     else if Sys.big_endian then index_byte_bytes s i (i + 8) c
     else i + Word.first found
   else index_byte_bytes s i stop c
-
-let index_byte s i stop c = index_byte_words s i stop c (Word.repeat c)
 
 let split_target target =
   let path_and_query s =
