@@ -493,11 +493,12 @@ let timeout_until deadline =
     else min max_timeout_ms ((remaining + 999_999) / 1_000_000)
 
 let dispatch t n =
+  let vacant = vacant t in
   for i = 0 to n - 1 do
     let token = Epoll.token t.events i in
     if token >= first_fd_token then (
       let fd = t.fds.(token) in
-      if fd != vacant t then (
+      if fd != vacant then (
         let flags = Epoll.flags t.events i in
         if
           (flags land Epoll.(readable lor read_hang_up lor hang_up lor error))
