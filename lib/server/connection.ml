@@ -80,7 +80,7 @@ and plain = {
           one each time the connection leaves parking. *)
   p_control : Control.t;
   id : int;
-  mutable wake : unit Braid.resumer;
+  wake : unit Braid.resumer;
       (** Its watch's resumer ([wake_parked]), made once: a closure made at each
           park would outlive the minor heap of a busy server. *)
   mutable state : state;
@@ -677,21 +677,21 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   in
   let id = c.next_id in
   c.next_id <- id + 1;
-  let p =
+  let p_control = Control.create c.draining in
+  let rec p =
     {
       socket;
       peer;
       config;
       wrap;
       services;
-      p_control = Control.create c.draining;
+      p_control;
       id;
-      wake = (fun _ -> false);
+      wake = (fun result -> wake_parked c p result);
       state = Between;
       doomed = false;
     }
   in
-  p.wake <- wake_parked c p;
   Hashtbl.replace c.live id (Plain p);
   note_peak c;
   run_plain c p ~fiber ~resumed:false
