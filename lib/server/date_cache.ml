@@ -12,10 +12,9 @@ type t = {
   mutable file_fields :
     (string * File.info * bool * (string * string) list) option;
       (** A file's name, version and [Vary], and the fields kept for them. *)
-  mutable rendered_of : (string * string) list;
-      (** The fields [rendered] was written from: compared physically. *)
-  mutable rendered_length : int;
-  mutable rendered : string;
+  mutable rendered : ((string * string) list * int * string) option;
+      (** Fields (compared physically) and a length, and the text they were
+          written as. *)
   mutable last_written : (string * string) list;
   mutable last_length : int;
       (** The fields last written without [rendered]: written again, they are
@@ -37,9 +36,7 @@ let create () =
     typed = "";
     content_type = "";
     file_fields = None;
-    rendered_of = [];
-    rendered_length = -1;
-    rendered = "";
+    rendered = None;
     last_written = [];
     last_length = -1;
   }
@@ -57,9 +54,11 @@ let keep_file_fields t name info ~vary fields =
   t.file_fields <- Some (name, info, vary, fields)
 
 let rendered t fields ~length =
-  if fields == t.rendered_of && length = t.rendered_length && fields != [] then
-    Some t.rendered
-  else None
+  match t.rendered with
+  | Some (of_fields, of_length, text)
+    when fields == of_fields && length = of_length ->
+      Some text
+  | _ -> None
 
 let worth_rendering t fields ~length =
   if fields == [] then false
@@ -70,9 +69,7 @@ let worth_rendering t fields ~length =
     false)
 
 let keep_rendered t fields ~length text =
-  t.rendered_of <- fields;
-  t.rendered_length <- length;
-  t.rendered <- text
+  t.rendered <- Some (fields, length, text)
 
 let content_type t name ~lookup =
   if String.equal name t.typed && t.typed <> "" then t.content_type

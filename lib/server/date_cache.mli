@@ -47,8 +47,7 @@ val keep_file_fields :
 
 val rendered : t -> (string * string) list -> length:int -> string option
 (** [rendered cache fields ~length] is the text last kept by {!keep_rendered}
-    for [fields] and [length], if [fields] is physically that list (and not
-    empty). *)
+    for [fields] and [length], if [fields] is physically that list. *)
 
 val worth_rendering : t -> (string * string) list -> length:int -> bool
 (** [worth_rendering cache fields ~length]: whether the previous call was asked
