@@ -171,8 +171,10 @@ let entries =
          no access log, in three rounds of fresh processes; in each round \
          every server runs twice at each size, in turn and then in the reverse \
          turn, so that a drift of the host's speed weighs on all alike \
-         (medians of the six runs; server CPU from /proc over wrk's requests); \
-         then 10,000 connections each send one request and stay idle, and the \
+         (medians of the six runs; server CPU from /proc over wrk's requests; \
+         beside them, Braid / peer in the lowest and highest round, and how \
+         much a server's two runs in one round differ: the host's noise); then \
+         10,000 connections each send one request and stay idle, and the \
          servers' resident memory grows by the figure shown per connection.";
       published = "—";
       target = "—";

@@ -237,10 +237,11 @@ let idle_memory s ~connections =
 
 (* {1 The experiment} *)
 
-(* Every run's outcome, kept per cell for the medians. *)
+(* Every run's outcome, kept per cell for the medians, with its round for
+   the rounds' ratios and the repeats' differences. *)
 type tally = {
-  speed : (string * int, (throughput, string) result list) Hashtbl.t;
-      (** By server and connections. *)
+  speed : (string * int, (int * (throughput, string) result) list) Hashtbl.t;
+      (** By server and connections: (round, outcome). *)
   memory : (string, (float, string) result list) Hashtbl.t;  (** By server. *)
 }
 
@@ -303,18 +304,107 @@ let run_round tally ~round ~rounds ~root ~expected ~seconds ~warm_up ~mirrored =
                   progress "scale: %s, %d connections: %.0f req/s, %.2f us/req"
                     s.label connections t.requests_per_second t.cpu_us
               | Error e -> progress "scale: failed: %s" e);
-              record tally.speed (s.label, connections) r;
+              record tally.speed (s.label, connections) (round, r);
               if connections >= 1000 then settle [ s ])
             (turns servers ~mirrored))
         sizes;
       (List.map (fun s -> s.label) servers, limit))
+
+(* What a round measured of a server at one size: the req/s of each of its
+   runs, or [None] if one failed. *)
+let round_rps runs round =
+  let mine =
+    List.filter_map (fun (r, o) -> if r = round then Some o else None) runs
+  in
+  if mine = [] || failures mine > 0 then None
+  else Some (List.map (fun o -> (Result.get_ok o).requests_per_second) mine)
+
+let sum = List.fold_left ( +. ) 0.
+
+(* How far the medians can be trusted, from the runs behind them (full runs
+   only: two runs per server and round, several rounds):
+   - Braid / peer req/s in each round alone (the sums of their two runs,
+     which took turns A B C C B A): the lowest and the highest round;
+   - the noise: how much a server's two runs in one round differ, as the
+     same binary measured twice a few tens of seconds apart (median and
+     largest, over every server and round). A ratio whose rounds straddle
+     1.0 by less than that is a tie, not a win or a loss. *)
+let spread_rows ~labels ~peers ~connections runs =
+  let rounds =
+    List.sort_uniq compare (List.map fst (runs "braid" connections))
+  in
+  let twice =
+    List.for_all
+      (fun label ->
+        List.for_all
+          (fun round ->
+            match round_rps (runs label connections) round with
+            | Some [ _; _ ] | None -> true
+            | Some _ -> false)
+          rounds)
+      labels
+  in
+  if List.compare_length_with rounds 2 < 0 || not twice then []
+  else
+    let by_round peer =
+      List.filter_map
+        (fun round ->
+          match
+            ( round_rps (runs "braid" connections) round,
+              round_rps (runs peer connections) round )
+          with
+          | Some braid, Some other -> Some (sum braid /. sum other)
+          | _ -> None)
+        rounds
+    in
+    let ratio_rows peer =
+      match by_round peer with
+      | [] -> []
+      | ratios ->
+          let name =
+            Printf.sprintf "braid / %s req/s, %d connections" peer connections
+          in
+          [
+            row name "ratio in the lowest round"
+              (List.fold_left min infinity ratios)
+              "x";
+            row name "ratio in the highest round"
+              (List.fold_left max neg_infinity ratios)
+              "x";
+          ]
+    in
+    let differences =
+      List.concat_map
+        (fun label ->
+          List.filter_map
+            (fun round ->
+              match round_rps (runs label connections) round with
+              | Some [ a; b ] -> Some (100. *. Float.abs ((a /. b) -. 1.))
+              | Some _ | None -> None)
+            rounds)
+        labels
+    in
+    List.concat_map ratio_rows peers
+    @
+    match differences with
+    | [] -> []
+    | _ ->
+        let name = Printf.sprintf "repeats, %d connections" connections in
+        [
+          row name "a server's two runs in a round: median difference"
+            (median differences) "%";
+          row name "a server's two runs in a round: largest difference"
+            (List.fold_left max 0. differences)
+            "%";
+        ]
 
 (* The rows of every cell, and Braid's ratios to each peer: the harness's
    ratios are usually "better than 1 when Braid is better"; these are Braid
    over the peer for every metric, so the names say which way is better. *)
 let figures tally ~labels =
   let peers = List.filter (( <> ) "braid") labels in
-  let speed label connections = Hashtbl.find tally.speed (label, connections) in
+  let runs label connections = Hashtbl.find tally.speed (label, connections) in
+  let speed label connections = List.map snd (runs label connections) in
   let rps label connections =
     median_or_failed (fun r -> r.requests_per_second) (speed label connections)
   and cpu label connections =
@@ -345,6 +435,7 @@ let figures tally ~labels =
               (cpu "braid" connections /. cpu peer connections);
           ])
         peers
+    @ spread_rows ~labels ~peers ~connections runs
   in
   let memory_rows =
     List.concat_map
