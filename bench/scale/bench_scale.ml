@@ -325,24 +325,26 @@ let sum = List.fold_left ( +. ) 0.
    only: two runs per server and round, several rounds):
    - Braid / peer req/s in each round alone (the sums of their two runs,
      which took turns A B C C B A): the lowest and the highest round;
-   - the noise: how much a server's two runs in one round differ, as the
-     same binary measured twice a few tens of seconds apart (median and
-     largest, over every server and round). A ratio whose rounds straddle
-     1.0 by less than that is a tie, not a win or a loss. *)
+   - the noise: how much a server's two runs in one round differ (the
+     faster over the slower), as the same binary measured twice a few tens
+     of seconds apart (median and largest, over every server and round).
+   A ratio whose rounds straddle 1.0 by less than that is a tie, not a win
+   or a loss. *)
 let spread_rows ~labels ~peers ~connections runs =
   let rounds =
     List.sort_uniq compare (List.map fst (runs "braid" connections))
   in
+  (* Every server's runs in every round. *)
+  let per_round =
+    List.concat_map
+      (fun label ->
+        List.map (fun round -> round_rps (runs label connections) round) rounds)
+      labels
+  in
   let twice =
     List.for_all
-      (fun label ->
-        List.for_all
-          (fun round ->
-            match round_rps (runs label connections) round with
-            | Some [ _; _ ] | None -> true
-            | Some _ -> false)
-          rounds)
-      labels
+      (function Some [ _; _ ] | None -> true | Some _ -> false)
+      per_round
   in
   if List.compare_length_with rounds 2 < 0 || not twice then []
   else
@@ -374,15 +376,12 @@ let spread_rows ~labels ~peers ~connections runs =
           ]
     in
     let differences =
-      List.concat_map
-        (fun label ->
-          List.filter_map
-            (fun round ->
-              match round_rps (runs label connections) round with
-              | Some [ a; b ] -> Some (100. *. Float.abs ((a /. b) -. 1.))
-              | Some _ | None -> None)
-            rounds)
-        labels
+      List.filter_map
+        (function
+          | Some [ a; b ] ->
+              Some (100. *. ((Float.max a b /. Float.min a b) -. 1.))
+          | Some _ | None -> None)
+        per_round
     in
     List.concat_map ratio_rows peers
     @
