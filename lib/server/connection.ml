@@ -335,13 +335,17 @@ and give_back_memory c ~idle =
    (it waits outside its handlers, whose stacks are freed): an idle
    connection holds neither, and one between requests under load keeps
    them (taking and giving at every request would cost write barriers, and
-   entering the handlers again would grow their stacks again). *)
+   entering the handlers again would grow their stacks again). One that
+   waits in its idle read (woken by a readiness event whose bytes an
+   earlier read had taken) is parked the same way; its read holds the input
+   buffer, so the pipeline gives its buffers back once the read is
+   interrupted, not the sweeper before. *)
 and release_if_waiting l =
   let control = control_of l in
-  if control.awaiting then (
+  if control.awaiting || control.idle_read then (
     control.idle_rounds <- control.idle_rounds + 1;
     if control.idle_rounds >= 2 then (
-      control.release ();
+      if control.awaiting then control.release ();
       park_waiting l))
   else control.idle_rounds <- 0
 

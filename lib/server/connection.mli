@@ -89,8 +89,8 @@ val serve_stream :
 (** [serve_stream c config ~peer ~read ~write] serves one connection over [read]
     and [write] (see {!Pipeline.serve}), registered in [c]: the sweeper and
     {!drain} may end it ([Peer_closed]). With [interrupt] (which wakes a fiber
-    blocked in [await_input] with the exception given), the sweeper parks a
-    connection idle for a tick: it waits outside its handlers (see
+    blocked in [await_input] or in [read] with the exception given), the sweeper
+    parks a connection idle for a tick: it waits outside its handlers (see
     {!Pipeline.serve}).
     @raise Braid.Cancelled if the fiber is cancelled from elsewhere. *)
 

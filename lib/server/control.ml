@@ -13,6 +13,7 @@ type t = {
       (** The keep-alive timeout in nanoseconds: worked out once, not per
           request. *)
   mutable awaiting : bool;
+  mutable idle_read : bool;
   mutable idle_rounds : int;
   mutable release : unit -> unit;
   mutable parked : bool;
@@ -32,6 +33,7 @@ let create draining =
     send_timeout = max_int;
     keep_alive = 0;
     awaiting = false;
+    idle_read = false;
     idle_rounds = 0;
     release = ignore;
     parked = false;

@@ -35,6 +35,12 @@ type t = {
   mutable awaiting : bool;
       (** The connection is idle and waits for bytes without reading: its
           buffers are not in use, {!release} may take them. *)
+  mutable idle_read : bool;
+      (** The connection is idle and its pipeline is in a read for the first
+          bytes of a request, which waits only after a readiness event that
+          found nothing (the bytes were already taken): the read holds the input
+          buffer, so {!release} may not take it, but the read can be interrupted
+          like a wait. *)
   mutable idle_rounds : int;
       (** The sweeper's count of its looks at this idle wait. *)
   mutable release : unit -> unit;

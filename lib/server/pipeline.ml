@@ -326,8 +326,18 @@ let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
   match control.phase with
   | Idle ->
       (* Bounded by [idle_deadline], enforced by the loop's sweeper: no
-         timer per request. *)
-      let n = read buf off len in
+         timer per request. The sweeper may also interrupt it with
+         [Unwind.Park] if it waits (see [Control.t.idle_read]). *)
+      control.idle_read <- true;
+      let n =
+        match read buf off len with
+        | n ->
+            control.idle_read <- false;
+            n
+        | exception e ->
+            control.idle_read <- false;
+            raise e
+      in
       control.phase <- Head;
       n
   | Head -> (
@@ -438,7 +448,8 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
     Output.flush out;
     match timed_read control config services read buf off len with
     | n -> n
-    | exception ((Braid.Cancelled | Unwind.Timed_out) as e) -> raise e
+    | exception ((Braid.Cancelled | Unwind.Timed_out | Unwind.Park) as e) ->
+        raise e
     | exception e -> raise (failed e)
   in
   let input =
@@ -481,16 +492,22 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
     match requests () with
     | outcome -> outcome
     | exception Unwind.Park ->
-        (* Asked while idle, its buffers already given back: the handlers'
-           fibers end, and the stacks they grew serving requests go back to
-           the runtime while the connection waits on its own small one. *)
+        (* Asked while idle: the handlers' fibers end, and the stacks they
+           grew serving requests go back to the runtime while the connection
+           waits on its own small one. Its buffers, if a read held them (the
+           sweeper gives a wait's back itself), go back to their pool. *)
+        Output.release out;
+        Input.release input;
         control.parked <- true;
         if fiberless then
           (* The caller waits for input with no fiber, and calls [serve]
              again ([~resumed:true]) when it comes. *)
           Parked
         else (
-          (* Only [await_input] raises [Park]. *)
+          (* [Park] comes from the sweeper, through the connection's
+             interrupt, into [await_input] or the idle read: the connection
+             waits in [await_input] again, outside its handlers (without
+             one, it reads again). *)
           Option.iter (fun await -> await control) c.await_input;
           serve_requests ())
     | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt

@@ -91,16 +91,18 @@ val serve :
     after the first holding no buffer.
 
     An idle wait in [await_input] may raise [Unwind.Park] (at once, or when the
-    sweeper interrupts it), once the connection's buffers are given back: the
-    connection then leaves the handlers it runs in (the fiber's), whose fiber
-    stacks grew while serving requests, calls [await_input] again outside them
-    with [control.parked] set (that call must not raise [Park]), and goes back
-    in when it returns, with the same idle deadline. An idle keep-alive
-    connection thus holds one small stack. With [fiberless] (default false),
-    [serve] returns [Parked] instead of calling [await_input] again, and the
-    caller's fiber may end: [serve ~resumed:true] with the same [control] goes
-    on where it left off (the deadlines are those of [control]; it reads at
-    once, as if [await_input] had returned).
+    sweeper interrupts it), once the connection's buffers are given back; so may
+    the read for a request's first bytes ([read], interrupted by the sweeper
+    when it waits: [await_input] returned with nothing to read), and the buffers
+    are then given back here. The connection then leaves the handlers it runs in
+    (the fiber's), whose fiber stacks grew while serving requests, calls
+    [await_input] again outside them with [control.parked] set (that call must
+    not raise [Park]), and goes back in when it returns, with the same idle
+    deadline. An idle keep-alive connection thus holds one small stack. With
+    [fiberless] (default false), [serve] returns [Parked] instead of calling
+    [await_input] again, and the caller's fiber may end: [serve ~resumed:true]
+    with the same [control] goes on where it left off (the deadlines are those
+    of [control]; it reads at once, as if [await_input] had returned).
 
     With [control], once its flag is set the connection finishes the request in
     progress, answers it with [Connection: close], and ends instead of waiting

@@ -127,6 +127,9 @@ type connection = {
   arrive : string -> unit;
       (** Delivers bytes without waking the reader, as while the process was
           stopped: they wait in the "socket" until the next [send]. *)
+  wake_spuriously : unit -> unit;
+      (** Ends the connection's wait for input with no bytes there, as a
+          readiness event whose bytes an earlier read had already taken. *)
   output : Buffer.t;
   outcome : Pipeline.outcome option ref;
   mem : In_memory.t;
@@ -170,11 +173,22 @@ let with_connection ?(config = Config.default) ?(await = false) f =
   Switch.run @@ fun sw ->
   let context = Connection.context () in
   let sweeper = Fiber.fork ~sw (fun () -> Connection.sweep context) in
-  (* The "socket": bytes that arrived, and a signal that wakes a reader. *)
+  (* The "socket": bytes that arrived, and a signal that wakes a reader. A
+     waiting read or wait for input is interrupted as a socket's is
+     (Fd.interrupt): the exception is raised from it. *)
   let arrived = ref "" and wake = Mvar.create_empty () in
+  let interrupted = ref None in
+  let take_wake () =
+    Mvar.take wake;
+    match !interrupted with
+    | Some e ->
+        interrupted := None;
+        raise e
+    | None -> ()
+  in
   let rec read buf off len =
     if !arrived = "" then (
-      Mvar.take wake;
+      take_wake ();
       read buf off len)
     else
       let n = min len (String.length !arrived) in
@@ -184,16 +198,17 @@ let with_connection ?(config = Config.default) ?(await = false) f =
   in
   let arrive s = arrived := !arrived ^ s in
   (* Like a socket's readiness: waits for bytes without taking them, unless
-     interrupted (Fd.interrupt). *)
-  let interrupted = ref None in
+     interrupted, or woken once with nothing there ([wake_spuriously]). *)
+  let spurious = ref false in
   let rec await_input () =
-    if !arrived = "" then (
-      Mvar.take wake;
-      match !interrupted with
-      | Some e ->
-          interrupted := None;
-          raise e
-      | None -> await_input ())
+    if !spurious then spurious := false
+    else if !arrived = "" then (
+      take_wake ();
+      await_input ())
+  in
+  let wake_spuriously () =
+    spurious := true;
+    ignore (Mvar.try_put wake ())
   in
   let interrupt e =
     interrupted := Some e;
@@ -215,7 +230,9 @@ let with_connection ?(config = Config.default) ?(await = false) f =
                ?interrupt:(if await then Some interrupt else None)
                ~peer:None ~read ~write ()))
   in
-  let result = f { send; arrive; output; outcome; mem; context } in
+  let result =
+    f { send; arrive; wake_spuriously; output; outcome; mem; context }
+  in
   Fiber.cancel served;
   Fiber.cancel sweeper;
   result
@@ -487,6 +504,43 @@ let idle_holds_no_buffer () =
       exchange c (get "/hello") 3;
       check_statuses "served again" [ 200; 200; 200 ] c)
 
+(* A parked connection woken with nothing to read (a readiness event whose
+   bytes an earlier read had taken) goes back into its read, which waits.
+   The sweeper parks it again, its buffers back in the pool, as any idle
+   one; before, it held its fiber and its buffer until its next request or
+   its deadline, unseen by the sweeper. *)
+let spurious_wake_parks_again () =
+  let config =
+    { Config.default with timeouts = { timeouts with keep_alive = 60. } }
+  in
+  with_connection ~config ~await:true (fun c ->
+      (* The sweeper's looks: at most a second apart. *)
+      let looks n =
+        for _ = 1 to n do
+          In_memory.advance c.mem 1.05;
+          quiesce ()
+        done
+      in
+      exchange c (get "/hello") 1;
+      looks 3;
+      Alcotest.(check int) "parked" 1 (Connection.parked c.context);
+      Alcotest.(check int) "no buffer" 0 (Connection.buffers_held c.context);
+      c.wake_spuriously ();
+      quiesce ();
+      Alcotest.(check int)
+        "back inside, in a read" 0
+        (Connection.parked c.context);
+      Alcotest.(check int)
+        "the read holds the input buffer" 1
+        (Connection.buffers_held c.context);
+      looks 3;
+      Alcotest.(check int) "parked again" 1 (Connection.parked c.context);
+      Alcotest.(check int)
+        "its buffer back" 0
+        (Connection.buffers_held c.context);
+      exchange c (get "/hello") 2;
+      check_statuses "and the next request is served" [ 200; 200 ] c)
+
 (* After a burst of connections, the sweeper gives the memory back
    (compaction) once they have fallen to an eighth of their peak; a small
    crowd does not trigger it. *)
@@ -709,6 +763,8 @@ let () =
             request_waiting_after_pause;
           Alcotest.test_case "an idle connection holds no buffer" `Quick
             idle_holds_no_buffer;
+          Alcotest.test_case "a spurious wake parks again" `Quick
+            spurious_wake_parks_again;
           Alcotest.test_case "memory back after a burst" `Quick
             memory_back_after_burst;
         ] );
