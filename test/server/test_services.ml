@@ -471,35 +471,35 @@ let request_waiting_after_pause () =
           List.length (responses c) = 2);
       check_statuses "both served" [ 200; 200 ] c)
 
+(* [n] of the sweeper's looks, which are at most a second apart. *)
+let sweeper_looks c n =
+  for _ = 1 to n do
+    In_memory.advance c.mem 1.05;
+    quiesce ()
+  done
+
+(* Whether the connection waits outside its handlers, and the buffers it
+   holds. *)
+let check_idle c when_ ~parked ~buffers =
+  Alcotest.(check int) (when_ ^ ": parked") parked (Connection.parked c.context);
+  Alcotest.(check int)
+    (when_ ^ ": buffers held") buffers
+    (Connection.buffers_held c.context)
+
 (* An idle keep-alive connection gives its buffers back to the loop's pool
    once the sweeper has seen it waiting a tick (issue 13.1). *)
 let idle_holds_no_buffer () =
-  let tick = timeouts.keep_alive /. 8. in
   with_connection ~await:true (fun c ->
       exchange c (get "/hello") 1;
       quiesce ();
-      Alcotest.(check int)
-        "input and output, right after the request" 2
-        (Connection.buffers_held c.context);
-      (* The sweeper's looks: at most a second apart. *)
-      for _ = 1 to 3 do
-        In_memory.advance c.mem (Float.max tick 1.05);
-        quiesce ()
-      done;
-      Alcotest.(check int)
-        "none once idle a tick" 0
-        (Connection.buffers_held c.context);
-      Alcotest.(check int)
-        "and it waits outside its handlers" 1
-        (Connection.parked c.context);
+      check_idle c "right after the request" ~parked:0 ~buffers:2;
+      sweeper_looks c 3;
+      check_idle c "idle a tick" ~parked:1 ~buffers:0;
       exchange c (get "/hello") 2;
       check_statuses "and the next request is served" [ 200; 200 ] c;
       Alcotest.(check int) "back inside for it" 0 (Connection.parked c.context);
       (* Parked twice, and the keep-alive deadline still holds. *)
-      for _ = 1 to 3 do
-        In_memory.advance c.mem (Float.max tick 1.05);
-        quiesce ()
-      done;
+      sweeper_looks c 3;
       Alcotest.(check int) "parked again" 1 (Connection.parked c.context);
       exchange c (get "/hello") 3;
       check_statuses "served again" [ 200; 200; 200 ] c)
@@ -514,30 +514,15 @@ let spurious_wake_parks_again () =
     { Config.default with timeouts = { timeouts with keep_alive = 60. } }
   in
   with_connection ~config ~await:true (fun c ->
-      (* The sweeper's looks: at most a second apart. *)
-      let looks n =
-        for _ = 1 to n do
-          In_memory.advance c.mem 1.05;
-          quiesce ()
-        done
-      in
       exchange c (get "/hello") 1;
-      looks 3;
-      Alcotest.(check int) "parked" 1 (Connection.parked c.context);
-      Alcotest.(check int) "no buffer" 0 (Connection.buffers_held c.context);
+      sweeper_looks c 3;
+      check_idle c "idle a tick" ~parked:1 ~buffers:0;
       c.wake_spuriously ();
       quiesce ();
-      Alcotest.(check int)
-        "back inside, in a read" 0
-        (Connection.parked c.context);
-      Alcotest.(check int)
-        "the read holds the input buffer" 1
-        (Connection.buffers_held c.context);
-      looks 3;
-      Alcotest.(check int) "parked again" 1 (Connection.parked c.context);
-      Alcotest.(check int)
-        "its buffer back" 0
-        (Connection.buffers_held c.context);
+      (* Back inside, in a read that holds the input buffer. *)
+      check_idle c "woken for nothing" ~parked:0 ~buffers:1;
+      sweeper_looks c 3;
+      check_idle c "idle a tick again" ~parked:1 ~buffers:0;
       exchange c (get "/hello") 2;
       check_statuses "and the next request is served" [ 200; 200 ] c)
 
