@@ -342,14 +342,15 @@ and give_back_memory c ~idle =
    interrupted, not the sweeper before. *)
 and release_if_waiting l =
   let control = control_of l in
-  if control.awaiting || control.idle_read then (
-    control.idle_rounds <- control.idle_rounds + 1;
-    if control.idle_rounds >= 2 then (
-      if control.awaiting then control.release ();
-      park_waiting l))
-  else control.idle_rounds <- 0
+  match control.idle_wait with
+  | Awaiting | Reading ->
+      control.idle_rounds <- control.idle_rounds + 1;
+      if control.idle_rounds >= 2 then (
+        if control.idle_wait = Awaiting then control.release ();
+        park_waiting l)
+  | Not_waiting -> control.idle_rounds <- 0
 
-(* Its wait (it is [awaiting], so it runs) raises [Park]: the connection
+(* Its wait or idle read (so it runs) raises [Park]: the connection
    waits again outside its handlers. One whose wait cannot be interrupted
    keeps waiting where it is. *)
 and park_waiting = function

@@ -1,4 +1,5 @@
 type phase = Idle | Head | Body | Upgraded
+type idle_wait = Not_waiting | Awaiting | Reading
 
 type t = {
   draining : bool Atomic.t;
@@ -12,8 +13,7 @@ type t = {
   mutable keep_alive : int;
       (** The keep-alive timeout in nanoseconds: worked out once, not per
           request. *)
-  mutable awaiting : bool;
-  mutable idle_read : bool;
+  mutable idle_wait : idle_wait;
   mutable idle_rounds : int;
   mutable release : unit -> unit;
   mutable parked : bool;
@@ -32,8 +32,7 @@ let create draining =
     writes = 0;
     send_timeout = max_int;
     keep_alive = 0;
-    awaiting = false;
-    idle_read = false;
+    idle_wait = Not_waiting;
     idle_rounds = 0;
     release = ignore;
     parked = false;

@@ -13,6 +13,21 @@ type phase =
       (** Handed over after a [101] ({!Upgraded}): never idle, closed by
           {!Upgraded.Shutdown} when the server drains. *)
 
+(** How an idle connection waits for its next request, as the sweeper sees it.
+*)
+type idle_wait =
+  | Not_waiting
+      (** Running, or waiting for something else than a request's first bytes.
+      *)
+  | Awaiting
+      (** Waiting for bytes without reading: its buffers are not in use, and
+          {!release} may take them. *)
+  | Reading
+      (** In the read for a request's first bytes. It waits only after a
+          readiness event that found nothing (an earlier read had taken the
+          bytes): the read holds the input buffer, so {!release} may not take
+          it, but the read can be interrupted like a wait. *)
+
 type t = {
   draining : bool Atomic.t;
   mutable phase : phase;
@@ -32,20 +47,14 @@ type t = {
   mutable keep_alive : int;
       (** Nanoseconds: the keep-alive timeout, worked out once per connection
           rather than per request. *)
-  mutable awaiting : bool;
-      (** The connection is idle and waits for bytes without reading: its
-          buffers are not in use, {!release} may take them. *)
-  mutable idle_read : bool;
-      (** The connection is idle and its pipeline is in a read for the first
-          bytes of a request, which waits only after a readiness event that
-          found nothing (the bytes were already taken): the read holds the input
-          buffer, so {!release} may not take it, but the read can be interrupted
-          like a wait. *)
+  mutable idle_wait : idle_wait;
+      (** One field for both idle waits: a parked connection holds this record,
+          and a word more here is a word more per idle connection. *)
   mutable idle_rounds : int;
       (** The sweeper's count of its looks at this idle wait. *)
   mutable release : unit -> unit;
       (** Gives the connection's buffers back to their pool; call only while
-          [awaiting]. *)
+          [Awaiting]. *)
   mutable parked : bool;
       (** The connection waits (or has just waited) for its next request outside
           its handlers: the pipeline, back inside, reads at once and keeps the

@@ -260,11 +260,11 @@ let rec loop (c : Conn.t) =
         (* It waited outside: bytes are there. *)
         control.parked <- false
     | Some await when control.phase = Idle -> (
-        control.awaiting <- true;
+        control.idle_wait <- Awaiting;
         match await control with
-        | () -> control.awaiting <- false
+        | () -> control.idle_wait <- Not_waiting
         | exception e ->
-            control.awaiting <- false;
+            control.idle_wait <- Not_waiting;
             raise e)
     | _ -> ());
     match Request_parser.read_request c.input c.config.limits with
@@ -327,15 +327,15 @@ let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
   | Idle ->
       (* Bounded by [idle_deadline], enforced by the loop's sweeper: no
          timer per request. The sweeper may also interrupt it with
-         [Unwind.Park] if it waits (see [Control.t.idle_read]). *)
-      control.idle_read <- true;
+         [Unwind.Park] if it waits (see [Control.Reading]). *)
+      control.idle_wait <- Reading;
       let n =
         match read buf off len with
         | n ->
-            control.idle_read <- false;
+            control.idle_wait <- Not_waiting;
             n
         | exception e ->
-            control.idle_read <- false;
+            control.idle_wait <- Not_waiting;
             raise e
       in
       control.phase <- Head;
