@@ -458,10 +458,13 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
     | Some (`Bytes (i, _)) -> Input.create ~buffer:i ~read:read_more ()
     | None -> Input.create ~size:config.input_buffer ~read:read_more ()
   in
-  control.release <-
-    (fun () ->
-      Output.release out;
-      Input.release input);
+  (* Back to their pool, if they came from one: a no-op for buffers already
+     given back. *)
+  let release_buffers () =
+    Output.release out;
+    Input.release input
+  in
+  control.release <- release_buffers;
   let c : Conn.t =
     {
       config;
@@ -483,9 +486,7 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
   let requests () =
     let outcome = try loop c with Unwind.Abort -> Server_closed in
     Output.flush out;
-    (* Back to their pool, if they came from one. *)
-    Output.release out;
-    Input.release input;
+    release_buffers ();
     outcome
   in
   let rec serve_requests () =
@@ -496,8 +497,7 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
            grew serving requests go back to the runtime while the connection
            waits on its own small one. Its buffers, if a read held them (the
            sweeper gives a wait's back itself), go back to their pool. *)
-        Output.release out;
-        Input.release input;
+        release_buffers ();
         control.parked <- true;
         if fiberless then
           (* The caller waits for input with no fiber, and calls [serve]
