@@ -271,6 +271,11 @@ let note_peak c =
   let live = Hashtbl.length c.live in
   if live > c.peak then c.peak <- live
 
+(* The sweeper's count of its looks at one idle wait: the second or later. *)
+let seen_twice (control : Control.t) =
+  control.idle_rounds <- control.idle_rounds + 1;
+  control.idle_rounds >= 2
+
 (* Marlow's timeout manager: one fiber per loop cancels the connections
    idle past their deadline or stuck in a write past theirs (a client that
    stopped reading), so a connection costs no timer and no fiber of its own.
@@ -343,11 +348,11 @@ and give_back_memory c ~idle =
 and release_if_waiting l =
   let control = control_of l in
   match control.idle_wait with
-  | Awaiting | Reading ->
-      control.idle_rounds <- control.idle_rounds + 1;
-      if control.idle_rounds >= 2 then (
-        if control.idle_wait = Awaiting then control.release ();
+  | Awaiting ->
+      if seen_twice control then (
+        control.release ();
         park_waiting l)
+  | Reading -> if seen_twice control then park_waiting l
   | Not_waiting -> control.idle_rounds <- 0
 
 (* Its wait or idle read (so it runs) raises [Park]: the connection
