@@ -334,13 +334,14 @@ let spread_rows ~labels ~peers ~connections runs =
   let rounds =
     List.sort_uniq compare (List.map fst (runs "braid" connections))
   in
-  (* Every server's runs in every round. *)
-  let per_round =
-    List.concat_map
+  (* Each server's runs in each round, looked up once. *)
+  let by_round =
+    List.map
       (fun label ->
-        List.map (fun round -> round_rps (runs label connections) round) rounds)
+        (label, List.map (round_rps (runs label connections)) rounds))
       labels
   in
+  let per_round = List.concat_map snd by_round in
   let twice =
     List.for_all
       (function Some [ _; _ ] | None -> true | Some _ -> false)
@@ -348,19 +349,15 @@ let spread_rows ~labels ~peers ~connections runs =
   in
   if List.compare_length_with rounds 2 < 0 || not twice then []
   else
-    let by_round peer =
-      List.filter_map
-        (fun round ->
-          match
-            ( round_rps (runs "braid" connections) round,
-              round_rps (runs peer connections) round )
-          with
-          | Some braid, Some other -> Some (sum braid /. sum other)
-          | _ -> None)
-        rounds
-    in
+    let braid = List.assoc "braid" by_round in
     let ratio_rows peer =
-      match by_round peer with
+      match
+        List.filter_map
+          (function
+            | Some braid, Some other -> Some (sum braid /. sum other)
+            | _ -> None)
+          (List.combine braid (List.assoc peer by_round))
+      with
       | [] -> []
       | ratios ->
           let name =
