@@ -437,19 +437,33 @@ let keep_alive_timeout () =
       closes_at_keep_alive c ~elapsed:0.;
       check_statuses "nothing more sent" [ 200 ] c)
 
+(* The time between two of the sweeper's looks, at most: its tick is at most
+   a second. *)
+let look = 1.05
+
+(* [n] of the sweeper's looks. *)
+let sweeper_looks c n =
+  for _ = 1 to n do
+    In_memory.advance c.mem look;
+    quiesce ()
+  done
+
+(* Whether the connection waits outside its handlers, and the buffers it
+   holds. *)
+let check_idle c when_ ~parked ~buffers =
+  Alcotest.(check int) (when_ ^ ": parked") parked (Connection.parked c.context);
+  Alcotest.(check int)
+    (when_ ^ ": buffers held") buffers
+    (Connection.buffers_held c.context)
+
 (* Parked (waiting outside its handlers), a connection keeps the deadline
    of the wait it left. *)
 let keep_alive_while_parked () =
-  let tick = timeouts.keep_alive /. 8. in
-  let step = Float.max tick 1.05 in
   with_connection ~await:true (fun c ->
       exchange c (get "/hello") 1;
-      for _ = 1 to 3 do
-        In_memory.advance c.mem step;
-        quiesce ()
-      done;
+      sweeper_looks c 3;
       Alcotest.(check int) "parked" 1 (Connection.parked c.context);
-      closes_at_keep_alive c ~elapsed:(3. *. step))
+      closes_at_keep_alive c ~elapsed:(3. *. look))
 
 (* A request that arrived before the keep-alive deadline but was not read
    yet when the sweeper ran (the whole process was stopped meanwhile) is
@@ -470,21 +484,6 @@ let request_waiting_after_pause () =
       wait_until "the waiting request answered" (fun () ->
           List.length (responses c) = 2);
       check_statuses "both served" [ 200; 200 ] c)
-
-(* [n] of the sweeper's looks, which are at most a second apart. *)
-let sweeper_looks c n =
-  for _ = 1 to n do
-    In_memory.advance c.mem 1.05;
-    quiesce ()
-  done
-
-(* Whether the connection waits outside its handlers, and the buffers it
-   holds. *)
-let check_idle c when_ ~parked ~buffers =
-  Alcotest.(check int) (when_ ^ ": parked") parked (Connection.parked c.context);
-  Alcotest.(check int)
-    (when_ ^ ": buffers held") buffers
-    (Connection.buffers_held c.context)
 
 (* An idle keep-alive connection gives its buffers back to the loop's pool
    once the sweeper has seen it waiting a tick (issue 13.1). *)
