@@ -38,6 +38,16 @@ type t = {
   tls : tls option;
 }
 
+let connections_for_descriptors n = max 1 ((min n 1_048_576 * 9 / 10) - 64)
+
+(* The soft limit as the program starts: a program that raises it first
+   ({!Server.raise_descriptor_limit}) derives its limit again, as [braid
+   serve] does. *)
+let default_max_connections =
+  match System.descriptor_limits () with
+  | soft, _ -> connections_for_descriptors soft
+  | exception Unix.Unix_error _ -> 1000
+
 let default =
   {
     limits = Braid_http.Limits.default;
@@ -60,7 +70,7 @@ let default =
         send = 60.;
         handler = None;
       };
-    max_connections = 1000;
+    max_connections = default_max_connections;
     max_connections_per_client = None;
     minor_heap_words = 1 lsl 20;
     listen = Unix.ADDR_INET (Unix.inet_addr_loopback, 8080);

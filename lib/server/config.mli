@@ -115,9 +115,15 @@ type t = {
   timeouts : timeouts;
   max_connections : int;
       (** Connections served at once by the whole server (all domains). At the
-          limit the server stops accepting, leaving new connections in the
-          kernel's backlog, and resumes as connections close. Read at each
-          accept, so a reload changes it for later accepts. *)
+          limit, a new connection is admitted only by closing one that has
+          waited at least a second for a request (one that never sent a request
+          first, then the one idle longest); if none has, it waits in the
+          kernel's backlog until a connection closes. A connection in a request,
+          or between two requests of a client using it, is never closed to make
+          room, so a client holding exactly this many keep-alive connections
+          sees no error. Read at each accept, so a reload changes it for later
+          accepts. The default is derived from the descriptor limit, see
+          {!connections_for_descriptors}. *)
   max_connections_per_client : int option;
       (** At most this many connections at once from one client address; a
           further one is answered [503] and closed at once. [None] (the
@@ -147,11 +153,23 @@ type t = {
   tls : tls option;  (** HTTPS beside plain HTTP; [None]: plain HTTP only. *)
 }
 
+val connections_for_descriptors : int -> int
+(** [connections_for_descriptors n] is the connection limit for a process
+    allowed [n] open descriptors: [max 1 (n * 9 / 10 - 64)] ([n] taken as at
+    most 1,048,576), leaving room for what else a server holds open (listeners,
+    the files being sent, logs, the event loops' own, and the one connection
+    accepted past the limit while room is made for it). The one rule for the
+    default limit: {!default} applies it to the soft limit in force when the
+    program starts; [braid serve] first raises the soft limit to the hard one
+    ({!Server.raise_descriptor_limit}) and applies it again. *)
+
 val default : t
 (** {!Braid_http.Limits.default}, no root, ["index.html"], no precompressed
     variants, 64 KiB of body in memory and spooled bodies in
     [Filename.get_temp_dir_name ()], 4 KiB input and 16 KiB output buffers, 2 s
     of lingering, timeouts of 20 s for a request head, 5 s between keep-alive
     requests, 60 s per body read and per response write, no handler timeout,
-    1000 connections, listening on 127.0.0.1:8080 with one event loop, no access
-    log and messages to standard error, no HTTPS. *)
+    [connections_for_descriptors] of the descriptor soft limit at start (857 for
+    the common 1,024; 1,000 if the limit cannot be read), listening on
+    127.0.0.1:8080 with one event loop, no access log and messages to standard
+    error, no HTTPS. *)

@@ -241,23 +241,34 @@ let drain c =
       | Plain p -> ( try Fd.interrupt p.socket Upgraded.Shutdown with _ -> ()))
     upgraded
 
-(* At the connection limit, nginx's rule: the connection that has waited
-   longest for a request (an idle keep-alive one, or one that has sent
-   nothing yet) is closed to admit a new one; nothing is owed to it. *)
-let evict_idle c =
-  let oldest =
+(* At the connection limit, nginx's rule, with two guards: a connection
+   idle for less than [idle_for] is never closed (a keep-alive connection a
+   client is using waits a few microseconds between its requests, and
+   closing it there is a reset the client sees), and among those idle long
+   enough, one that has never sent a request (a silent client, or one stalled
+   in its TLS handshake) goes before a keep-alive connection that has; then
+   the one that has waited longest. Nothing is owed to any of them. *)
+let evict_idle c ~now ~idle_for =
+  let preferred l o =
+    let cl = control_of l and co = control_of o in
+    if cl.first <> co.first then cl.first else cl.idle_since < co.idle_since
+  in
+  let chosen =
     Hashtbl.fold
-      (fun _ l oldest ->
-        if Control.is_idle (control_of l) && not (is_ending l) then
-          match oldest with
-          | Some o when (control_of o).idle_since <= (control_of l).idle_since
-            ->
-              oldest
+      (fun _ l chosen ->
+        let control = control_of l in
+        if
+          Control.is_idle control
+          && now - control.idle_since >= idle_for
+          && not (is_ending l)
+        then
+          match chosen with
+          | Some o when not (preferred l o) -> chosen
           | _ -> Some l
-        else oldest)
+        else chosen)
       c.live None
   in
-  match oldest with
+  match chosen with
   | Some l ->
       end_live l;
       true

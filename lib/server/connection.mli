@@ -56,12 +56,16 @@ val close_idle : context -> unit
     or one {!unpark} gives it), except a parked one just woken by input, which
     reads that request: the end of the grace {!drain} gives them. *)
 
-val evict_idle : context -> bool
-(** [evict_idle c] closes the connection of [c] that has waited longest for a
-    request, if one waits (an idle keep-alive connection, or one that has sent
-    nothing yet: "reusable", in nginx's words), and says whether it did. It is
-    closed soon after (by its fiber; if parked, by the fiber that takes it when
-    it is woken, see {!close_idle}), never within this call. *)
+val evict_idle : context -> now:int -> idle_for:int -> bool
+(** [evict_idle c ~now ~idle_for] closes one connection of [c] that has waited
+    for a request for [idle_for] nanoseconds at least at [now] (monotonic
+    nanoseconds, the services' clock), if one has, and says whether it did: one
+    that has never sent a request (a silent client, or one stalled in its TLS
+    handshake) before a keep-alive connection that has, then the one that has
+    waited longest ("reusable", in nginx's words). A connection in a request, or
+    one that finished its response less than [idle_for] ago, is never closed. It
+    is closed soon after (by its fiber; if parked, by the fiber that takes it
+    when it is woken, see {!close_idle}), never within this call. *)
 
 val sweep : context -> unit
 (** [sweep c] never returns: it cancels the connections of [c] idle past their

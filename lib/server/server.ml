@@ -177,7 +177,7 @@ let raise_descriptor_limit () =
   if wanted > soft then System.set_descriptor_limit wanted;
   fst (System.descriptor_limits ())
 
-let connections_for_descriptors n = max 1 ((n * 9 / 10) - 64)
+let connections_for_descriptors = Config.connections_for_descriptors
 let config t = Atomic.get t.config
 
 (* The loops run and the sockets are bound: keeping the running address and
@@ -233,15 +233,36 @@ let connections t = Atomic.get t.slots.active
    idle without freeing a slot. *)
 let look_again = 0.05
 
-(* Waits (this fiber only) for a slot under the current limit, closing the
-   connections of this loop that wait longest for a request, one per freed
-   slot: a flood of idle connections denies no one. *)
-let acquire_slot t context =
+(* How long a connection must have waited for a request before it may be
+   closed to admit another: a keep-alive connection in use waits only a few
+   microseconds between its requests, and a client that holds exactly
+   [max_connections] of them must see no reset (nginx closes any "reusable"
+   connection, and a client at the limit sees resets). A second is far
+   above a client's gap between requests and far below the keep-alive and
+   header timeouts, after which the sweeper closes them anyway. *)
+let evictable_after = Control.ns_of_seconds 1.
+
+(* Takes a slot if one is free under the current limit; never waits. *)
+let try_acquire_slot t =
+  let active = t.slots.active in
+  let limit = (Atomic.get t.config).max_connections in
+  let rec take () =
+    let n = Atomic.get active in
+    n < limit && (Atomic.compare_and_set active n (n + 1) || take ())
+  in
+  take ()
+
+(* For a connection already accepted at the limit (so someone does wait):
+   waits (this fiber only) for a slot, closing the connections of this loop
+   idle long enough, one per freed slot, so that a flood of idle
+   connections denies no one. *)
+let make_room t context =
   let s = t.slots in
   Mutex.lock s.mutex;
   match
-    while Atomic.get s.active >= (Atomic.get t.config).max_connections do
-      if Connection.evict_idle context then (
+    while not (try_acquire_slot t) do
+      let now = Services.monotonic_ns () in
+      if Connection.evict_idle context ~now ~idle_for:evictable_after then (
         Option.iter Metrics.refused t.settings.metrics;
         Condition.wait s.freed s.mutex)
       else
@@ -250,9 +271,7 @@ let acquire_slot t context =
                Condition.wait s.freed s.mutex))
     done
   with
-  | () ->
-      Atomic.incr s.active;
-      Mutex.unlock s.mutex
+  | () -> Mutex.unlock s.mutex
   | exception e ->
       Mutex.unlock s.mutex;
       raise e
@@ -330,14 +349,27 @@ let connection_ended t peer =
   leave_client t peer;
   release_slot t
 
-(* At the limit, waits for a slot: new connections stay in the kernel's
-   backlog. Running out of descriptors leaves the connection in the backlog
-   too: pause (logging once per episode) instead of spinning on it. *)
-
+(* Below the limit, a slot is taken before [accept] (so two loops cannot
+   both take the last one). At the limit, the connection is accepted first
+   and a slot made for it: only a client actually waiting makes the server
+   close an idle connection, never the limit alone (with a client holding
+   exactly [max_connections] keep-alive connections, the acceptor would
+   otherwise close them one after another as they paused between requests).
+   The one connection accepted past the limit is within the descriptors that
+   [connections_for_descriptors] keeps spare. Running out of descriptors
+   leaves the connection in the backlog too: pause (logging once per
+   episode) instead of spinning on it. *)
 let rec accept_loop t ~sw listener context ~serve ~paused =
-  acquire_slot t context;
+  let slotted = try_acquire_slot t in
+  let holds_slot = ref slotted in
   match
     let socket, peer = Net.accept_unowned listener in
+    (if not slotted then
+       match make_room t context with
+       | () -> holds_slot := true
+       | exception e ->
+           Connection.close_quietly socket;
+           raise e);
     Option.iter Metrics.accepted t.settings.metrics;
     let run () =
       if admit_client t peer then
@@ -357,7 +389,7 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
             with Net.Error _ -> ()))
     in
     match Fiber.fork ~sw run with
-    | _ -> ()
+    | _ -> holds_slot := false
     | exception e ->
         Connection.close_quietly socket;
         raise e
@@ -365,16 +397,16 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
   | () -> accept_loop t ~sw listener context ~serve ~paused:false
   | exception
       Net.Error { error = (EMFILE | ENFILE | ENOBUFS | ENOMEM) as error; _ } ->
-      release_slot t;
+      if !holds_slot then release_slot t;
       if not paused then
         Log.error ("accept: " ^ Unix.error_message error ^ "; pausing");
       Services.sleep 0.05;
       accept_loop t ~sw listener context ~serve ~paused:true
   | exception Net.Error { error = ECONNABORTED | EPERM | EUNKNOWNERR _; _ } ->
-      release_slot t;
+      if !holds_slot then release_slot t;
       accept_loop t ~sw listener context ~serve ~paused
   | exception e ->
-      release_slot t;
+      if !holds_slot then release_slot t;
       raise e
 
 let port_of = function Unix.ADDR_INET (_, p) -> p | Unix.ADDR_UNIX _ -> 0

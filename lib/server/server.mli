@@ -65,9 +65,7 @@ val raise_descriptor_limit : unit -> int
     [Unix.Unix_error] if the system refuses. *)
 
 val connections_for_descriptors : int -> int
-(** [connections_for_descriptors n] is a connection limit that leaves room,
-    among [n] descriptors, for what else a server holds open (listeners, the
-    files being sent, logs, the event loops' own): [max 1 (n * 9 / 10 - 64)]. *)
+(** {!Config.connections_for_descriptors}. *)
 
 val config : t -> Config.t
 (** The configuration new connections get. *)

@@ -359,6 +359,48 @@ let connection_limit ~domains () =
     (Atomic.get highest <= limit);
   Alcotest.(check bool) "a new client is served" true (python_gets port 1)
 
+(* A client holding exactly [max_connections] keep-alive connections, then
+   one fewer, each busy: none is closed to make room (no one else waits),
+   so wrk sees no error. (Failed before the accept-first admission: the
+   acceptor at the limit closed each connection in turn as it paused
+   between two requests, and wrk counted thousands of read errors.) *)
+let client_at_the_limit () =
+  let limit = 40 in
+  with_server ~max_connections:limit @@ fun _ port ->
+  List.iter
+    (fun connections ->
+      let report = Filename.temp_file "braid-limit" ".wrk" in
+      Fun.protect ~finally:(fun () -> Sys.remove report) @@ fun () ->
+      let out = Unix.openfile report [ O_WRONLY; O_TRUNC ] 0o600 in
+      let pid =
+        spawn_alone
+          [|
+            "wrk";
+            "-t1";
+            Printf.sprintf "-c%d" connections;
+            "-d2s";
+            Printf.sprintf "http://127.0.0.1:%d/hello" port;
+          |]
+          ~stdin:Unix.stdin ~stdout:out ~stderr:out
+      in
+      Unix.close out;
+      (match waitpid pid with
+      | WEXITED 0 -> ()
+      | _ -> Alcotest.failf "wrk failed: %s" (read_file report));
+      let summary = read_file report in
+      let name = Printf.sprintf "wrk -c%d at a limit of %d" connections limit in
+      if contains summary "Socket errors" || contains summary "Non-2xx" then
+        Alcotest.failf "%s: %s" name summary;
+      let requests =
+        List.find_map
+          (fun line -> Scanf.sscanf_opt line " %d requests in" Fun.id)
+          (String.split_on_char '\n' summary)
+      in
+      match requests with
+      | Some n when n > connections -> ()
+      | _ -> Alcotest.failf "%s: too few requests: %s" name summary)
+    [ limit; limit - 1 ]
+
 (* {1 The braid binary} *)
 
 let binary = "../../bin/main.exe"
@@ -1152,6 +1194,7 @@ let () =
             (connection_limit ~domains:1);
           Alcotest.test_case "max connections, 2 loops" `Quick
             (connection_limit ~domains:2);
+          Alcotest.test_case "a client at the limit" `Quick client_at_the_limit;
           Alcotest.test_case "EMFILE" `Quick emfile;
           Alcotest.test_case "a flood of idle connections" `Quick idle_flood;
           Alcotest.test_case "idle connections hold no fiber" `Quick
