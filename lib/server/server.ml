@@ -364,6 +364,7 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
   let holds_slot = ref slotted in
   match
     let socket, peer = Net.accept_unowned listener in
+    let peer = Address.unmapped peer in
     (if not slotted then
        match make_room t context with
        | () -> holds_slot := true
@@ -483,18 +484,16 @@ let adopt ~sw listening =
   Braid_io.Fd.of_unix ~sw copy
 
 (* The metrics and health paths, answered before the routes. The config is
-   read per request, so a reload moves or removes them. *)
-let loopback = function
-  | Unix.ADDR_INET (ip, _) ->
-      ip = Unix.inet6_addr_loopback
-      || String.starts_with ~prefix:"127." (Unix.string_of_inet_addr ip)
-  | Unix.ADDR_UNIX _ -> true
-
+   read per request, so a reload moves or removes them. The peer is already
+   unmapped (the accept loop); the allow list may name either form. *)
 let allowed (config : Config.t) (request : Handler.request) =
   match request.peer with
   | None -> true
-  | Some peer when config.metrics_allow = [] -> loopback peer
-  | Some (ADDR_INET (ip, _)) -> List.mem ip config.metrics_allow
+  | Some peer when config.metrics_allow = [] -> Address.is_loopback peer
+  | Some (ADDR_INET (ip, _)) ->
+      List.exists
+        (fun allowed -> Address.unmapped_inet allowed = ip)
+        config.metrics_allow
   | Some (ADDR_UNIX _) -> true
 
 let metrics_handler t metrics (request : Handler.request) =

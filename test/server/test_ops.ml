@@ -950,6 +950,41 @@ let binary_upgrade () =
 (* The metrics and health paths: the exposition text parses (every sample
    line is NAME{LABELS} VALUE under its # TYPE), counts the requests made,
    and answers only the allowed address. *)
+(* On a dual-stack listener ([--host ::]) an IPv4 client arrives as
+   ::ffff:127.0.0.1: it is still a loopback client for the metrics' default
+   rule, and still 127.0.0.2 for an allow list naming either form.
+   (Failed before addresses were unmapped at accept: 403 each time.) *)
+let metrics_dual_stack () =
+  let get port ~from path =
+    let s = Unix.socket PF_INET SOCK_STREAM 0 in
+    Fun.protect ~finally:(fun () -> Unix.close s) @@ fun () ->
+    Unix.bind s (ADDR_INET (Unix.inet_addr_of_string from, 0));
+    Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+    send s
+      (Printf.sprintf "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+         path);
+    status_of (read_to_end s)
+  in
+  let with_binary args f =
+    let p = start ([ "--host"; "::"; "--metrics"; "/metrics" ] @ args) in
+    Fun.protect ~finally:(fun () -> finish p) @@ fun () -> f (port_of p)
+  in
+  with_binary [] (fun port ->
+      Alcotest.(check int)
+        "loopback over IPv4, default rule" 200
+        (get port ~from:"127.0.0.1" "/metrics"));
+  List.iter
+    (fun allowed ->
+      with_binary [ "--metrics-allow"; allowed ] (fun port ->
+          Alcotest.(check int)
+            ("allowed as " ^ allowed) 200
+            (get port ~from:"127.0.0.2" "/metrics");
+          Alcotest.(check int)
+            ("others refused, " ^ allowed)
+            403
+            (get port ~from:"127.0.0.1" "/metrics")))
+    [ "127.0.0.2"; "::ffff:127.0.0.2" ]
+
 let metrics_and_health () =
   let p =
     start
@@ -1210,6 +1245,8 @@ let () =
             shutdown_with_idle_workers;
           Alcotest.test_case "socket activation" `Quick socket_activation;
           Alcotest.test_case "metrics and health" `Quick metrics_and_health;
+          Alcotest.test_case "metrics on a dual-stack listener" `Quick
+            metrics_dual_stack;
           Alcotest.test_case "binary upgrade, three times" `Quick binary_upgrade;
           Alcotest.test_case "deadline" `Quick shutdown_deadline;
         ] );
