@@ -549,32 +549,82 @@ let with_endpoints t (services : Services.t) =
         | _ -> services.find_handler meth path);
   }
 
+(* The host of an authority ([userinfo@]host[:port]), without its port. *)
+let host_of_authority authority =
+  let authority =
+    match String.rindex_opt authority '@' with
+    | Some i -> String.sub authority (i + 1) (String.length authority - i - 1)
+    | None -> authority
+  in
+  if authority <> "" && authority.[0] = '[' then
+    match String.index_opt authority ']' with
+    | Some i -> String.sub authority 0 (i + 1)
+    | None -> authority
+  else
+    match String.index_opt authority ':' with
+    | Some i -> String.sub authority 0 i
+    | None -> authority
+
+(* The authority of an absolute-form target ([scheme://authority/...]), if
+   it has one. *)
+let target_authority target =
+  match String.index_opt target ':' with
+  | Some i
+    when i + 2 < String.length target
+         && target.[i + 1] = '/'
+         && target.[i + 2] = '/' ->
+      let start = i + 3 in
+      let rec stop j =
+        if j >= String.length target then j
+        else match target.[j] with '/' | '?' | '#' -> j | _ -> stop (j + 1)
+      in
+      Some (String.sub target start (stop start - start))
+  | _ -> None
+
+(* RFC 3986's host characters (reg-name, IPv4, IP-literal): anything else
+   cannot go into a Location. *)
+let valid_host host =
+  host <> ""
+  && String.for_all
+       (function
+         | 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' -> true
+         | '-' | '.' | '_' | '~' | '!' | '$' | '&' | '\'' | '(' | ')' | '*'
+         | '+' | ',' | ';' | '=' | '%' | ':' | '[' | ']' ->
+             true
+         | _ -> false)
+       host
+
 (* [308 Permanent Redirect] (the method and body kept) to the same target
-   over HTTPS on [port]: the host as the client named it, without its port. *)
+   over HTTPS on [port]: the host the client named, without its port. That is
+   the target's own authority for an absolute-form target (RFC 9112 §3.2.2:
+   the Host field is then ignored), else [Host]. Without a host (an empty
+   [Host], or none from an HTTP/1.0 client) there is nothing to redirect to:
+   a guess would send the client elsewhere (RFC 9110 §4.2.2 forbids the empty
+   host of an https URI), so 400. *)
 let https_redirect ~port (request : Handler.request) =
   let host =
-    match Handler.header request "host" with
-    | Some host when host <> "" && host.[0] = '[' -> (
-        match String.index_opt host ']' with
-        | Some i -> String.sub host 0 (i + 1)
-        | None -> host)
-    | Some host -> (
-        match String.index_opt host ':' with
-        | Some i -> String.sub host 0 i
-        | None -> host)
-    | None -> (* HTTP/1.0 without Host *) "localhost"
+    match request.head.target_form with
+    | Absolute_form ->
+        Option.map host_of_authority (target_authority request.head.target)
+    | Origin_form | Authority_form | Asterisk_form ->
+        Option.map host_of_authority (Handler.header request "host")
   in
-  let authority =
-    if port = 443 then host else Printf.sprintf "%s:%d" host port
-  in
-  let target =
-    match request.query with
-    | None -> request.path
-    | Some q -> request.path ^ "?" ^ q
-  in
-  match Response.redirect ~status:308 ("https://" ^ authority ^ target) with
-  | response -> response
-  | exception Invalid_argument _ -> Response.error 400 "bad Host"
+  match host with
+  | None | Some "" ->
+      Response.error 400 "the redirect to HTTPS needs a host name (Host)"
+  | Some host when not (valid_host host) -> Response.error 400 "bad Host"
+  | Some host -> (
+      let authority =
+        if port = 443 then host else Printf.sprintf "%s:%d" host port
+      in
+      let target =
+        match request.query with
+        | None -> request.path
+        | Some q -> request.path ^ "?" ^ q
+      in
+      match Response.redirect ~status:308 ("https://" ^ authority ^ target) with
+      | response -> response
+      | exception Invalid_argument _ -> Response.error 400 "bad Host")
 
 (* What the plain listener's connections answer when it redirects: every
    route is the redirect, the metrics and health paths excepted. *)

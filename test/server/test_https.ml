@@ -1080,6 +1080,35 @@ let redirect () =
   Alcotest.(check int) "curl" 0 code;
   check_contains "IPv6 host" out
     (Printf.sprintf "\nLocation: https://[::1]:%d/s.txt\r\n" s.https);
+  (* An absolute-form target names the host; Host is then ignored (RFC
+     9112 §3.2.2). Without a host, 400 rather than a made-up one (it was
+     https://:PORT/ for an empty Host, and "localhost" without one). *)
+  let raw request =
+    let sock = Unix.socket PF_INET SOCK_STREAM 0 in
+    Fun.protect ~finally:(fun () -> Unix.close sock) @@ fun () ->
+    Unix.connect sock (ADDR_INET (Unix.inet_addr_loopback, s.http));
+    Text_and_process.send sock request;
+    Text_and_process.read_to_end sock
+  in
+  let answer =
+    raw
+      "GET http://target.test:80/a?b HTTP/1.1\r\n\
+       Host: field.test\r\n\
+       Connection: close\r\n\
+       \r\n"
+  in
+  check_contains "absolute form: the target's host" answer
+    (Printf.sprintf "\nLocation: https://target.test:%d/a?b\r\n" s.https);
+  check_lacks "absolute form: not Host's" answer "field.test";
+  List.iter
+    (fun (what, request) ->
+      let answer = raw request in
+      check_contains what answer "HTTP/1.1 400 ";
+      check_lacks what answer "Location:")
+    [
+      ("an empty Host", "GET /x HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n");
+      ("HTTP/1.0 without Host", "GET /x HTTP/1.0\r\n\r\n");
+    ];
   let status path port scheme =
     let code, out =
       curl
