@@ -155,7 +155,7 @@ let of_string ?(max_depth = max_depth) s =
         else (
           add_utf_8 b cp;
           i + 6)
-    | c -> fail i ("invalid escape \\" ^ String.make 1 c)
+    | c -> fail i ("invalid escape: a backslash then " ^ describe c)
   in
   let buffer = Buffer.create 64 in
   (* The string whose opening quote is at [start]: its contents and the
