@@ -41,22 +41,6 @@ let hex_value = function
   | 'A' .. 'F' as c -> Char.code c - 55
   | _ -> -1
 
-let add_utf_8 b cp =
-  let add i = Buffer.add_char b (Char.unsafe_chr i) in
-  if cp < 0x80 then add cp
-  else if cp < 0x800 then (
-    add (0xC0 lor (cp lsr 6));
-    add (0x80 lor (cp land 0x3F)))
-  else if cp < 0x10000 then (
-    add (0xE0 lor (cp lsr 12));
-    add (0x80 lor ((cp lsr 6) land 0x3F));
-    add (0x80 lor (cp land 0x3F)))
-  else (
-    add (0xF0 lor (cp lsr 18));
-    add (0x80 lor ((cp lsr 12) land 0x3F));
-    add (0x80 lor ((cp lsr 6) land 0x3F));
-    add (0x80 lor (cp land 0x3F)))
-
 let of_string ?(max_depth = max_depth) s =
   let n = String.length s in
   let fail i what = raise_notrace (Invalid (i, what)) in
@@ -146,14 +130,15 @@ let of_string ?(max_depth = max_depth) s =
           if byte (i + 6) = Char.code '\\' && byte (i + 7) = Char.code 'u' then (
             let lo = hex4 (i + 8) in
             if lo < 0xDC00 || lo > 0xDFFF then lone ();
-            add_utf_8 b (0x10000 + ((cp - 0xD800) lsl 10) + (lo - 0xDC00));
+            Buffer.add_utf_8_uchar b
+              (Uchar.of_int (0x10000 + ((cp - 0xD800) lsl 10) + (lo - 0xDC00)));
             i + 12)
           else lone ()
         else if cp >= 0xDC00 && cp <= 0xDFFF then
           fail i
             "lone surrogate: \\uDC00-\\uDFFF not preceded by \\uD800-\\uDBFF"
         else (
-          add_utf_8 b cp;
+          Buffer.add_utf_8_uchar b (Uchar.of_int cp);
           i + 6)
     | c -> fail i ("invalid escape: a backslash then " ^ describe c)
   in
@@ -199,7 +184,8 @@ let of_string ?(max_depth = max_depth) s =
     else fail i "expected a digit, found the end"
   in
   (* RFC 8259 section 6: an optional minus, 0 or digits not starting with 0,
-     optionally a dot and digits, optionally e or E, a sign and digits. *)
+     optionally a dot and digits, optionally e or E, an optional sign and
+     digits. *)
   let number start =
     let i = if s.[start] = '-' then start + 1 else start in
     let i =
