@@ -3,9 +3,9 @@
 # 21 POSTs of a comment then 499,000 "[ " (998,005 bytes) to /api/notes with curl,
 # the time of each and the server's RSS before and after. Loopback only; the
 # server is stopped by its pid at the end.
-#   dune build examples/webapp/main.exe && sh bench/json/bypass_rss.sh
+#   dune build examples/webapp/main.exe && sh scripts/json-bypass.sh
 set -eu
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 exe=${1:-_build/default/examples/webapp/main.exe}
 n=${2:-21}
 dir=$(mktemp -d)
