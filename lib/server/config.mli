@@ -71,7 +71,8 @@ type tls = {
 type t = {
   limits : Braid_http.Limits.t;
       (** Request line, header section and body limits. [limits.max_body] is the
-          largest body any route accepts (routes may lower it). *)
+          body limit of every request whose route sets none ({!Router.add}'s
+          [max_body], lower or higher, replaces it). *)
   root : string option;
       (** The document root for static files, as an absolute path without
           symbolic links ({!Server} canonicalises it); [None] serves no files.

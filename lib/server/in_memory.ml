@@ -249,6 +249,7 @@ let services t : Services.t =
         Router.lookup t.router meth path);
     middleware = Router.wrap t.router;
     error_page = Router.render_error t.router;
+    largest_max_body = Router.largest_max_body t.router;
   }
 
 let run t f = Services.run (services t) f

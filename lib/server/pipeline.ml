@@ -267,7 +267,7 @@ let rec loop (c : Conn.t) =
             control.idle_wait <- Not_waiting;
             raise e)
     | _ -> ());
-    match Request_parser.read_request c.input c.config.limits with
+    match Request_parser.read_request c.input c.head_limits with
     | exception Unwind.Timed_out ->
         if control.phase = Idle then Peer_closed
         else (
@@ -465,9 +465,16 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
     Input.release input
   in
   control.release <- release_buffers;
+  let head_limits =
+    match services.largest_max_body with
+    | Some m when m > config.limits.max_body ->
+        { config.limits with max_body = m }
+    | _ -> config.limits
+  in
   let c : Conn.t =
     {
       config;
+      head_limits;
       dates;
       peer;
       input;

@@ -381,4 +381,5 @@ let services t : Services.t =
     find_handler = Router.lookup t.settings.router;
     middleware = Router.wrap t.settings.router;
     error_page = Router.render_error t.settings.router;
+    largest_max_body = Router.largest_max_body t.settings.router;
   }

@@ -10,6 +10,7 @@ type t = {
   find_handler : Braid_http.Method.t -> string -> Router.found;
   middleware : Handler.t -> Handler.t;
   error_page : Braid_http.Request.t option -> Response.t -> Response.t;
+  largest_max_body : int option;
 }
 
 (* One effect for every service: its answer is the record, and the caller

@@ -356,6 +356,80 @@ let multipart () =
   in
   check_int "above the body limit: 413" 413 r.status
 
+(* {1 Body limits per route} *)
+
+(* A route's [max_body] replaces the server's, higher as well as lower: a
+   10 MiB route on a 1 MiB server takes 2 MB, by Content-Length and chunked;
+   a 1 MiB route and a route without a limit still refuse more than 1 MiB,
+   saying the limit. *)
+let route_body_limits () =
+  let mib = 1024 * 1024 in
+  let length r =
+    match Handler.body_string r with
+    | Ok b -> Response.string (string_of_int (String.length b))
+    | Error e -> Response.error e.status e.reason
+  in
+  let app =
+    Router.empty
+    |> Router.add ~max_body:(10 * mib) POST "/upload" length
+    |> Router.add ~max_body:mib POST "/small" length
+    |> Router.add POST "/plain" length
+  in
+  let config =
+    {
+      Config.default with
+      limits = { Config.default.limits with max_body = mib };
+    }
+  in
+  let chunked body =
+    (* 64 KiB chunks. *)
+    let b = Buffer.create (String.length body + 4096) in
+    let rec go off =
+      let n = min 65536 (String.length body - off) in
+      Printf.bprintf b "%x\r\n%s\r\n" n (String.sub body off n);
+      if n > 0 then go (off + n)
+    in
+    go 0;
+    Buffer.contents b
+  in
+  let post ?(chunk = false) target body =
+    if chunk then
+      Testing.call ~config ~meth:POST
+        ~headers:[ ("Transfer-Encoding", "chunked") ]
+        ~body:(chunked body) app target
+    else Testing.call ~config ~meth:POST ~body app target
+  in
+  let two_mb = String.make 2_000_000 'b' in
+  let r = post "/upload" two_mb in
+  check_int "raised limit, Content-Length: 200" 200 r.status;
+  check_string "whole body" "2000000" r.body;
+  let r = post ~chunk:true "/upload" two_mb in
+  check_int "raised limit, chunked: 200" 200 r.status;
+  check_string "whole chunked body" "2000000" r.body;
+  let over = String.make (mib + 1) 'o' in
+  List.iter
+    (fun target ->
+      let r = post target over in
+      check_int (target ^ " above 1 MiB: 413") 413 r.status;
+      Alcotest.(check bool)
+        (target ^ ": the 413 names the limit")
+        true
+        (contains r.body "limit 1048576 bytes");
+      let r = post ~chunk:true target over in
+      check_int (target ^ " chunked above 1 MiB: 413") 413 r.status)
+    [ "/small"; "/plain" ];
+  check_int "within 1 MiB: 200" 200 (post "/plain" (String.make mib 'i')).status;
+  (* Above every route's limit: refused by the parser, unread. *)
+  let r =
+    Testing.call ~config ~meth:POST
+      ~headers:[ ("Content-Length", string_of_int ((10 * mib) + 1)) ]
+      app "/upload"
+  in
+  check_int "above the largest route limit: 413" 413 r.status;
+  Alcotest.(check bool)
+    "names the largest limit" true
+    (contains r.body "limit 10485760 bytes")
+
 (* {1 Middleware, error pages, static files} *)
 
 let tag name : Router.middleware =
@@ -555,6 +629,11 @@ let () =
         ] );
       ("json", [ Alcotest.test_case "body and response" `Quick json ]);
       ("multipart", [ Alcotest.test_case "streamed, limits" `Quick multipart ]);
+      ( "body limits",
+        [
+          Alcotest.test_case "per route, higher or lower" `Quick
+            route_body_limits;
+        ] );
       ( "application",
         [
           Alcotest.test_case "middleware sees every response" `Quick
