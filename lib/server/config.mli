@@ -103,6 +103,13 @@ type t = {
   body_temp_dir : string;
       (** Where spooled bodies go (an existing directory). The files are
           unlinked as soon as they are created: nothing is left behind. *)
+  spool_budget : int option;
+      (** Bytes of spooled bodies the whole server holds at once
+          ({!Spool_budget}): a body whose next piece does not fit is answered
+          [503] with [Retry-After] (or [413] if it alone is larger than the
+          budget), its connection closed. [None] (the default): derived at start
+          and at each reload from the free space of [body_temp_dir]: a quarter
+          of it, at most 4 GiB ({!Spool_budget.limit_for}). *)
   input_buffer : int;
       (** Initial size of a connection's input buffer, in bytes. It grows only
           for longer request heads (bounded by [limits]). *)
@@ -151,8 +158,9 @@ type t = {
 val default : t
 (** {!Braid_http.Limits.default}, no root, ["index.html"], no precompressed
     variants, 64 KiB of body in memory and spooled bodies in
-    [Filename.get_temp_dir_name ()], 4 KiB input and 16 KiB output buffers, 2 s
-    of lingering, timeouts of 20 s for a request head, 5 s between keep-alive
-    requests, 60 s per body read and per response write, no handler timeout,
-    1000 connections, listening on 127.0.0.1:8080 with one event loop, no access
-    log and messages to standard error, no HTTPS. *)
+    [Filename.get_temp_dir_name ()] within a budget derived from its free space,
+    4 KiB input and 16 KiB output buffers, 2 s of lingering, timeouts of 20 s
+    for a request head, 5 s between keep-alive requests, 60 s per body read and
+    per response write, no handler timeout, 1000 connections, listening on
+    127.0.0.1:8080 with one event loop, no access log and messages to standard
+    error, no HTTPS. *)
