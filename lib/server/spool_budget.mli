@@ -12,8 +12,8 @@
 
     One value for the whole server, shared by its loops: its counts are atomic,
     any domain may reserve, release or read them, and none of these blocks. The
-    server owns it ({!Production.settings}), sets its limit at start and at each
-    reload ({!limit_for}), and shows it in its metrics. *)
+    server owns it ({!Production.type-settings}), sets its limit at start and at
+    each reload ({!limit_for}), and shows it in its metrics. *)
 
 type t
 
@@ -57,12 +57,11 @@ val default_cap : int
 
 val limit_for : Config.t -> int
 (** [limit_for config] is [config.spool_budget] if set; otherwise a quarter of
-    the space free in [config.body_temp_dir] ({!System.free_bytes}), at most 4
-    GiB, or that cap if the free space cannot be read. A quarter leaves the rest
-    of the file system (on a tmpfs: of memory) to everything else even when the
-    budget is spent; the cap keeps a large disk from letting uploads in progress
-    take tens of gigabytes. One statvfs(2): at start and reload, not per
-    request. *)
+    the space free in [config.body_temp_dir] (statvfs(2)), at most 4 GiB, or
+    that cap if the free space cannot be read. A quarter leaves the rest of the
+    file system (on a tmpfs: of memory) to everything else even when the budget
+    is spent; the cap keeps a large disk from letting uploads in progress take
+    tens of gigabytes. One statvfs(2): at start and reload, not per request. *)
 
 val gauges : t -> Metrics.gauge list
 (** The budget's figures for {!Metrics.render}: [spool_bytes] (reserved now),
