@@ -109,7 +109,7 @@ type t = {
           [503] with [Retry-After] (or [413] if it alone is larger than the
           budget), its connection closed. [None] (the default): derived at start
           and at each reload from the free space of [body_temp_dir]: a quarter
-          of it, at most 4 GiB ({!Spool_budget.limit_for}). *)
+          of it, at most 1 GiB ({!Spool_budget.limit_for}). *)
   input_buffer : int;
       (** Initial size of a connection's input buffer, in bytes. It grows only
           for longer request heads (bounded by [limits]). *)

@@ -32,7 +32,7 @@ let rec reserve t ~held ?(total = 0) n =
 
 let release t n = if n > 0 then ignore (Atomic.fetch_and_add t.used (-n) : int)
 let default_fraction = 4
-let default_cap = 4 * 1024 * 1024 * 1024
+let default_cap = 1024 * 1024 * 1024
 
 let limit_for (config : Config.t) =
   match config.spool_budget with

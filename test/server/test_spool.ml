@@ -207,9 +207,9 @@ let units () =
   let unbounded = Spool_budget.create () in
   ok "unbounded" true
     (Spool_budget.reserve unbounded ~held:(max_int / 2) (max_int / 2) = Ok ());
-  (* The default: a quarter of the free space, at most 4 GiB. *)
+  (* The default: a quarter of the free space, at most 1 GiB. *)
   let derived = Spool_budget.limit_for Config.default in
-  ok "derived within (0, 4 GiB]" true
+  ok "derived within (0, 1 GiB]" true
     (derived > 0 && derived <= Spool_budget.default_cap)
 
 let () =
