@@ -9,18 +9,22 @@ open Braid_server
 open Text_and_process
 
 let budget = 300_000
+let mib = 1024 * 1024
+
+let length r =
+  match Handler.body_string r with
+  | Ok b -> Response.string (string_of_int (String.length b))
+  | Error e -> Response.error e.status e.reason
 
 (* [Spool_budget.used] is read from this domain while the server's updates
    it: it is atomic. *)
-let with_server ?handler_timeout f =
+let with_server ?handler_timeout ?(spool_budget = Some budget) f =
   let spool = Spool_budget.create () in
   let router =
     Router.empty
     |> Router.get "/hello" (fun _ -> Response.string "hello")
-    |> Router.post "/upload" (fun r ->
-           match Handler.body_string r with
-           | Ok b -> Response.string (string_of_int (String.length b))
-           | Error e -> Response.error e.status e.reason)
+    |> Router.post "/upload" length
+    |> Router.add ~max_body:(10 * mib) POST "/big" length
   in
   let settings = Production.settings ~log_level:Error ~spool router in
   let config =
@@ -28,7 +32,7 @@ let with_server ?handler_timeout f =
       Config.default with
       listen = Braid_io.Net.tcp "127.0.0.1" 0;
       body_buffer = 4096;
-      spool_budget = Some budget;
+      spool_budget;
       timeouts = { Config.default.timeouts with handler = handler_timeout };
     }
   in
@@ -191,6 +195,42 @@ let cancelled_reader () =
   eventually "the budget back to 0" (fun () -> Spool_budget.used spool = 0);
   Unix.close s
 
+(* A route's own body limit above the server's (1 MiB), by curl: 2 MB
+   with Content-Length and chunked; the server's limit elsewhere, and the
+   413 names it. *)
+let raised_route_limit () =
+  with_server ~spool_budget:None @@ fun ~port ~spool:_ ->
+  let file = Filename.temp_file "braid-upload" ".bin" in
+  Fun.protect ~finally:(fun () -> Sys.remove file) @@ fun () ->
+  write_file file (String.make 2_000_000 'c');
+  let curl target extra =
+    let out = Filename.temp_file "braid-curl" ".out" in
+    let command =
+      Printf.sprintf
+        "curl --silent --max-time 30 -o %s -w '%%{http_code}' --data-binary \
+         @%s %s http://127.0.0.1:%d%s"
+        (Filename.quote out) (Filename.quote file) extra port target
+    in
+    let ic = Unix.open_process_in command in
+    let code = In_channel.input_all ic in
+    ignore (Unix.close_process_in ic);
+    let body = read_file out in
+    Sys.remove out;
+    (code, body)
+  in
+  Alcotest.(check (pair string string))
+    "2 MB to a 10 MiB route" ("200", "2000000") (curl "/big" "");
+  Alcotest.(check (pair string string))
+    "2 MB chunked to a 10 MiB route" ("200", "2000000")
+    (curl "/big" "-H 'Transfer-Encoding: chunked'");
+  let code, body = curl "/upload" "" in
+  Alcotest.(check string) "2 MB to a route without a limit" "413" code;
+  Alcotest.(check bool)
+    "the 413 names the limit" true
+    (contains body "limit 1048576 bytes");
+  let code, _ = curl "/upload" "-H 'Transfer-Encoding: chunked'" in
+  Alcotest.(check string) "chunked, without a limit" "413" code
+
 let units () =
   let t = Spool_budget.create ~limit:100 () in
   let ok = Alcotest.(check bool) in
@@ -225,5 +265,7 @@ let () =
             larger_than_the_budget;
           Alcotest.test_case "a cancelled reader gives back" `Quick
             cancelled_reader;
+          Alcotest.test_case "a route's limit above the server's (curl)" `Quick
+            raised_route_limit;
         ] );
     ]
