@@ -107,9 +107,10 @@ type t = {
       (** Bytes of spooled bodies the whole server holds at once
           ({!Spool_budget}): a body whose next piece does not fit is answered
           [503] with [Retry-After] (or [413] if it alone is larger than the
-          budget), its connection closed. [None] (the default): derived at start
-          and at each reload from the free space of [body_temp_dir]: a quarter
-          of it, at most 1 GiB ({!Spool_budget.limit_for}). *)
+          budget), its connection closed. [Some 0]: no body is spooled, one
+          longer than [body_buffer] gets [413]. [None] (the default): derived at
+          start and at each reload from the free space of [body_temp_dir]: a
+          quarter of it, at most 1 GiB ({!Spool_budget.limit_for}). *)
   input_buffer : int;
       (** Initial size of a connection's input buffer, in bytes. It grows only
           for longer request heads (bounded by [limits]). *)
