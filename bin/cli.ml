@@ -148,6 +148,15 @@ let flags =
                  "Refuse request bodies larger than $(docv) with 413 (default: \
                   the configuration file's $(b,MaxBodySize), else %d)."
                  Config.default.limits.max_body);
+          setting "body-spool-budget" Arg.int ~docv:"BYTES"
+            (fun n -> Layer.spool_budget (Some n))
+            ~doc:
+              "Hold at most $(docv) bytes of request bodies spooled to disk at \
+               once over the whole server; a body that would pass it is \
+               answered 503 with Retry-After (413 if it alone is larger). \
+               Default: the configuration file's $(b,BodySpoolBudget), else a \
+               quarter of the free space of the body temporary directory at \
+               start and reload, at most 1 GiB.";
           setting "max-connections" Arg.int ~docv:"N" Layer.max_connections
             ~doc:
               "Serve at most $(docv) connections at once over all loops \

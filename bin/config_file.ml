@@ -199,6 +199,9 @@ let specs =
     spec "MaxBodySize" (whole_number ~min:0) Layer.max_body;
     spec "BodyBufferSize" (whole_number ~min:0) Layer.body_buffer;
     spec "BodyTempDirectory" path Layer.body_temp_dir;
+    spec "BodySpoolBudget"
+      (or_keyword "auto" (whole_number ~min:0))
+      Layer.spool_budget;
     spec "Timeout" seconds Layer.io_timeout;
     spec "RequestHeaderTimeout" seconds Layer.request_header_timeout;
     spec "KeepAliveTimeout" seconds Layer.keep_alive_timeout;

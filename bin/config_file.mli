@@ -23,7 +23,9 @@
     - [MaxConnections N] ([N >= 1]), [MaxConnectionsPerClient N|off],
       [MaxBodySize BYTES] ([>= 0]).
     - [BodyBufferSize BYTES] ([>= 0]): the part of a whole-body read kept in
-      memory; [BodyTempDirectory DIR]: where the rest is spooled.
+      memory; [BodyTempDirectory DIR]: where the rest is spooled;
+      [BodySpoolBudget BYTES|auto]: the most bytes spooled at once by the whole
+      server ([auto]: a quarter of the directory's free space, at most 1 GiB).
     - [Timeout SECONDS]: Apache's I/O timeout: the request-head, body-read and
       send timeouts; [RequestHeaderTimeout SECONDS] sets the first alone, and
       wins over [Timeout] wherever it is in the file.

@@ -144,5 +144,6 @@ let send_timeout s = timeouts (fun t -> { t with send = s })
 let handler_timeout s = timeouts (fun t -> { t with handler = s })
 let body_buffer n (c : Config.t) = { c with body_buffer = n }
 let body_temp_dir dir (c : Config.t) = { c with body_temp_dir = dir }
+let spool_budget n (c : Config.t) = { c with spool_budget = n }
 let access_log path (c : Config.t) = { c with access_log = path }
 let error_log path (c : Config.t) = { c with error_log = path }

@@ -105,6 +105,10 @@ val body_buffer : int -> change
 val body_temp_dir : string -> change
 (** Where bodies beyond [body_buffer] are spooled. *)
 
+val spool_budget : int option -> change
+(** Bytes of spooled bodies held at once by the whole server; [None]: derived
+    from the free space of [body_temp_dir]. *)
+
 val access_log : string option -> change
 (** [None]: no access log. *)
 

@@ -117,6 +117,8 @@ let router ~pool ~root =
     empty |> use security_headers |> on_error not_found
     |> get "/hello/:name" hello |> post "/login" login |> get "/me" me
     |> post "/logout" logout |> get "/countdown" countdown
+    (* Uploads may be larger than the server's body limit (1 MiB by
+       default): the route sets its own. *)
     |> add ~max_body:(10 * 1024 * 1024) POST "/upload" upload
     |> scope "/api" api
     |> get "/*path" (Static.handler ~root ()))

@@ -85,7 +85,21 @@ let upload () =
     (call ~meth:POST
        ~headers:[ ("Content-Type", "multipart/form-data; boundary=b") ]
        ~body:(String.sub body 0 5000) "/upload")
-      .status
+      .status;
+  (* The route's own limit, 10 MiB, above the server's 1 MiB
+     (Config.default). *)
+  let big =
+    "--b\r\n\
+     Content-Disposition: form-data; name=\"file\"; filename=\"x.bin\"\r\n\
+     \r\n" ^ String.make 2_000_000 'x' ^ "\r\n--b--\r\n"
+  in
+  let r =
+    call ~meth:POST
+      ~headers:[ ("Content-Type", "multipart/form-data; boundary=b") ]
+      ~body:big "/upload"
+  in
+  check_int "2 MB under the route's 10 MiB" 200 r.status;
+  check_string "2 MB sizes" {|{"file":2000000}|} r.body
 
 let () =
   Alcotest.run "webapp example"

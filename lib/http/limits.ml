@@ -14,3 +14,6 @@ let default =
     max_body = 1024 * 1024;
     max_chunk_line = 4 * 1024;
   }
+
+let body_too_large t =
+  Printf.sprintf "body too large: limit %d bytes" t.max_body

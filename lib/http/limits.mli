@@ -25,3 +25,7 @@ type t = {
 val default : t
 (** 8 KiB request line, 64 KiB and 100 header fields, 1 MiB body, 4 KiB chunk
     lines. Adjust with [{ Limits.default with max_body = ... }]. *)
+
+val body_too_large : t -> string
+(** [body_too_large t] is the reason of a [413] for a body above [t.max_body]:
+    ["body too large: limit 1048576 bytes"], so the client learns the limit. *)

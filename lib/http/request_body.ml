@@ -26,7 +26,13 @@ let create input (limits : Limits.t) (framing : Request.body) =
     | No_body -> (Finished, 0)
     | Content_length n when n <= 0 -> (Finished, 0)
     | Content_length n when n > limits.max_body ->
-        (Failed { status = 413; reason = "body too large"; close = true }, 0)
+        ( Failed
+            {
+              status = 413;
+              reason = Limits.body_too_large limits;
+              close = true;
+            },
+          0 )
     | Content_length n -> (Fixed, n)
     | Chunked -> (Chunk_size, 0)
   in
@@ -128,7 +134,7 @@ let rec ready t =
         t.state <- Finished;
         0)
       else if size > t.limits.max_body - t.total then
-        reject 413 "body too large"
+        reject 413 (Limits.body_too_large t.limits)
       else (
         t.total <- t.total + size;
         t.remaining <- size;

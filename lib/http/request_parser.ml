@@ -312,7 +312,8 @@ let head (input : Input.t) (limits : Limits.t) =
     else if !length = cl_invalid then reject 400 "invalid Content-Length"
     else if !length = cl_conflict then
       reject 400 "conflicting Content-Length values"
-    else if !length > limits.max_body then reject 413 "body too large"
+    else if !length > limits.max_body then
+      reject 413 (Limits.body_too_large limits)
     else if !length > 0 then Content_length !length
     else No_body
   in

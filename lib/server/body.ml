@@ -1,7 +1,13 @@
 open Braid_http
 
 type source =
-  | Wire of { body : Request_body.t; in_memory : int; temp_dir : string }
+  | Wire of {
+      body : Request_body.t;
+      in_memory : int;
+      temp_dir : string;
+      spool : Spool_budget.t;
+      declared : int;  (** The Content-Length, 0 if chunked. *)
+    }
   | Memory of { data : string; mutable pos : int }
 
 type t = {
@@ -13,12 +19,21 @@ type t = {
   mutable closed : bool;
 }
 
-let create input limits framing ~continue ~in_memory ~temp_dir =
+let create input limits framing ~continue ~in_memory ~temp_dir ~spool =
   let continue = match framing with Request.No_body -> None | _ -> continue in
   {
     source =
       Wire
-        { body = Request_body.create input limits framing; in_memory; temp_dir };
+        {
+          body = Request_body.create input limits framing;
+          in_memory;
+          temp_dir;
+          spool;
+          declared =
+            (match framing with
+            | Content_length n -> n
+            | No_body | Chunked -> 0);
+        };
     home = Domain.self ();
     continue;
     failure = None;
@@ -98,7 +113,14 @@ let read t buf off len =
    behind, whatever happens), and is read back once the body is complete.
    So an upload in progress holds at most [in_memory] bytes. The file's
    writes and the read back are system calls on the loop's domain: they
-   copy into and out of the page cache, they do not wait for the disk. *)
+   copy into and out of the page cache, they do not wait for the disk.
+
+   What goes to the file is reserved from the server's spool budget first,
+   piece by piece, and given back when the file is closed, however the read
+   ends (complete, failed, cancelled, or an exception from the write): so
+   the bytes that bodies in progress hold on disk never pass the budget. A
+   piece that does not fit ends the read with 503 (or 413 if the body alone
+   would not fit in the budget), the connection closing. *)
 
 let rec write_all fd buf off len =
   if len > 0 then
@@ -127,23 +149,62 @@ let read_back fd total =
   go 0;
   Bytes.unsafe_to_string out
 
-let whole body ~in_memory ~temp_dir =
+let spool_full =
+  {
+    Parse_error.status = 503;
+    reason = "the server's spool for request bodies is full; retry later";
+    close = true;
+  }
+
+let spool_too_large budget =
+  {
+    Parse_error.status = 413;
+    reason =
+      Printf.sprintf "body too large for the server's spool: limit %d bytes"
+        (Spool_budget.limit budget);
+    close = true;
+  }
+
+(* Raised by [take] inside [Request_body.iter] to stop it: the refusal is
+   returned as the read's error. Local to [whole]. *)
+exception Refused of Parse_error.t
+
+let whole body ~in_memory ~temp_dir ~budget ~declared =
   let memory = Buffer.create (min in_memory 4096) in
-  let spool = ref None and total = ref 0 in
+  let spool = ref None and total = ref 0 and reserved = ref 0 in
+  let reserve n =
+    match Spool_budget.reserve budget ~held:!reserved ~total:declared n with
+    | Ok () -> reserved := !reserved + n
+    | Error Full -> raise_notrace (Refused spool_full)
+    | Error Too_large -> raise_notrace (Refused (spool_too_large budget))
+  in
   let take buf off len =
     total := !total + len;
     match !spool with
-    | Some fd -> write_all fd buf off len
+    | Some fd ->
+        reserve len;
+        write_all fd buf off len
     | None when Buffer.length memory + len <= in_memory ->
         Buffer.add_subbytes memory buf off len
     | None ->
+        (* Reserved before the file exists: a refused body opens none. *)
+        reserve (Buffer.length memory + len);
         let fd = open_spool temp_dir in
         spool := Some fd;
         write_all fd (Buffer.to_bytes memory) 0 (Buffer.length memory);
         Buffer.reset memory;
         write_all fd buf off len
   in
-  let close () = Option.iter Unix.close !spool in
+  (* The reservation first: a close that raises must not keep it. *)
+  let close () =
+    Spool_budget.release budget !reserved;
+    reserved := 0;
+    match !spool with
+    | Some fd ->
+        spool := None;
+        Unix.close fd
+    | None -> ()
+  in
   match Request_body.iter body take with
   | Error _ as e ->
       close ();
@@ -153,6 +214,9 @@ let whole body ~in_memory ~temp_dir =
       | None -> Ok (Buffer.contents memory)
       | Some fd ->
           Fun.protect ~finally:close (fun () -> Ok (read_back fd !total)))
+  | exception Refused e ->
+      close ();
+      Error e
   | exception e ->
       let bt = Printexc.get_raw_backtrace () in
       close ();
@@ -165,9 +229,9 @@ let to_string t =
       let s = String.sub m.data m.pos (String.length m.data - m.pos) in
       m.pos <- String.length m.data;
       Ok s
-  | Wire { body; in_memory; temp_dir } ->
+  | Wire { body; in_memory; temp_dir; spool; declared } ->
       if not (Request_body.is_finished body) then before_read t;
-      note t (whole body ~in_memory ~temp_dir)
+      note t (whole body ~in_memory ~temp_dir ~budget:spool ~declared)
 
 let drain t =
   reading t "Body.drain" @@ fun () ->

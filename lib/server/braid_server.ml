@@ -21,6 +21,7 @@ module Log_writer = Log_writer
 module Config = Config
 module Systemd = Systemd
 module Metrics = Metrics
+module Spool_budget = Spool_budget
 module Handover = Handover
 module Server = Server
 

@@ -77,6 +77,7 @@ module Log_writer = Log_writer
 module Config = Config
 module Systemd = Systemd
 module Metrics = Metrics
+module Spool_budget = Spool_budget
 module Handover = Handover
 
 module Server : sig

@@ -24,6 +24,7 @@ type t = {
   health_path : string option;
   body_buffer : int;
   body_temp_dir : string;
+  spool_budget : int option;
   input_buffer : int;
   output_buffer : int;
   linger : float;
@@ -59,6 +60,7 @@ let default =
     health_path = None;
     body_buffer = 65536;
     body_temp_dir = Filename.get_temp_dir_name ();
+    spool_budget = None;
     input_buffer = 4096;
     output_buffer = 16384;
     linger = 2.;

@@ -71,7 +71,8 @@ type tls = {
 type t = {
   limits : Braid_http.Limits.t;
       (** Request line, header section and body limits. [limits.max_body] is the
-          largest body any route accepts (routes may lower it). *)
+          body limit of every request whose route sets none ({!Router.add}'s
+          [max_body], lower or higher, replaces it). *)
   root : string option;
       (** The document root for static files, as an absolute path without
           symbolic links ({!Server} canonicalises it); [None] serves no files.
@@ -102,6 +103,14 @@ type t = {
   body_temp_dir : string;
       (** Where spooled bodies go (an existing directory). The files are
           unlinked as soon as they are created: nothing is left behind. *)
+  spool_budget : int option;
+      (** Bytes of spooled bodies the whole server holds at once
+          ({!Spool_budget}): a body whose next piece does not fit is answered
+          [503] with [Retry-After] (or [413] if it alone is larger than the
+          budget), its connection closed. [Some 0]: no body is spooled, one
+          longer than [body_buffer] gets [413]. [None] (the default): derived at
+          start and at each reload from the free space of [body_temp_dir]: a
+          quarter of it, at most 1 GiB ({!Spool_budget.limit_for}). *)
   input_buffer : int;
       (** Initial size of a connection's input buffer, in bytes. It grows only
           for longer request heads (bounded by [limits]). *)
@@ -166,10 +175,11 @@ val connections_for_descriptors : int -> int
 val default : t
 (** {!Braid_http.Limits.default}, no root, ["index.html"], no precompressed
     variants, 64 KiB of body in memory and spooled bodies in
-    [Filename.get_temp_dir_name ()], 4 KiB input and 16 KiB output buffers, 2 s
-    of lingering, timeouts of 20 s for a request head, 5 s between keep-alive
-    requests, 60 s per body read and per response write, no handler timeout,
-    [connections_for_descriptors] of the descriptor soft limit at start (857 for
-    the common 1,024; 1,000 if the limit cannot be read), listening on
+    [Filename.get_temp_dir_name ()] within a budget derived from its free space,
+    4 KiB input and 16 KiB output buffers, 2 s of lingering, timeouts of 20 s
+    for a request head, 5 s between keep-alive requests, 60 s per body read and
+    per response write, no handler timeout, [connections_for_descriptors] of the
+    descriptor soft limit at start (857 for the common 1,024; 1,000 if the limit
+    cannot be read), listening on
     127.0.0.1:8080 with one event loop, no access log and messages to standard
     error, no HTTPS. *)

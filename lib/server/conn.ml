@@ -7,6 +7,7 @@ exception Cannot_send_file
 
 type t = {
   config : Config.t;
+  head_limits : Braid_http.Limits.t;
   dates : Date_cache.t;
   peer : Unix.sockaddr option;
   input : Braid_http.Input.t;

@@ -21,6 +21,11 @@ exception Cannot_send_file
 
 type t = {
   config : Config.t;
+  head_limits : Braid_http.Limits.t;
+      (** The parser's limits: [config.limits] with [max_body] raised to the
+          largest route limit ({!Services.t.largest_max_body}) if one is higher,
+          so that a declared length a route accepts reaches it. Dispatch then
+          applies the route's own limit (or the server's). *)
   dates : Date_cache.t;
   peer : Unix.sockaddr option;
   input : Braid_http.Input.t;

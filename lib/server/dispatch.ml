@@ -68,9 +68,12 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
         | found -> Ok found
         | exception exn -> Error (failure c req ~time:now exn))
   in
+  (* The route's own limit, lower or higher than the server's: the parser
+     let through declared lengths up to the largest route limit
+     ([c.head_limits]), so each body is held to its route's here. *)
   let limits =
     match routed with
-    | Ok (Found { max_body = Some m; _ }) when m < c.config.limits.max_body ->
+    | Ok (Found { max_body = Some m; _ }) when m <> c.config.limits.max_body ->
         { c.config.limits with max_body = m }
     | _ -> c.config.limits
   in
@@ -85,7 +88,8 @@ let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
         | Content_length n when n > limits.max_body ->
             (* Not read at all: the connection closes after the answer. *)
             c.abandon_body <- true;
-            error_page c (Some req) (Response.error 413 "body too large")
+            error_page c (Some req)
+              (Response.error 413 (Limits.body_too_large limits))
         | No_body | Content_length _ | Chunked ->
             handler { r with params; tail })
     | Ok (Method_not_allowed allowed) ->

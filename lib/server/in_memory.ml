@@ -18,9 +18,11 @@ type t = {
   router : Router.t;
   mutable events : Log.event list;  (** Newest first. *)
   mutable lookups : (Braid_http.Method.t * string) list;
+  spool : Spool_budget.t;
 }
 
-let create ?(now = 1_000_000_000.) ?(router = Router.empty) () =
+let create ?(now = 1_000_000_000.) ?(router = Router.empty)
+    ?(spool = Spool_budget.create ()) () =
   let nodes = Hashtbl.create 16 in
   Hashtbl.replace nodes "/" (Dir { mtime = now; inode = 1 });
   {
@@ -34,6 +36,7 @@ let create ?(now = 1_000_000_000.) ?(router = Router.empty) () =
     router;
     events = [];
     lookups = [];
+    spool;
   }
 
 let locked t f = Mutex.protect t.lock f
@@ -249,6 +252,8 @@ let services t : Services.t =
         Router.lookup t.router meth path);
     middleware = Router.wrap t.router;
     error_page = Router.render_error t.router;
+    largest_max_body = Router.largest_max_body t.router;
+    spool = t.spool;
   }
 
 let run t f = Services.run (services t) f

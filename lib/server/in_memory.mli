@@ -11,10 +11,12 @@
 
 type t
 
-val create : ?now:float -> ?router:Router.t -> unit -> t
+val create :
+  ?now:float -> ?router:Router.t -> ?spool:Spool_budget.t -> unit -> t
 (** [create ()] has time [now] (default [1_000_000_000.], a Sunday of 2001), an
-    empty file system holding only ["/"], and [router] (default empty) as
-    handler store. *)
+    empty file system holding only ["/"], [router] (default empty) as handler
+    store, and [spool] (default unbounded) as the budget of spooled bodies
+    (which go to the real [Config.t.body_temp_dir]). *)
 
 val services : t -> Services.t
 

@@ -86,7 +86,7 @@ type handshake = Full | Resumed | Failed
 let handshake_index = function Full -> 0 | Resumed -> 1 | Failed -> 2
 let tls_handshake t h = Atomic.incr t.handshakes.(handshake_index h)
 
-type gauge = { name : string; help : string; value : float }
+type gauge = { name : string; help : string; value : float; counter : bool }
 
 let header b name help kind =
   Printf.bprintf b "# HELP braid_%s %s\n# TYPE braid_%s %s\n" name help name
@@ -155,12 +155,15 @@ let render t gauges =
     [ Full; Resumed; Failed ];
   List.iter
     (fun g ->
-      header b g.name g.help "gauge";
+      header b g.name g.help (if g.counter then "counter" else "gauge");
       Printf.bprintf b "braid_%s %.17g\n" g.name g.value)
     gauges;
   Buffer.contents b
 
-let gauge name help value = { name; help; value }
+let gauge name help value = { name; help; value; counter = false }
+
+let counter name help value =
+  { name; help; value = float value; counter = true }
 
 let process_gauges () =
   let gc = Gc.quick_stat () in

@@ -36,10 +36,16 @@ val tls_handshake : t -> handshake -> unit
 (** A TLS handshake ended: a full one, one that resumed a session, or one that
     failed or timed out. *)
 
-type gauge = { name : string; help : string; value : float }
+type gauge = { name : string; help : string; value : float; counter : bool }
+(** A figure read at each scrape: a gauge, or a counter kept elsewhere
+    ([counter = true]: rendered with [# TYPE counter]). *)
 
 val gauge : string -> string -> float -> gauge
 (** [gauge name help value]. *)
+
+val counter : string -> string -> int -> gauge
+(** [counter name help value]: a counter's value read at the scrape (its name
+    ends in [_total]). *)
 
 val render : t -> gauge list -> string
 (** [render t gauges] is the exposition text: every counter of [t], then

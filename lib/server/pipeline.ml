@@ -120,7 +120,7 @@ and upgrade c req ~now response body ~protocol run =
           body
     | Failed e ->
         respond c req ~now
-          (Dispatch.error_page c (Some req) (Response.error e.status e.reason))
+          (Dispatch.error_page c (Some req) (Settlement.error_response e))
           body
 
 and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
@@ -135,8 +135,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
       | Consumed -> (response, true)
       | Unread -> (response, false)
       | Failed e ->
-          ( Dispatch.error_page c (Some req) (Response.error e.status e.reason),
-            false )
+          (Dispatch.error_page c (Some req) (Settlement.error_response e), false)
   in
   let no_content = req.meth = HEAD || Status.has_no_body response.status in
   (* Opened before the head: a file gone meanwhile still gets an answer. *)
@@ -267,7 +266,7 @@ let rec loop (c : Conn.t) =
             control.idle_wait <- Not_waiting;
             raise e)
     | _ -> ());
-    match Request_parser.read_request c.input c.config.limits with
+    match Request_parser.read_request c.input c.head_limits with
     | exception Unwind.Timed_out ->
         if control.phase = Idle then Peer_closed
         else (
@@ -465,9 +464,16 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
     Input.release input
   in
   control.release <- release_buffers;
+  let head_limits =
+    match services.largest_max_body with
+    | Some m when m > config.limits.max_body ->
+        { config.limits with max_body = m }
+    | _ -> config.limits
+  in
   let c : Conn.t =
     {
       config;
+      head_limits;
       dates;
       peer;
       input;

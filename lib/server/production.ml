@@ -8,6 +8,7 @@ type settings = {
   file_cache : file_cache option;
   cached_lookups : bool;
   metrics : Metrics.t option;
+  spool : Spool_budget.t;
 }
 
 (* Measured at 100 keep-alive connections (issue 16): a 20 or 40 KiB file
@@ -18,8 +19,17 @@ let default_file_cache = { max_file_size = 49152; max_entries = 1024 }
 
 let settings ?(log_level = Log_event.Warning) ?access_log ?logger
     ?(file_cache = Some default_file_cache) ?(cached_lookups = true) ?metrics
-    router =
-  { router; log_level; access_log; logger; file_cache; cached_lookups; metrics }
+    ?(spool = Spool_budget.create ()) router =
+  {
+    router;
+    log_level;
+    access_log;
+    logger;
+    file_cache;
+    cached_lookups;
+    metrics;
+    spool;
+  }
 
 type cached = { version : File.info; content : string }
 
@@ -381,4 +391,6 @@ let services t : Services.t =
     find_handler = Router.lookup t.settings.router;
     middleware = Router.wrap t.settings.router;
     error_page = Router.render_error t.settings.router;
+    largest_max_body = Router.largest_max_body t.settings.router;
+    spool = t.settings.spool;
   }

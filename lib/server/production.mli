@@ -66,6 +66,10 @@ type settings = {
   metrics : Metrics.t option;
       (** Counts every response logged (method, status class, duration, bytes);
           [None]: no counting. *)
+  spool : Spool_budget.t;
+      (** The budget of spooled request bodies, shared by every loop of the
+          server: {!Server} sets its limit at start and reload
+          ({!Spool_budget.limit_for}). *)
 }
 
 val default_file_cache : file_cache
@@ -80,10 +84,12 @@ val settings :
   ?file_cache:file_cache option ->
   ?cached_lookups:bool ->
   ?metrics:Metrics.t ->
+  ?spool:Spool_budget.t ->
   Router.t ->
   settings
 (** Defaults: [Warning], no access log, no logger, {!default_file_cache}, cached
-    lookups on the loop. *)
+    lookups on the loop, a new spool budget (unbounded until {!Server} sets it).
+*)
 
 type t
 

@@ -62,12 +62,24 @@ let parse_pattern pattern =
   go raw
 
 let add ?max_body meth pattern handler t =
+  (match max_body with
+  | Some m when m < 0 -> invalid_arg "Router.add: negative max_body"
+  | _ -> ());
   {
     t with
     routes =
       t.routes
       @ [ { meth; pattern = parse_pattern pattern; handler; max_body } ];
   }
+
+let largest_max_body t =
+  List.fold_left
+    (fun acc r ->
+      match (acc, r.max_body) with
+      | None, m -> m
+      | Some a, Some m when m > a -> Some m
+      | acc, _ -> acc)
+    None t.routes
 
 let get pattern handler t = add GET pattern handler t
 let post pattern handler t = add POST pattern handler t

@@ -89,6 +89,11 @@ let check_config (c : Config.t) =
     else Error "the body buffer size must not be negative"
   in
   let* () =
+    match c.spool_budget with
+    | Some n when n < 0 -> Error "the body spool budget must not be negative"
+    | _ -> Ok ()
+  in
+  let* () =
     match (Unix.stat c.body_temp_dir).st_kind with
     | S_DIR -> Ok ()
     | _ ->
@@ -141,6 +146,8 @@ let create_server ~direct_calls ~settings config =
   let ( let* ) = Result.bind in
   let* config = check_config config in
   let* tls_context = load_certificates config in
+  Spool_budget.set_limit settings.Production.spool
+    (Spool_budget.limit_for config);
   Ok
     {
       domains = config.domains;
@@ -198,6 +205,7 @@ let set_config t (c : Config.t) =
   (* Certificates are read last: a configuration that fails its checks
      does not cost a reading of every key. *)
   let* context = load_certificates c in
+  Spool_budget.set_limit t.settings.spool (Spool_budget.limit_for c);
   Atomic.set t.tls_context context;
   Atomic.set t.config c;
   Ok ()
@@ -519,6 +527,7 @@ let metrics_handler t metrics (request : Handler.request) =
         Metrics.gauge "loop_fibers"
           "Fibers of the loop that answered this scrape." (float fibers);
       ]
+      @ Spool_budget.gauges t.settings.spool
       @ Metrics.process_gauges ()
     in
     Response.string ~content_type:"text/plain; version=0.0.4; charset=utf-8"

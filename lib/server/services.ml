@@ -10,6 +10,8 @@ type t = {
   find_handler : Braid_http.Method.t -> string -> Router.found;
   middleware : Handler.t -> Handler.t;
   error_page : Braid_http.Request.t option -> Response.t -> Response.t;
+  largest_max_body : int option;
+  spool : Spool_budget.t;
 }
 
 (* One effect for every service: its answer is the record, and the caller

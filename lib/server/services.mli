@@ -55,6 +55,14 @@ type t = {
   error_page : Braid_http.Request.t option -> Response.t -> Response.t;
       (** The handler store's page for the server's own errors
           ({!Router.on_error}). *)
+  largest_max_body : int option;
+      (** The handler store's largest route body limit
+          ({!Router.largest_max_body}): the parser lets a declared body this
+          large reach routing, where the route's own limit applies. Read once
+          per connection. *)
+  spool : Spool_budget.t;
+      (** The budget that whole-body reads reserve from before writing to their
+          temporary file ({!Body.to_string}). *)
 }
 (** One implementation of every service. Each function is called in the caller's
     fiber (not inside the handler), so it may block that fiber and perform

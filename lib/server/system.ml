@@ -18,3 +18,4 @@ external open_regular_for_reading : string -> Unix.file_descr
   = "braid_open_regular_for_reading"
 
 external inherited_fd : int -> Unix.file_descr = "braid_inherited_fd"
+external free_bytes : string -> int = "braid_free_bytes"

@@ -1,6 +1,6 @@
 (** What the server asks of the system beyond OCaml's [Unix]: giving memory back
-    after a burst, and the descriptor limit. Internal; the descriptor limit is
-    exposed by {!Server.raise_descriptor_limit}. *)
+    after a burst, the descriptor limit, free space. Internal; the descriptor
+    limit is exposed by {!Server.raise_descriptor_limit}. *)
 
 val give_back_memory : unit -> unit
 (** [give_back_memory ()] compacts the OCaml heap ({!Gc.compact}: every domain
@@ -45,3 +45,10 @@ val inherited_fd : int -> Unix.file_descr
 (** [inherited_fd n] is the descriptor number [n], open in this process since it
     started (passed by the parent). Raises [Unix.Unix_error (EBADF, _, _)] if
     [n] is not open. *)
+
+val free_bytes : string -> int
+(** [free_bytes path] is the space an unprivileged process may still write on
+    the file system holding [path], in bytes (statvfs(2):
+    [f_bavail * f_frsize]). One system call that may wait for the file system (a
+    network mount): at start and reload, not per request. Raises
+    [Unix.Unix_error] if the system refuses ([ENOENT], ...). *)

@@ -16,6 +16,7 @@
 #include <caml/unixsupport.h>
 #include <errno.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -154,3 +155,17 @@ value braid_inherited_fd(value n)
   return n;
 }
 
+
+/* The bytes an unprivileged process may still write on the file system
+   holding [path] (statvfs: f_bavail blocks of f_frsize bytes): the ground
+   of the default spool budget. */
+value braid_free_bytes(value path)
+{
+  CAMLparam1(path);
+  struct statvfs s;
+  if (statvfs(String_val(path), &s) != 0) caml_uerror("statvfs", path);
+  unsigned long long bytes =
+      (unsigned long long)s.f_bavail * (unsigned long long)s.f_frsize;
+  if (bytes > (unsigned long long)Max_long) bytes = Max_long;
+  CAMLreturn(Val_long((long)bytes));
+}

@@ -116,6 +116,7 @@ let call ?(meth = Braid_http.Method.GET) ?(headers = []) ?body
       find_handler = Router.lookup router;
       middleware = Router.wrap router;
       error_page = Router.render_error router;
+      largest_max_body = Router.largest_max_body router;
     }
   in
   ignore

@@ -533,7 +533,7 @@ let test_body_limit () =
   let limits = { Limits.default with max_body = 10 } in
   ignore
     (request ~limits "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n");
-  rejects ~limits ~close:true ~reason:"body too large" 413
+  rejects ~limits ~close:true ~reason:"body too large: limit 10 bytes" 413
     "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n";
   rejects 413
     "POST / HTTP/1.1\r\n\
@@ -555,7 +555,7 @@ let test_body_limit () =
     "chunked over the limit"
     [
       "POST / origin HTTP/1.1 chunked keep-alive [Host: h; Transfer-Encoding: \
-       chunked] / body error 413 body too large (close)";
+       chunked] / body error 413 body too large: limit 10 bytes (close)";
     ]
     (outcomes ~limits (chunked "5\r\n01234\r\n6\r\n56789a\r\n0\r\n\r\n"));
   Alcotest.(check (list string))

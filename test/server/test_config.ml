@@ -117,6 +117,11 @@ let samples : (string * string * (Config.t -> unit)) list =
       fun c ->
         Alcotest.(check string)
           "BodyTempDirectory, relative" "/etc/spool" c.body_temp_dir );
+    ( "BodySpoolBudget",
+      "1000000",
+      fun c ->
+        Alcotest.(check (option int))
+          "BodySpoolBudget" (Some 1_000_000) c.spool_budget );
     ( "Timeout",
       "30",
       fun c ->
@@ -386,6 +391,9 @@ let flags_beat_file () =
   check_listen "the flag's host, the file's port" (address "::1" 9001) c
 
 let flags_beat_defaults () =
+  Alcotest.(check (option int))
+    "--body-spool-budget" (Some 5000)
+    (configured [ "--body-spool-budget"; "5000" ]).spool_budget;
   let c = configured [ "--host"; "::1"; "--max-connections"; "7" ] in
   check_listen "listen" (address "::1" 8080) c;
   Alcotest.(check int) "max connections" 7 c.max_connections

@@ -281,6 +281,70 @@ let upload_app =
                    (fun ((p : Multipart.part), v) -> p.name ^ "=" ^ v)
                    parts))))
 
+(* Contents full of what starts a delimiter ("\r", "\r\n", "\r\n--Xy"...)
+   come out whole, wherever the reads cut them; and searching for the
+   delimiter allocates nothing per candidate byte: a 1 MB part of CRs costs
+   the same few words per byte as any other (the reads' copies), where a
+   String.sub per CR cost several more. *)
+let multipart_cr_heavy () =
+  let ct = [ ("Content-Type", "multipart/form-data; boundary=XyZ") ] in
+  let cd name =
+    Printf.sprintf {|Content-Disposition: form-data; name="%s"|} name
+  in
+  let parts body =
+    match
+      Multipart.parts
+        ~limits:{ Multipart.default_limits with max_part_size = 2_000_000 }
+        (Handler.request_for_test ~meth:POST ~headers:ct ~body "/")
+    with
+    | Ok l -> List.map (fun ((p : Multipart.part), v) -> (p.name, v)) l
+    | Error r -> Alcotest.failf "refused: %d" r.status
+  in
+  let tricky =
+    [
+      String.make 40_000 '\r';
+      String.concat "" (List.init 5_000 (fun _ -> "\r\n-"));
+      String.concat "" (List.init 3_000 (fun _ -> "\r\n--Xy\r\n--X"));
+      "\r\n--XyY" ^ String.make 16_380 'a' ^ "\r\n--Xy";
+      "\r";
+      "";
+    ]
+  in
+  let named = List.mapi (fun i c -> (Printf.sprintf "p%d" i, c)) tricky in
+  let got = parts (multipart_body (List.map (fun (n, c) -> (cd n, c)) named)) in
+  Alcotest.(check int) "parts" (List.length named) (List.length got);
+  List.iter2
+    (fun (n, c) (n', c') ->
+      check_string "name" n n';
+      Alcotest.(check bool)
+        (Printf.sprintf "%s: %d bytes whole" n (String.length c))
+        true (c = c'))
+    named got;
+  (* The allocation of parsing a 1 MB part of CRs, against one of 'x'. *)
+  let words content =
+    let body = multipart_body [ (cd "f", content) ] in
+    let count () =
+      Multipart.fold
+        ~limits:{ Multipart.default_limits with max_part_size = 2_000_000 }
+        (Handler.request_for_test ~meth:POST ~headers:ct ~body "/") ~init:0
+        (fun n -> function
+        | Data d -> n + String.length d
+        | _ -> n)
+    in
+    let before = Gc.minor_words () in
+    (match count () with
+    | Ok n -> check_int "all the content" (String.length content) n
+    | Error _ -> Alcotest.fail "refused");
+    Gc.minor_words () -. before
+  in
+  let plain = words (String.make 1_000_000 'x')
+  and crs = words (String.make 1_000_000 '\r') in
+  Alcotest.(check bool)
+    (Printf.sprintf "CRs allocate as plain bytes do (%.0f and %.0f words)" crs
+       plain)
+    true
+    (crs < (plain *. 2.) +. 1000.)
+
 let multipart () =
   let post ?(ct = "multipart/form-data; boundary=XyZ") ?(target = "/upload")
       body =
@@ -355,6 +419,80 @@ let multipart () =
       upload_app "/upload"
   in
   check_int "above the body limit: 413" 413 r.status
+
+(* {1 Body limits per route} *)
+
+(* A route's [max_body] replaces the server's, higher as well as lower: a
+   10 MiB route on a 1 MiB server takes 2 MB, by Content-Length and chunked;
+   a 1 MiB route and a route without a limit still refuse more than 1 MiB,
+   saying the limit. *)
+let route_body_limits () =
+  let mib = 1024 * 1024 in
+  let length r =
+    match Handler.body_string r with
+    | Ok b -> Response.string (string_of_int (String.length b))
+    | Error e -> Response.error e.status e.reason
+  in
+  let app =
+    Router.empty
+    |> Router.add ~max_body:(10 * mib) POST "/upload" length
+    |> Router.add ~max_body:mib POST "/small" length
+    |> Router.add POST "/plain" length
+  in
+  let config =
+    {
+      Config.default with
+      limits = { Config.default.limits with max_body = mib };
+    }
+  in
+  let chunked body =
+    (* 64 KiB chunks. *)
+    let b = Buffer.create (String.length body + 4096) in
+    let rec go off =
+      let n = min 65536 (String.length body - off) in
+      Printf.bprintf b "%x\r\n%s\r\n" n (String.sub body off n);
+      if n > 0 then go (off + n)
+    in
+    go 0;
+    Buffer.contents b
+  in
+  let post ?(chunk = false) target body =
+    if chunk then
+      Testing.call ~config ~meth:POST
+        ~headers:[ ("Transfer-Encoding", "chunked") ]
+        ~body:(chunked body) app target
+    else Testing.call ~config ~meth:POST ~body app target
+  in
+  let two_mb = String.make 2_000_000 'b' in
+  let r = post "/upload" two_mb in
+  check_int "raised limit, Content-Length: 200" 200 r.status;
+  check_string "whole body" "2000000" r.body;
+  let r = post ~chunk:true "/upload" two_mb in
+  check_int "raised limit, chunked: 200" 200 r.status;
+  check_string "whole chunked body" "2000000" r.body;
+  let over = String.make (mib + 1) 'o' in
+  List.iter
+    (fun target ->
+      let r = post target over in
+      check_int (target ^ " above 1 MiB: 413") 413 r.status;
+      Alcotest.(check bool)
+        (target ^ ": the 413 names the limit")
+        true
+        (contains r.body "limit 1048576 bytes");
+      let r = post ~chunk:true target over in
+      check_int (target ^ " chunked above 1 MiB: 413") 413 r.status)
+    [ "/small"; "/plain" ];
+  check_int "within 1 MiB: 200" 200 (post "/plain" (String.make mib 'i')).status;
+  (* Above every route's limit: refused by the parser, unread. *)
+  let r =
+    Testing.call ~config ~meth:POST
+      ~headers:[ ("Content-Length", string_of_int ((10 * mib) + 1)) ]
+      app "/upload"
+  in
+  check_int "above the largest route limit: 413" 413 r.status;
+  Alcotest.(check bool)
+    "names the largest limit" true
+    (contains r.body "limit 10485760 bytes")
 
 (* {1 Middleware, error pages, static files} *)
 
@@ -554,7 +692,16 @@ let () =
           Alcotest.test_case "Set-Cookie" `Quick set_cookie;
         ] );
       ("json", [ Alcotest.test_case "body and response" `Quick json ]);
-      ("multipart", [ Alcotest.test_case "streamed, limits" `Quick multipart ]);
+      ( "multipart",
+        [
+          Alcotest.test_case "streamed, limits" `Quick multipart;
+          Alcotest.test_case "CR-heavy parts" `Quick multipart_cr_heavy;
+        ] );
+      ( "body limits",
+        [
+          Alcotest.test_case "per route, higher or lower" `Quick
+            route_body_limits;
+        ] );
       ( "application",
         [
           Alcotest.test_case "middleware sees every response" `Quick
