@@ -180,6 +180,5 @@ val default : t
     for a request head, 5 s between keep-alive requests, 60 s per body read and
     per response write, no handler timeout, [connections_for_descriptors] of the
     descriptor soft limit at start (857 for the common 1,024; 1,000 if the limit
-    cannot be read), listening on
-    127.0.0.1:8080 with one event loop, no access log and messages to standard
-    error, no HTTPS. *)
+    cannot be read), listening on 127.0.0.1:8080 with one event loop, no access
+    log and messages to standard error, no HTTPS. *)

@@ -62,9 +62,9 @@ val limit_for : Config.t -> int
     that cap if the free space cannot be read. A quarter leaves the rest of the
     file system (on a tmpfs: of memory) to everything else even when the budget
     is spent; the cap is 1,000 connections each holding a body of the default
-    limit (1 MiB), and keeps a large disk from letting
-    uploads in progress take tens of gigabytes. A server with larger uploads
-    sets its budget. One statvfs(2): at start and reload, not per request. *)
+    limit (1 MiB), and keeps a large disk from letting uploads in progress take
+    tens of gigabytes. A server with larger uploads sets its budget. One
+    statvfs(2): at start and reload, not per request. *)
 
 val gauges : t -> Metrics.gauge list
 (** The budget's figures for {!Metrics.render}: [spool_bytes] (reserved now),

@@ -8,5 +8,5 @@ val document : int -> string
     turns up in a few thousand seeds. *)
 
 val bypasses : string list
-(** Issue 39's bodies (a comment hiding up to 499,000 opening brackets from a depth scan)
-    and documents nested 512 deep, 513 deep and 1,000,000 deep. *)
+(** Issue 39's bodies (a comment hiding up to 499,000 opening brackets from a
+    depth scan) and documents nested 512 deep, 513 deep and 1,000,000 deep. *)
