@@ -46,8 +46,23 @@ let default_host, default_port =
   | Unix.ADDR_INET (ip, port) -> (Unix.string_of_inet_addr ip, port)
   | Unix.ADDR_UNIX path -> (path, 0)
 
+(* Durations as the configuration file reads them ({!Config_file.duration});
+   Cmdliner prefixes the error with the option. *)
+let duration ?zero () =
+  let print ppf s =
+    (* Whole milliseconds, as parsed: at most three decimals, none if 0. *)
+    let text = Printf.sprintf "%.3f" s in
+    let n = ref (String.length text) in
+    while text.[!n - 1] = '0' do
+      decr n
+    done;
+    if text.[!n - 1] = '.' then decr n;
+    Format.pp_print_string ppf (String.sub text 0 !n)
+  in
+  Arg.conv' ~docv:"SECONDS" (Config_file.duration ?zero ~name:"the value", print)
+
 let seconds name ~doc change =
-  setting name Arg.float ~docv:"SECONDS" ~doc change
+  setting name (duration ()) ~docv:"SECONDS" ~doc change
 
 let defaults = Config.default.timeouts
 
@@ -261,22 +276,10 @@ let log_level =
           "Write messages up to $(docv) ($(b,error), $(b,warning), $(b,info) \
            or $(b,debug)) to the error log.")
 
-(* Seconds from 0 to Config.max_seconds, refused by Cmdliner otherwise. *)
-let seconds_arg =
-  let parse s =
-    match float_of_string_opt s with
-    | Some x when x >= 0. && x <= Config.max_seconds -> Ok x
-    | _ ->
-        Error
-          (`Msg
-             (Printf.sprintf "%S is not a number of seconds from 0 to %.0f" s
-                Config.max_seconds))
-  in
-  Arg.conv (parse, Format.pp_print_float)
-
 let shutdown_timeout =
   Arg.(
-    value & opt seconds_arg 10.
+    value
+    & opt (duration ~zero:true ()) 10.
     & info [ "shutdown-timeout" ] ~docv:"SECONDS"
         ~doc:
           "On SIGTERM or SIGINT, stop accepting, let requests in progress \

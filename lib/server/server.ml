@@ -66,7 +66,7 @@ let check_config (c : Config.t) =
            (if zero then "non-negative" else "positive"))
     else if x > Config.max_seconds then
       Error
-        (Printf.sprintf "%s must be at most %.0f seconds (365 days), not %g"
+        (Printf.sprintf "%s must be at most %.0f seconds (365 days), not %.12g"
            name Config.max_seconds x)
     else Ok ()
   in
