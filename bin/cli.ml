@@ -41,6 +41,22 @@ let port = Arg.conv' ~docv:"PORT" (Config_file.port, Format.pp_print_int)
 (* "-" is standard output (the log writer reopens it like any path). *)
 let log_path = function "-" -> "/dev/stdout" | p -> p
 
+(* A whole number, or "off" for none. *)
+let cap_or_off =
+  let parse = function
+    | "off" -> Ok None
+    | s -> (
+        match int_of_string_opt s with
+        | Some n when String.for_all (fun c -> c >= '0' && c <= '9') s ->
+            Ok (Some n)
+        | _ -> Error (Printf.sprintf "%S is neither a whole number nor off" s))
+  in
+  let print ppf = function
+    | None -> Format.pp_print_string ppf "off"
+    | Some n -> Format.pp_print_int ppf n
+  in
+  Arg.conv' ~docv:"N|off" (parse, print)
+
 let default_host, default_port =
   match Config.default.listen with
   | Unix.ADDR_INET (ip, port) -> (Unix.string_of_inet_addr ip, port)
@@ -173,13 +189,15 @@ let flags =
                keep-alive ones, and those that have sent nothing) are closed \
                to admit new ones; if none is, new ones wait in the kernel's \
                backlog.";
-          setting "max-connections-per-client" Arg.int ~docv:"N"
-            (fun n -> Layer.max_connections_per_client (Some n))
+          setting "max-connections-per-client" cap_or_off ~docv:"N|off"
+            Layer.max_connections_per_client
             ~doc:
               "Serve at most $(docv) connections at once from one client \
-               address; a further one is answered 503 and closed (default: the \
-               configuration file's $(b,MaxConnectionsPerClient), else no \
-               cap).";
+               address, loopback ones included; a further one is answered 503 \
+               and closed. $(b,off): no cap, as behind a load balancer on \
+               another host, whose address all clients share. Default: the \
+               configuration file's $(b,MaxConnectionsPerClient), else 256 \
+               from every address but loopback ones.";
           seconds "header-timeout" Layer.request_header_timeout
             ~doc:
               (Printf.sprintf

@@ -14,6 +14,23 @@ type tls = {
   redirect : bool;
 }
 
+type per_client = No_cap | Cap of int | Cap_except_loopback of int
+
+(* 127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6 (a dual-stack
+   listener sees ::ffff:127.0.0.1). *)
+let is_loopback ip =
+  let a = Unix.string_of_inet_addr ip in
+  a = "::1"
+  || String.starts_with ~prefix:"127." a
+  || String.starts_with ~prefix:"::ffff:127." a
+
+let client_cap per_client (peer : Unix.sockaddr) =
+  match (per_client, peer) with
+  | No_cap, _ | _, Unix.ADDR_UNIX _ -> None
+  | Cap n, Unix.ADDR_INET _ -> Some n
+  | Cap_except_loopback n, Unix.ADDR_INET (ip, _) ->
+      if is_loopback ip then None else Some n
+
 type t = {
   limits : Braid_http.Limits.t;
   root : string option;
@@ -29,7 +46,7 @@ type t = {
   linger : float;
   timeouts : timeouts;
   max_connections : int;
-  max_connections_per_client : int option;
+  max_connections_per_client : per_client;
   minor_heap_words : int;
   listen : Unix.sockaddr;
   domains : int;
@@ -61,7 +78,7 @@ let default =
         handler = None;
       };
     max_connections = 1000;
-    max_connections_per_client = None;
+    max_connections_per_client = Cap_except_loopback 256;
     minor_heap_words = 1 lsl 20;
     listen = Unix.ADDR_INET (Unix.inet_addr_loopback, 8080);
     domains = 1;

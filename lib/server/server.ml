@@ -52,8 +52,9 @@ let check_config (c : Config.t) =
   let* () = positive "minor heap words" c.minor_heap_words in
   let* () =
     match c.max_connections_per_client with
-    | Some n -> positive "maximum connections per client" n
-    | None -> Ok ()
+    | Cap n | Cap_except_loopback n ->
+        positive "maximum connections per client" n
+    | No_cap -> Ok ()
   in
   let* () =
     if c.domains >= 1 then Ok ()
@@ -283,7 +284,10 @@ let client_of = function
 
 (* Counts the connection in for its address, unless the cap is reached. *)
 let admit_client t peer =
-  match ((Atomic.get t.config).max_connections_per_client, client_of peer) with
+  match
+    ( Config.client_cap (Atomic.get t.config).max_connections_per_client peer,
+      client_of peer )
+  with
   | None, _ | _, None -> true
   | Some cap, Some client ->
       Stdlib.Mutex.protect t.clients.lock (fun () ->

@@ -107,8 +107,9 @@ let samples : (string * string * (Config.t -> unit)) list =
     ( "MaxConnectionsPerClient",
       "8",
       fun c ->
-        Alcotest.(check (option int))
-          "MaxConnectionsPerClient" (Some 8) c.max_connections_per_client );
+        Alcotest.(check bool)
+          "MaxConnectionsPerClient" true
+          (c.max_connections_per_client = Cap 8) );
     ( "BodyBufferSize",
       "4096",
       fun c -> Alcotest.(check int) "BodyBufferSize" 4096 c.body_buffer );
@@ -638,6 +639,47 @@ let durations_strict () =
          31536000.5"
         msg
 
+(* Issue 39: the per-client cap is on by default, at 256 (more than a
+   browser holds to one server), for every address but loopback ones (a
+   proxy in front, benchmarks, tests); an explicit cap applies to all, and
+   "off" lifts it. *)
+let per_client_default () =
+  let cap what expected per_client ip =
+    Alcotest.(check (option int))
+      what expected
+      (Config.client_cap per_client (address ip 40000))
+  in
+  let default = Config.default.max_connections_per_client in
+  List.iter
+    (fun ip -> cap ("default, remote " ^ ip) (Some 256) default ip)
+    [ "192.0.2.7"; "10.0.0.1"; "2001:db8::1"; "::ffff:192.0.2.7"; "128.0.0.1" ];
+  List.iter
+    (fun ip -> cap ("default, loopback " ^ ip) None default ip)
+    [ "127.0.0.1"; "127.1.2.3"; "::1"; "::ffff:127.0.0.1" ];
+  Alcotest.(check (option int))
+    "default, a Unix-domain peer" None
+    (Config.client_cap default (Unix.ADDR_UNIX "/run/x"));
+  Alcotest.(check bool)
+    "a browser's 256 sockets fit" true
+    (Option.get (Config.client_cap default (address "192.0.2.7" 1)) >= 256);
+  let c = configured [ "--max-connections-per-client"; "3" ] in
+  cap "explicit, loopback too" (Some 3) c.max_connections_per_client "127.0.0.1";
+  cap "explicit, remote" (Some 3) c.max_connections_per_client "192.0.2.7";
+  let c = configured [ "--max-connections-per-client"; "off" ] in
+  cap "off by option, remote" None c.max_connections_per_client "192.0.2.7";
+  let c = applied "MaxConnectionsPerClient off\n" in
+  cap "off, remote" None c.max_connections_per_client "192.0.2.7";
+  cap "absent from the file: the default" (Some 256)
+    (applied "Domains 2\n").max_connections_per_client "192.0.2.7";
+  match
+    Server.check_config
+      { Config.default with max_connections_per_client = Cap_except_loopback 0 }
+  with
+  | Ok _ -> Alcotest.fail "a cap of 0 accepted"
+  | Error msg ->
+      Alcotest.(check string)
+        "cap 0" "maximum connections per client must be positive" msg
+
 (* A reload cannot move the server or change its loops: set_config keeps
    those it was created with, and takes the rest. *)
 let set_config_keeps_listen_and_domains () =
@@ -1056,6 +1098,8 @@ let () =
             errors_blamed;
           Alcotest.test_case "durations bounded" `Quick durations_bounded;
           Alcotest.test_case "durations strict" `Quick durations_strict;
+          Alcotest.test_case "per-client cap on by default" `Quick
+            per_client_default;
           Alcotest.test_case "set_config keeps listen and domains" `Quick
             set_config_keeps_listen_and_domains;
         ] );
