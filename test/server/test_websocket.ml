@@ -371,6 +371,80 @@ let server_close () =
   in
   ()
 
+(* {1 Abort} *)
+
+(* A connection whose reads never return (a client that sends nothing) and
+   whose writes block once [room] bytes are taken (a client that stopped
+   reading), under the FIFO scheduler; [f ws out] runs in a fiber. *)
+let stalled ~room f =
+  let out = Buffer.create 256 in
+  let read _ _ _ = Braid_sync.Promise.await (Braid_sync.Promise.create ()) in
+  let write buf off len =
+    let fits = min len (room - Buffer.length out) in
+    Buffer.add_subbytes out buf off fits;
+    if fits < len then Braid_sync.Promise.await (Braid_sync.Promise.create ())
+  in
+  let up = Upgraded.make ~read ~write () in
+  let ws =
+    Ws.of_upgraded ~limits:{ Ws.default_limits with idle_timeout = None } up
+  in
+  Braid_fifo.run (fun () -> f ws out)
+
+(* Issue 39: a slow client is dropped at once, from another domain, though
+   a fiber is blocked writing to it and another receiving from it. *)
+let abort_blocked () =
+  stalled ~room:100 (fun ws out ->
+      let sender =
+        Braid.Fiber.fork (fun () ->
+            match Ws.send_text ws (String.make 1000 'x') with
+            | () -> "sent"
+            | exception Ws.Closed -> "Closed")
+      in
+      let receiver = Braid.Fiber.fork (fun () -> Ws.receive ws) in
+      Braid.Fiber.yield ();
+      (* Both blocked now. *)
+      Domain.join
+        (Domain.spawn (fun () ->
+             Ws.abort ~code:1013 ~reason:"too slow" ws;
+             Ws.abort ~code:1000 ws (* a second call does nothing *)));
+      Alcotest.(check string)
+        "the blocked sender" "Closed" (Braid.Fiber.join sender);
+      Alcotest.(check message)
+        "the blocked receiver"
+        (`Close (1013, "too slow"))
+        (Braid.Fiber.join receiver);
+      Alcotest.(check message)
+        "and from then on"
+        (`Close (1013, "too slow"))
+        (Ws.receive ws);
+      Alcotest.check_raises "a later send" Ws.Closed (fun () ->
+          Ws.send_text ws "late");
+      (* The frame was cut after 100 bytes: no close frame could follow. *)
+      Alcotest.(check int) "nothing after the cut" 100 (Buffer.length out))
+
+(* With no write in progress, the receiver sends the close frame. *)
+let abort_idle () =
+  stalled ~room:1000 (fun ws out ->
+      Ws.send_text ws "hi";
+      let receiver = Braid.Fiber.fork (fun () -> Ws.receive ws) in
+      Braid.Fiber.yield ();
+      Ws.abort ~code:1013 ~reason:"too slow" ws;
+      Alcotest.(check message)
+        "the receiver"
+        (`Close (1013, "too slow"))
+        (Braid.Fiber.join receiver);
+      match frames_of (Buffer.contents out) with
+      | [ (Text, "hi"); (Close, c) ] ->
+          Alcotest.(check int) "code" 1013 (close_code c);
+          Alcotest.(check string)
+            "reason" "too slow"
+            (String.sub c 2 (String.length c - 2))
+      | _ -> Alcotest.fail "frames");
+  stalled ~room:1000 (fun ws _ ->
+      Alcotest.check_raises "code 1005 refused"
+        (Invalid_argument "Braid_server.Websocket.abort: code 1005") (fun () ->
+          Ws.abort ~code:1005 ws))
+
 let () =
   Alcotest.run "websocket"
     [
@@ -388,5 +462,8 @@ let () =
           Alcotest.test_case "bad frames" `Quick bad_frames;
           Alcotest.test_case "end of stream" `Quick end_of_stream;
           Alcotest.test_case "server closes" `Quick server_close;
+          Alcotest.test_case "abort, writer and reader blocked" `Quick
+            abort_blocked;
+          Alcotest.test_case "abort, nothing blocked" `Quick abort_idle;
         ] );
     ]
