@@ -1023,7 +1023,8 @@ let bad_reload () =
   reload pid dir 3;
   let expected =
     Printf.sprintf
-      "%s:5: request header timeout must be at most 31536000 seconds (365 days)"
+      "%s:5: Timeout must be at most 31536000 seconds (365 days), not \
+       99999999999"
       file
   in
   if count (read_if_exists (dir ^ "/error.log")) expected <> 1 then
