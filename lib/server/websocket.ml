@@ -295,7 +295,8 @@ let send_frame t opcode payload =
       if opcode = Frame.Close then t.close_sent <- true;
       Braid.Fiber.Scope.run (fun scope ->
           Atomic.set t.writing (Some scope);
-          (* No [Fun.protect]: one frame each, its closures would cost. *)
+          (* Written out rather than with [Fun.protect], as
+             [Upgraded.write_bytes]: it runs per frame. *)
           match
             if refused_after_abort t opcode then raise Closed;
             Upgraded.write t.up frame
@@ -549,10 +550,12 @@ let rec next_message t =
    and [`Close (code, reason)] from now on. Outside the cancelled scope, so
    that the close frame's write is not interrupted at once. *)
 let aborted_close t (code, reason) =
-  if t.closed = None then (
-    t.closed <- Some (code, reason);
-    send_close t (close_payload code reason));
-  match t.closed with Some c -> `Close c | None -> assert false
+  match t.closed with
+  | Some c -> `Close c
+  | None ->
+      t.closed <- Some (code, reason);
+      send_close t (close_payload code reason);
+      `Close (code, reason)
 
 (* [next_message] in a scope published in [reading], as [send_frame]'s. *)
 let receive t =
