@@ -375,7 +375,8 @@ let server_close () =
 
 (* A connection whose reads never return (a client that sends nothing) and
    whose writes block once [room] bytes are taken (a client that stopped
-   reading), under the FIFO scheduler; [f ws out] runs in a fiber. *)
+   reading), under the FIFO scheduler; [f sw ws out] runs in a fiber, with a
+   switch for the fibers it forks. *)
 let stalled ~room f =
   let out = Buffer.create 256 in
   let read _ _ _ = Braid_sync.Promise.await (Braid_sync.Promise.create ()) in
@@ -388,25 +389,34 @@ let stalled ~room f =
   let ws =
     Ws.of_upgraded ~limits:{ Ws.default_limits with idle_timeout = None } up
   in
-  Braid_fifo.run (fun () -> f ws out)
+  (* On a switch: a failed check cancels the fibers still blocked. *)
+  Braid_fifo.run (fun () -> Braid.Switch.run (fun sw -> f sw ws out))
 
 (* Issue 39: a slow client is dropped at once, from another domain, though
    a fiber is blocked writing to it and another receiving from it. *)
 let abort_blocked () =
-  stalled ~room:100 (fun ws out ->
+  stalled ~room:100 (fun sw ws out ->
       let sender =
-        Braid.Fiber.fork (fun () ->
+        Braid.Switch.fork sw (fun () ->
             match Ws.send_text ws (String.make 1000 'x') with
             | () -> "sent"
             | exception Ws.Closed -> "Closed")
       in
-      let receiver = Braid.Fiber.fork (fun () -> Ws.receive ws) in
+      let receiver = Braid.Switch.fork sw (fun () -> Ws.receive ws) in
       Braid.Fiber.yield ();
       (* Both blocked now. *)
       Domain.join
         (Domain.spawn (fun () ->
              Ws.abort ~code:1013 ~reason:"too slow" ws;
              Ws.abort ~code:1000 ws (* a second call does nothing *)));
+      (* The wake-ups are queued: a few turns of the scheduler run them. *)
+      for _ = 1 to 10 do
+        Braid.Fiber.yield ()
+      done;
+      Alcotest.(check bool) "the sender woke" true (Braid.Fiber.is_done sender);
+      Alcotest.(check bool)
+        "the receiver woke" true
+        (Braid.Fiber.is_done receiver);
       Alcotest.(check string)
         "the blocked sender" "Closed" (Braid.Fiber.join sender);
       Alcotest.(check message)
@@ -424,11 +434,15 @@ let abort_blocked () =
 
 (* With no write in progress, the receiver sends the close frame. *)
 let abort_idle () =
-  stalled ~room:1000 (fun ws out ->
+  stalled ~room:1000 (fun sw ws out ->
       Ws.send_text ws "hi";
-      let receiver = Braid.Fiber.fork (fun () -> Ws.receive ws) in
+      let receiver = Braid.Switch.fork sw (fun () -> Ws.receive ws) in
       Braid.Fiber.yield ();
       Ws.abort ~code:1013 ~reason:"too slow" ws;
+      Braid.Fiber.yield ();
+      Alcotest.(check bool)
+        "the receiver woke" true
+        (Braid.Fiber.is_done receiver);
       Alcotest.(check message)
         "the receiver"
         (`Close (1013, "too slow"))
@@ -440,7 +454,7 @@ let abort_idle () =
             "reason" "too slow"
             (String.sub c 2 (String.length c - 2))
       | _ -> Alcotest.fail "frames");
-  stalled ~room:1000 (fun ws _ ->
+  stalled ~room:1000 (fun _ ws _ ->
       Alcotest.check_raises "code 1005 refused"
         (Invalid_argument "Braid_server.Websocket.abort: code 1005") (fun () ->
           Ws.abort ~code:1005 ws))
