@@ -41,13 +41,44 @@ let port = Arg.conv' ~docv:"PORT" (Config_file.port, Format.pp_print_int)
 (* "-" is standard output (the log writer reopens it like any path). *)
 let log_path = function "-" -> "/dev/stdout" | p -> p
 
+(* A whole number, or "off" for none. *)
+let cap_or_off =
+  let parse = function
+    | "off" -> Ok None
+    | s -> (
+        match int_of_string_opt s with
+        | Some n when String.for_all (fun c -> c >= '0' && c <= '9') s ->
+            Ok (Some n)
+        | _ -> Error (Printf.sprintf "%S is neither a whole number nor off" s))
+  in
+  let print ppf = function
+    | None -> Format.pp_print_string ppf "off"
+    | Some n -> Format.pp_print_int ppf n
+  in
+  Arg.conv' ~docv:"N|off" (parse, print)
+
 let default_host, default_port =
   match Config.default.listen with
   | Unix.ADDR_INET (ip, port) -> (Unix.string_of_inet_addr ip, port)
   | Unix.ADDR_UNIX path -> (path, 0)
 
+(* Durations as the configuration file reads them ({!Config_file.duration});
+   Cmdliner prefixes the error with the option. *)
+let duration ?zero () =
+  let print ppf s =
+    (* Whole milliseconds, as parsed: at most three decimals, none if 0. *)
+    let text = Printf.sprintf "%.3f" s in
+    let n = ref (String.length text) in
+    while text.[!n - 1] = '0' do
+      decr n
+    done;
+    if text.[!n - 1] = '.' then decr n;
+    Format.pp_print_string ppf (String.sub text 0 !n)
+  in
+  Arg.conv' ~docv:"SECONDS" (Config_file.duration ?zero ~name:"the value", print)
+
 let seconds name ~doc change =
-  setting name Arg.float ~docv:"SECONDS" ~doc change
+  setting name (duration ()) ~docv:"SECONDS" ~doc change
 
 let defaults = Config.default.timeouts
 
@@ -167,13 +198,15 @@ let flags =
                keep-alive ones, and those that have sent nothing) are closed \
                to admit new ones; if none is, new ones wait in the kernel's \
                backlog.";
-          setting "max-connections-per-client" Arg.int ~docv:"N"
-            (fun n -> Layer.max_connections_per_client (Some n))
+          setting "max-connections-per-client" cap_or_off ~docv:"N|off"
+            Layer.max_connections_per_client
             ~doc:
               "Serve at most $(docv) connections at once from one client \
-               address; a further one is answered 503 and closed (default: the \
-               configuration file's $(b,MaxConnectionsPerClient), else no \
-               cap).";
+               address, loopback ones included; a further one is answered 503 \
+               and closed. $(b,off): no cap, as behind a load balancer on \
+               another host, whose address all clients share. Default: the \
+               configuration file's $(b,MaxConnectionsPerClient), else 256 \
+               from every address but loopback ones.";
           seconds "header-timeout" Layer.request_header_timeout
             ~doc:
               (Printf.sprintf
@@ -270,22 +303,10 @@ let log_level =
           "Write messages up to $(docv) ($(b,error), $(b,warning), $(b,info) \
            or $(b,debug)) to the error log.")
 
-(* Seconds from 0 to Config.max_seconds, refused by Cmdliner otherwise. *)
-let seconds_arg =
-  let parse s =
-    match float_of_string_opt s with
-    | Some x when x >= 0. && x <= Config.max_seconds -> Ok x
-    | _ ->
-        Error
-          (`Msg
-             (Printf.sprintf "%S is not a number of seconds from 0 to %.0f" s
-                Config.max_seconds))
-  in
-  Arg.conv (parse, Format.pp_print_float)
-
 let shutdown_timeout =
   Arg.(
-    value & opt seconds_arg 10.
+    value
+    & opt (duration ~zero:true ()) 10.
     & info [ "shutdown-timeout" ] ~docv:"SECONDS"
         ~doc:
           "On SIGTERM or SIGINT, stop accepting, let requests in progress \

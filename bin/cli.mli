@@ -11,8 +11,9 @@ val flags : Layer.t Cmdliner.Term.t
     [--handler-timeout], [--access-log] and [--error-log] ([-] for either log:
     [/dev/stdout]). Each option given is one setting, with origin
     ["option '--NAME'"]; an absent one sets nothing. Cmdliner checks the syntax
-    of values (an IP literal, a port from 0 to 65535, an existing directory for
-    [--root]); {!config} checks the rest. *)
+    of values (an IP literal, a port from 0 to 65535, a duration as
+    {!Config_file.duration} reads it, an existing directory for [--root]);
+    {!config} checks the rest. *)
 
 val config :
   ?defaults:Config.t ->
@@ -40,4 +41,5 @@ val log_level : Log.level Cmdliner.Term.t
 
 val shutdown_timeout : float Cmdliner.Term.t
 (** [--shutdown-timeout SECONDS]: how long a graceful shutdown lets requests in
-    progress finish (default 10). *)
+    progress finish (default 10): a duration as {!Config_file.duration} reads
+    it, [0] allowed. *)

@@ -62,22 +62,76 @@ let whole_number ~min : int value =
   if n >= min then Ok n
   else Error (Printf.sprintf "%s must be at least %d, not %d" name min n)
 
-(* Digits and a dot only: [float_of_string] would take "1e3", "0x10" or
-   "nan". *)
-let seconds : float value =
- fun ~name ~dir:_ s ->
-  let digits_and_dot =
-    s <> ""
-    && String.for_all (fun c -> (c >= '0' && c <= '9') || c = '.') s
-    && s <> "."
+(* {1 Durations}
+
+   One syntax for the file and the command line: [DIGITS] or
+   [DIGITS.DIGITS], at most three decimals. [float_of_string] would take
+   "1e-300", "0x10", "1_000", "+5", "nan" or "inf"; none of them is how
+   anyone writes a timeout. The resolution is 1 ms: the sweeper that
+   enforces the idle timeouts ticks every 10 ms at the finest, so finer
+   digits would promise a precision no timeout has. No unit suffix: every
+   duration of the file and the options is in seconds, as Apache's, and a
+   decimal says 250 ms as well as "250ms" would. The value is counted in
+   whole milliseconds, so the bound is checked exactly. *)
+
+let max_milliseconds = Float.to_int (Braid_server.Config.max_seconds *. 1000.)
+
+let limit_text =
+  Printf.sprintf "%.0f seconds (%.0f days)" Braid_server.Config.max_seconds
+    (Braid_server.Config.max_seconds /. 86_400.)
+
+let is_digit c = c >= '0' && c <= '9'
+let all_digits s = s <> "" && String.for_all is_digit s
+
+let duration ?(zero = false) ~name s =
+  let whole, decimals =
+    match String.index_opt s '.' with
+    | None -> (s, None)
+    | Some i ->
+        (String.sub s 0 i, Some (String.sub s (i + 1) (String.length s - i - 1)))
   in
-  match float_of_string_opt s with
-  | Some f when digits_and_dot && f > 0. && Float.is_finite f -> Ok f
-  | Some f when digits_and_dot && f = 0. ->
-      Error (Printf.sprintf "%s must be positive" name)
-  | _ when String.length s > 0 && s.[0] = '-' ->
-      Error (Printf.sprintf "%s must not be negative: %s" name s)
-  | _ -> Error (Printf.sprintf "%s takes a number of seconds, not %S" name s)
+  let syntax_ok =
+    all_digits whole && Option.fold ~none:true ~some:all_digits decimals
+  in
+  let decimals = Option.value decimals ~default:"" in
+  if String.length s > 0 && s.[0] = '-' then
+    Error (Printf.sprintf "%s must not be negative: %s" name s)
+  else if not syntax_ok then
+    Error
+      (Printf.sprintf
+         "%s takes a number of seconds (digits, and at most 3 decimals after a \
+          point: 30, 2.5), not %S"
+         name s)
+  else if String.length decimals > 3 then
+    Error
+      (Printf.sprintf
+         "%s takes at most 3 decimals (the resolution is 1 ms), not %s" name s)
+  else
+    let too_large () =
+      Error (Printf.sprintf "%s must be at most %s, not %s" name limit_text s)
+    in
+    (* Leading zeros dropped, the whole part is short enough for an [int]
+       unless the value is far too large anyway. *)
+    let significant =
+      let rec first i =
+        if i < String.length whole - 1 && whole.[i] = '0' then first (i + 1)
+        else i
+      in
+      let i = first 0 in
+      String.sub whole i (String.length whole - i)
+    in
+    if String.length significant > 12 then too_large ()
+    else
+      let ms =
+        (int_of_string significant * 1000)
+        + int_of_string (decimals ^ String.make (3 - String.length decimals) '0')
+      in
+      if ms > max_milliseconds then too_large ()
+      else if ms = 0 && not zero then
+        Error (Printf.sprintf "%s must be positive, not %s" name s)
+      else Ok (Float.of_int ms /. 1000.)
+
+let seconds : float value = fun ~name ~dir:_ s -> duration ~name s
 
 let path : string value =
  fun ~name:_ ~dir p ->

@@ -33,8 +33,7 @@
     - [AccessLog FILE|off], [ErrorLog FILE|stderr]: relative paths as for
       [DocumentRoot].
 
-    Seconds are positive decimals, at most 31536000 (365 days:
-    [Config.max_seconds]).
+    Seconds are written as {!duration} reads them, and are positive.
 
     Each directive is declared once, in a table: its name, how its argument
     parses and what it changes ({!Layer.change}). A parsed file is a {!Layer.t},
@@ -79,3 +78,13 @@ val ip_address : string -> (Unix.inet_addr, string) result
 
 val port : string -> (int, string) result
 (** A port: a whole number from 0 to 65535. *)
+
+val duration : ?zero:bool -> name:string -> string -> (float, string) result
+(** [duration ~name s] is the duration [s] in seconds, for every duration of the
+    file and of the command line: [DIGITS] or [DIGITS.DIGITS] with at most three
+    decimals (the resolution is 1 ms), positive (or zero, with [zero]), at most
+    31536000 seconds (365 days: {!Braid_server.Config.max_seconds}). No sign,
+    exponent, hexadecimal, underscore, [nan] or [inf], no unit. The error names
+    the value [name] and says the rule broken, e.g.
+    ["KeepAliveTimeout must be at most 31536000 seconds (365 days), not
+     31536000.5"]. *)

@@ -127,7 +127,8 @@ let metrics_allow ips (c : Config.t) = { c with metrics_allow = ips }
 let health_path path (c : Config.t) = { c with health_path = Some path }
 
 let max_connections_per_client n (c : Config.t) =
-  { c with max_connections_per_client = n }
+  let cap = match n with Some n -> Config.Cap n | None -> No_cap in
+  { c with max_connections_per_client = cap }
 
 let max_body n (c : Config.t) =
   { c with limits = { c.limits with max_body = n } }

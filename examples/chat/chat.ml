@@ -11,9 +11,10 @@
    outbox, a bounded channel. Members may live on different event loops (domains): a
    connection is only ever written by fibers of its own loop, and the room
    reaches it through the channel. A member whose outbox is full (a client
-   that stopped reading while others talk) is dropped with close code 1013
-   ("try again later") instead of slowing the room down or growing without
-   bound. SIGINT or SIGTERM shuts the server down gracefully: every member
+   that stopped reading while others talk) is dropped at once
+   (Websocket.abort, with close code 1013, "try again later", when a close
+   frame can still go out) instead of slowing the room down or growing
+   without bound. SIGINT or SIGTERM shuts the server down gracefully: every member
    gets close code 1001. *)
 
 open Braid_server

@@ -2,7 +2,9 @@
     every member (the sender too). Each member has a bounded outbox and a writer
     fiber of its own connection's loop, so members may live on different event
     loops; a member whose outbox is full (a client that stopped reading) is
-    closed with code 1013 instead of slowing the room down.
+    dropped at once with {!Braid_server.Websocket.abort} (close code 1013 when a
+    close frame can still go out), even while its writer is blocked on the
+    client's full socket, instead of slowing the room down.
 
     Used by [chat.exe] and by the [websocket] benchmark's server. *)
 

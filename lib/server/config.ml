@@ -14,6 +14,15 @@ type tls = {
   redirect : bool;
 }
 
+type per_client = No_cap | Cap of int | Cap_except_loopback of int
+
+let client_cap per_client (peer : Unix.sockaddr) =
+  match (per_client, peer) with
+  | No_cap, _ | _, Unix.ADDR_UNIX _ -> None
+  | Cap n, Unix.ADDR_INET _ -> Some n
+  | Cap_except_loopback n, (Unix.ADDR_INET _ as peer) ->
+      if Address.is_loopback peer then None else Some n
+
 type t = {
   limits : Braid_http.Limits.t;
   root : string option;
@@ -30,7 +39,7 @@ type t = {
   linger : float;
   timeouts : timeouts;
   max_connections : int;
-  max_connections_per_client : int option;
+  max_connections_per_client : per_client;
   minor_heap_words : int;
   listen : Unix.sockaddr;
   domains : int;
@@ -73,7 +82,7 @@ let default =
         handler = None;
       };
     max_connections = default_max_connections;
-    max_connections_per_client = None;
+    max_connections_per_client = Cap_except_loopback 256;
     minor_heap_words = 1 lsl 20;
     listen = Unix.ADDR_INET (Unix.inet_addr_loopback, 8080);
     domains = 1;

@@ -68,6 +68,40 @@ type tls = {
 (** HTTPS: TLS 1.2 and 1.3, ALPN [http/1.1], session tickets. The handshake must
     finish within [timeouts.request_header], like a request head. *)
 
+(** The cap on the connections one client address may hold at once.
+
+    Why on by default: the connection limit is shared, and connections a client
+    holds open (WebSockets, which are never closed as idle to admit another)
+    could otherwise take every slot from one address and lock every other client
+    out (issue 39: 1,000 WebSockets against the default [max_connections] of
+    1,000). Why 256: a browser never holds that many to one server (HTTP/1.1: 6
+    per host; Chrome's whole socket pool is 256, Firefox's WebSockets at most
+    200), so a person is never refused, while one address can no longer hold
+    more than a quarter of the default limit.
+
+    Why loopback is exempt from the default: a peer on the server's own host is
+    the operator's (a reverse proxy or TLS terminator in front, as haproxy in
+    [examples/cluster]; a benchmark such as [wrk -c10000]; the tests), and every
+    client behind a proxy arrives from its one address: capping it would cap
+    them all together.
+
+    What it cannot tell: an address is not a person. Many users behind one NAT
+    (carrier-grade NAT, a corporate proxy) share one, and so do all clients of a
+    load balancer on another host: behind such a proxy set [No_cap] (the
+    configuration file's [MaxConnectionsPerClient off]); a server whose clients
+    come through a big NAT may want a larger [Cap]. *)
+type per_client =
+  | No_cap
+  | Cap of int  (** At most this many from every address, loopback included. *)
+  | Cap_except_loopback of int
+      (** At most this many from every address but the loopback ones
+          (127.0.0.0/8, [::1], [::ffff:127.0.0.0/104]): the default, with 256.
+      *)
+
+val client_cap : per_client -> Unix.sockaddr -> int option
+(** [client_cap p peer] is the cap that applies to a connection from [peer],
+    [None] for none (a Unix-domain peer has none). *)
+
 type t = {
   limits : Braid_http.Limits.t;
       (** Request line, header section and body limits. [limits.max_body] is the
@@ -133,10 +167,10 @@ type t = {
           sees no error. Read at each accept, so a reload changes it for later
           accepts. The default is derived from the descriptor limit, see
           {!connections_for_descriptors}. *)
-  max_connections_per_client : int option;
-      (** At most this many connections at once from one client address; a
-          further one is answered [503] and closed at once. [None] (the
-          default): no cap. *)
+  max_connections_per_client : per_client;
+      (** At most this many connections at once from one client address
+          ({!client_cap}); a further one is answered [503] and closed at once.
+          Default: [Cap_except_loopback 256]. Read at each accept. *)
   minor_heap_words : int;
       (** The least minor heap of each event loop's domain, in words (OCaml's
           own default is 256 Ki words; [OCAMLRUNPARAM=s=...] can set more). With

@@ -52,8 +52,9 @@ let check_config (c : Config.t) =
   let* () = positive "minor heap words" c.minor_heap_words in
   let* () =
     match c.max_connections_per_client with
-    | Some n -> positive "maximum connections per client" n
-    | None -> Ok ()
+    | Cap n | Cap_except_loopback n ->
+        positive "maximum connections per client" n
+    | No_cap -> Ok ()
   in
   let* () =
     if c.domains >= 1 then Ok ()
@@ -66,7 +67,7 @@ let check_config (c : Config.t) =
            (if zero then "non-negative" else "positive"))
     else if x > Config.max_seconds then
       Error
-        (Printf.sprintf "%s must be at most %.0f seconds (365 days), not %g"
+        (Printf.sprintf "%s must be at most %.0f seconds (365 days), not %.12g"
            name Config.max_seconds x)
     else Ok ()
   in
@@ -310,7 +311,10 @@ let client_of = function
 
 (* Counts the connection in for its address, unless the cap is reached. *)
 let admit_client t peer =
-  match ((Atomic.get t.config).max_connections_per_client, client_of peer) with
+  match
+    ( Config.client_cap (Atomic.get t.config).max_connections_per_client peer,
+      client_of peer )
+  with
   | None, _ | _, None -> true
   | Some cap, Some client ->
       Stdlib.Mutex.protect t.clients.lock (fun () ->

@@ -234,6 +234,12 @@ type t = {
   message : Buffer.t;  (** The fragments of the message in progress. *)
   mutable kind : Frame.opcode option;  (** Its opcode, while in progress. *)
   mutable utf8 : Utf8.state;
+  aborted : (int * string) option Atomic.t;
+      (** Set once by {!abort}, from any domain. *)
+  writing : Braid.Fiber.Scope.t option Atomic.t;
+      (** The scope of the frame being written, for {!abort} to cut. *)
+  reading : Braid.Fiber.Scope.t option Atomic.t;
+      (** The scope of the {!receive} in progress, for {!abort} to end. *)
 }
 
 let of_upgraded ?(limits = default_limits) ?protocol up =
@@ -255,6 +261,9 @@ let of_upgraded ?(limits = default_limits) ?protocol up =
     message = Buffer.create 256;
     kind = None;
     utf8 = Utf8.start;
+    aborted = Atomic.make None;
+    writing = Atomic.make None;
+    reading = Atomic.make None;
   }
 
 let protocol t = t.protocol
@@ -268,21 +277,50 @@ let check_domain t name =
       ("Braid_server.Websocket." ^ name
      ^ ": called from another domain than the connection's")
 
+(* Once aborted, only the close frame {!receive} sends may go out. *)
+let refused_after_abort t opcode =
+  opcode <> Frame.Close && Option.is_some (Atomic.get t.aborted)
+
 (* One frame, whole, under the lock: frames from several fibers never
-   interleave. A write that fails leaves the connection unusable. *)
+   interleave. A write that fails, or that {!abort} cuts, leaves the
+   connection unusable. The write runs in a scope published in [writing]:
+   [abort] sets [aborted] then cancels the scope it finds there, the writer
+   publishes its scope then looks at [aborted], so (the atomics being
+   sequentially consistent) one of them sees the other. *)
 let send_frame t opcode payload =
   Braid_sync.Mutex.protect t.wlock (fun () ->
-      if t.close_sent || t.broken then raise Closed;
+      if t.close_sent || t.broken || refused_after_abort t opcode then
+        raise Closed;
       let frame = Frame.serialize opcode payload in
       if opcode = Frame.Close then t.close_sent <- true;
-      match Upgraded.write t.up frame with
-      | () -> ()
-      | exception (Braid.Cancelled as e) ->
-          t.broken <- true;
-          raise e
-      | exception e when Upgraded.failed_io t.up e ->
-          t.broken <- true;
-          raise Closed)
+      Braid.Fiber.Scope.run (fun scope ->
+          Atomic.set t.writing (Some scope);
+          (* Written out rather than with [Fun.protect], as
+             [Upgraded.write_bytes]: it runs per frame. *)
+          match
+            if refused_after_abort t opcode then raise Closed;
+            Upgraded.write t.up frame
+          with
+          | () -> Atomic.set t.writing None
+          | exception e ->
+              let bt = Printexc.get_raw_backtrace () in
+              Atomic.set t.writing None;
+              let e =
+                match e with
+                | Closed -> e
+                | Braid.Cancelled when Braid.Fiber.Scope.is_cancelled scope ->
+                    (* Cut by [abort]: part of the frame may have gone. *)
+                    t.broken <- true;
+                    Closed
+                | Braid.Cancelled ->
+                    t.broken <- true;
+                    e
+                | e when Upgraded.failed_io t.up e ->
+                    t.broken <- true;
+                    Closed
+                | e -> e
+              in
+              Printexc.raise_with_backtrace e bt))
 
 let check_size t name len =
   if len > t.limits.max_message then
@@ -318,15 +356,25 @@ let close_payload code reason =
 let send_close t payload =
   match send_frame t Close payload with () -> () | exception Closed -> ()
 
-let close ?(code = 1000) ?(reason = "") t =
-  check_domain t "close";
+let check_close name code reason =
   if not (valid_code code) then
-    invalid_arg (Printf.sprintf "Braid_server.Websocket.close: code %d" code);
+    invalid_arg (Printf.sprintf "Braid_server.Websocket.%s: code %d" name code);
   if String.length reason > 123 || not (Utf8.is_valid reason) then
     invalid_arg
-      "Braid_server.Websocket.close: the reason is longer than 123 bytes or \
-       not UTF-8";
+      ("Braid_server.Websocket." ^ name
+     ^ ": the reason is longer than 123 bytes or not UTF-8")
+
+let close ?(code = 1000) ?(reason = "") t =
+  check_domain t "close";
+  check_close "close" code reason;
   send_close t (close_payload code reason)
+
+(* Any domain: atomics and scope cancellations only. *)
+let abort ?(code = 1008) ?(reason = "") t =
+  check_close "abort" code reason;
+  if Atomic.compare_and_set t.aborted None (Some (code, reason)) then (
+    Option.iter Braid.Fiber.Scope.cancel (Atomic.get t.writing);
+    Option.iter Braid.Fiber.Scope.cancel (Atomic.get t.reading))
 
 (* {2 Reading} *)
 
@@ -498,13 +546,43 @@ let rec next_message t =
                   next_message t
               | Some m -> (m :> message))))
 
+(* After {!abort}: the close frame, unless a cut frame makes it impossible,
+   and [`Close (code, reason)] from now on. Outside the cancelled scope, so
+   that the close frame's write is not interrupted at once. *)
+let aborted_close t (code, reason) =
+  match t.closed with
+  | Some c -> `Close c
+  | None ->
+      t.closed <- Some (code, reason);
+      send_close t (close_payload code reason);
+      `Close (code, reason)
+
+(* [next_message] in a scope published in [reading], as [send_frame]'s. *)
 let receive t =
   if t.receiving then
     invalid_arg "Braid_server.Websocket.receive: another fiber is receiving";
   t.receiving <- true;
   Fun.protect
     ~finally:(fun () -> t.receiving <- false)
-    (fun () -> next_message t)
+    (fun () ->
+      let outcome =
+        Braid.Fiber.Scope.run (fun scope ->
+            Atomic.set t.reading (Some scope);
+            Fun.protect
+              ~finally:(fun () -> Atomic.set t.reading None)
+              (fun () ->
+                match Atomic.get t.aborted with
+                | Some _ when t.closed = None -> None
+                | _ -> (
+                    match next_message t with
+                    | m -> Some m
+                    | exception Braid.Cancelled
+                      when Braid.Fiber.Scope.is_cancelled scope ->
+                        None)))
+      in
+      match outcome with
+      | Some m -> m
+      | None -> aborted_close t (Option.get (Atomic.get t.aborted)))
 
 (* {1 The handshake} *)
 

@@ -27,7 +27,8 @@
     a connection from elsewhere (a chat room's other members), pass messages
     through a {!Braid_sync.Channel} to a fiber of the connection's own (see
     [examples/chat]). Every function blocks only the calling fiber: {!receive}
-    until a message arrives, the senders while the socket is full.
+    until a message arrives, the senders while the socket is full. {!abort}
+    alone may be called from any domain, and never blocks.
 
     {b What is checked} (a client's frame that breaks a rule fails the
     connection: a close frame with the code goes out, {!receive} returns
@@ -56,8 +57,8 @@
     {b Limits and the server.} The connection counts against the server's
     [max_connections] while it lives; it is never closed as idle to admit
     another; the send timeout applies to each write (a client that stops reading
-    is cut off: the blocked sender gets {!Braid.Cancelled}); no handler timeout
-    applies after the handshake. *)
+    is cut off: the blocked sender gets {!Braid.Cancelled}; {!abort} drops it
+    sooner); no handler timeout applies after the handshake. *)
 
 type t
 (** An open WebSocket connection. *)
@@ -140,6 +141,30 @@ val close : ?code:int -> ?reason:string -> t -> unit
     (1000-1003, 1007-1014, 3000-4999) or [reason] is over 123 bytes or not
     UTF-8, or on another domain.
     @raise Braid.Cancelled as {!send_text}. *)
+
+val abort : ?code:int -> ?reason:string -> t -> unit
+(** [abort t] drops a peer that cannot keep up, at once: for a server that
+    queues messages for a client and finds the queue full (a chat room's member
+    that stopped reading, [examples/chat]), without waiting for a write blocked
+    on the client's full socket, which only the send timeout would otherwise
+    end. Never blocks; any fiber of any domain (it sets an atomic and cancels
+    scopes, see {!Braid.Fiber.Scope}).
+
+    From then on:
+    - a sender blocked in a write is interrupted and raises {!Closed}; the frame
+      it was writing is cut short, so nothing more can be sent on the
+      connection, not even a close frame; later sends raise {!Closed};
+    - {!receive}, blocked or at its next call, returns [`Close (code, reason)]
+      (and from then on). Before returning it, unless a frame was cut, it sends
+      the close frame with [code] (default [1008], policy violation; [1013], try
+      again later, suits a slow client) and [reason] (default empty): a write
+      like any other, which the socket takes at once unless the client stopped
+      reading, bounded by the send timeout. The application should then return
+      from the callback of {!accept}, and the server closes the TCP connection.
+
+    A second call does nothing.
+
+    Raises [Invalid_argument] on a [code] or [reason] that {!close} refuses. *)
 
 val protocol : t -> string option
 (** The subprotocol chosen at the handshake. *)

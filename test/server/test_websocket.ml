@@ -371,6 +371,94 @@ let server_close () =
   in
   ()
 
+(* {1 Abort} *)
+
+(* A connection whose reads never return (a client that sends nothing) and
+   whose writes block once [room] bytes are taken (a client that stopped
+   reading), under the FIFO scheduler; [f sw ws out] runs in a fiber, with a
+   switch for the fibers it forks. *)
+let stalled ~room f =
+  let out = Buffer.create 256 in
+  let read _ _ _ = Braid_sync.Promise.await (Braid_sync.Promise.create ()) in
+  let write buf off len =
+    let fits = min len (room - Buffer.length out) in
+    Buffer.add_subbytes out buf off fits;
+    if fits < len then Braid_sync.Promise.await (Braid_sync.Promise.create ())
+  in
+  let up = Upgraded.make ~read ~write () in
+  let ws =
+    Ws.of_upgraded ~limits:{ Ws.default_limits with idle_timeout = None } up
+  in
+  (* On a switch: a failed check cancels the fibers still blocked. *)
+  Braid_fifo.run (fun () -> Braid.Switch.run (fun sw -> f sw ws out))
+
+(* Issue 39: a slow client is dropped at once, from another domain, though
+   a fiber is blocked writing to it and another receiving from it. *)
+let abort_blocked () =
+  stalled ~room:100 (fun sw ws out ->
+      let sender =
+        Braid.Switch.fork sw (fun () ->
+            match Ws.send_text ws (String.make 1000 'x') with
+            | () -> "sent"
+            | exception Ws.Closed -> "Closed")
+      in
+      let receiver = Braid.Switch.fork sw (fun () -> Ws.receive ws) in
+      Braid.Fiber.yield ();
+      (* Both blocked now. *)
+      Domain.join
+        (Domain.spawn (fun () ->
+             Ws.abort ~code:1013 ~reason:"too slow" ws;
+             Ws.abort ~code:1000 ws (* a second call does nothing *)));
+      (* The wake-ups are queued: a few turns of the scheduler run them. *)
+      for _ = 1 to 10 do
+        Braid.Fiber.yield ()
+      done;
+      Alcotest.(check bool) "the sender woke" true (Braid.Fiber.is_done sender);
+      Alcotest.(check bool)
+        "the receiver woke" true
+        (Braid.Fiber.is_done receiver);
+      Alcotest.(check string)
+        "the blocked sender" "Closed" (Braid.Fiber.join sender);
+      Alcotest.(check message)
+        "the blocked receiver"
+        (`Close (1013, "too slow"))
+        (Braid.Fiber.join receiver);
+      Alcotest.(check message)
+        "and from then on"
+        (`Close (1013, "too slow"))
+        (Ws.receive ws);
+      Alcotest.check_raises "a later send" Ws.Closed (fun () ->
+          Ws.send_text ws "late");
+      (* The frame was cut after 100 bytes: no close frame could follow. *)
+      Alcotest.(check int) "nothing after the cut" 100 (Buffer.length out))
+
+(* With no write in progress, the receiver sends the close frame. *)
+let abort_idle () =
+  stalled ~room:1000 (fun sw ws out ->
+      Ws.send_text ws "hi";
+      let receiver = Braid.Switch.fork sw (fun () -> Ws.receive ws) in
+      Braid.Fiber.yield ();
+      Ws.abort ~code:1013 ~reason:"too slow" ws;
+      Braid.Fiber.yield ();
+      Alcotest.(check bool)
+        "the receiver woke" true
+        (Braid.Fiber.is_done receiver);
+      Alcotest.(check message)
+        "the receiver"
+        (`Close (1013, "too slow"))
+        (Braid.Fiber.join receiver);
+      match frames_of (Buffer.contents out) with
+      | [ (Text, "hi"); (Close, c) ] ->
+          Alcotest.(check int) "code" 1013 (close_code c);
+          Alcotest.(check string)
+            "reason" "too slow"
+            (String.sub c 2 (String.length c - 2))
+      | _ -> Alcotest.fail "frames");
+  stalled ~room:1000 (fun _ ws _ ->
+      Alcotest.check_raises "code 1005 refused"
+        (Invalid_argument "Braid_server.Websocket.abort: code 1005") (fun () ->
+          Ws.abort ~code:1005 ws))
+
 let () =
   Alcotest.run "websocket"
     [
@@ -388,5 +476,8 @@ let () =
           Alcotest.test_case "bad frames" `Quick bad_frames;
           Alcotest.test_case "end of stream" `Quick end_of_stream;
           Alcotest.test_case "server closes" `Quick server_close;
+          Alcotest.test_case "abort, writer and reader blocked" `Quick
+            abort_blocked;
+          Alcotest.test_case "abort, nothing blocked" `Quick abort_idle;
         ] );
     ]
