@@ -22,6 +22,9 @@ type stats = Loop.stats = {
   signal_waiters : int;
 }
 
+let yield_background () =
+  Loop.yield_background (Loop.current ~op:"Braid_io.yield_background")
+
 let polls = Loop.polls_here
 let stats () = Loop.stats (Loop.current ~op:"Braid_io.stats")
 

@@ -106,6 +106,24 @@ val run_domains : domains:int -> (domain:int -> 'a) -> 'a list
     Raises [Invalid_argument] if [domains < 1] or the calling domain already
     runs a loop. *)
 
+(** {1 Work that may wait} *)
+
+val yield_background : unit -> unit
+(** [yield_background ()] suspends the calling fiber behind the loop's other
+    work, for a fiber about to compute for a while (a fraction of a millisecond
+    or more) on behalf of no one waiting yet, such as the public-key operations
+    of a TLS handshake ([Braid_tls.Connection] calls it before each handshake
+    step). Each turn of the loop runs the fibers that are runnable, polls
+    descriptors and timers, then lets at most 4 fibers waiting here join the
+    fibers that poll woke, oldest first: however many wait here, a turn does at
+    most 4 such stretches, so a request that needs a few turns waits for a few
+    of them, not for all. They are never starved: 4 go at every turn, whatever
+    the other load (so do not use it to wait for something). Blocks only the
+    calling fiber; from a fiber of {!run}, on the loop's thread.
+
+    Raises [Invalid_argument] outside a fiber of {!run}.
+    @raise Braid.Cancelled if the fiber is cancelled (woken at once). *)
+
 (** {1 Introspection} *)
 
 type stats = Loop.stats = {

@@ -43,6 +43,9 @@ and t = {
   wake_fd : Unix.file_descr;  (** An eventfd: foreign resumers wake us. *)
   owner : Thread.t;
   runnable : Private.Task_queue.t;  (** Touched only by [owner]. *)
+  background : Private.Task_queue.t;
+      (** Resumptions of fibers in {!yield_background}, oldest first; touched
+          only by [owner]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from elsewhere. *)
   sleeping : Private.Wake_up.flag;
       (** Set while [owner] is in (or entering) a wait that [wake_fd] ends. *)
@@ -424,6 +427,7 @@ let create () =
               wake_fd;
               owner = Thread.self ();
               runnable = Private.Task_queue.create ();
+              background = Private.Task_queue.create ();
               incoming = Incoming.create ();
               sleeping = Private.Wake_up.flag ();
               waking = Atomic.make 0;
@@ -562,8 +566,11 @@ let wait_idle t ~deadline ~timeout =
 
 let poll t =
   let n =
-    if not (Private.Task_queue.is_empty t.runnable) then
-      Epoll.wait t.epoll t.events ~timeout_ms:0
+    if
+      not
+        (Private.Task_queue.is_empty t.runnable
+        && Private.Task_queue.is_empty t.background)
+    then Epoll.wait t.epoll t.events ~timeout_ms:0
     else
       let deadline = Timer_heap.next_deadline t.timers in
       match timeout_until deadline with
@@ -582,10 +589,40 @@ let poll t =
       dispatch t (Epoll.wait t.epoll t.events ~timeout_ms:0);
     Timer_heap.fire_due t.timers ~now)
 
+(* {1 Background work}
+
+   A fiber about to do a long stretch of work that no client is waiting on
+   right now (a TLS handshake's public-key operations: 0.1 to 0.5 ms each)
+   yields here first. Run as ordinary fibers, 100 handshakes woken by one
+   poll ran back to back, and a plain request, which needs two or three turns
+   of the loop (accept, read, answer), waited for the whole batch at each
+   turn: 100 to 400 ms under a flood of ClientHellos. Here they are let into
+   the run queue [background_per_turn] at a time, after the fibers the poll
+   woke: a turn does at most that much of such work on top of the rest, and
+   what is queued still progresses at every turn, whatever the other load. *)
+
+(* Measured with scripts/tls-handshake-flood.py (docs/server.md, HTTPS). *)
+let background_per_turn = 4
+
+let yield_background t =
+  check_owner t ~op:"Braid_io.yield_background";
+  suspend (fun resume ->
+      Private.Task_queue.push t.background (fun () -> ignore (resume (Ok ())));
+      None)
+
+(* A resumption of a fiber cancelled meanwhile does nothing but still uses its
+   slot: the next turn takes the next ones. *)
+let admit_background t =
+  let n = min background_per_turn (Private.Task_queue.length t.background) in
+  for _ = 1 to n do
+    (Private.Task_queue.pop t.background) ()
+  done
+
 let rec schedule t =
   run_ready t;
   if Private.Scheduler.live t.fibers > 0 then (
     poll t;
+    admit_background t;
     schedule t)
 
 (* Descriptors still open belong to no live fiber: close them, then run the

@@ -70,7 +70,14 @@ let wait t ~op = function
       usable t ~op
   | Ended | Failed _ -> assert false
 
+(* Each step may do a public-key operation (0.1 to 0.5 ms of CPU): it waits
+   behind the loop's other work first, so that a flood of handshakes delays
+   the requests of established connections by a few steps at each turn of the
+   loop rather than by all of them (Braid_io.yield_background). The socket
+   may have been closed meanwhile. *)
 let rec handshake t ~op step =
+  Braid_io.yield_background ();
+  usable t ~op;
   match step t.ssl with
   | () -> ()
   | exception (Ssl.Accept_error error | Ssl.Connection_error error) -> (

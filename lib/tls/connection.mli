@@ -2,9 +2,12 @@
 
     Every operation runs on the socket's loop, in a fiber, and suspends only
     that fiber while the socket is not ready. Reads and writes count against
-    {!Braid_io.Fd.io_budget} as plain ones do. One fiber may read while another
-    writes. Cancelling a blocked operation leaves the connection usable for
-    {!close} only (a handshake, or a record, may be half done).
+    {!Braid_io.Fd.io_budget} as plain ones do. Each step of a handshake first
+    waits behind the loop's other work ({!Braid_io.yield_background}): a flood
+    of handshakes delays other connections by a few steps per turn of the loop,
+    not by all of them. One fiber may read while another writes. Cancelling a
+    blocked operation leaves the connection usable for {!close} only (a
+    handshake, or a record, may be half done).
 
     The socket stays its owner's: {!close} ends the TLS session and frees its
     state, and the owner closes the socket (or its switch does). *)

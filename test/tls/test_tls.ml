@@ -309,6 +309,94 @@ let cancel_handshake () =
   let buf = Bytes.create 16 in
   Alcotest.(check int) "closed" 0 (Net.read_into silent buf 0 16)
 
+(* A ClientHello as Braid's client sends it: the client's first record,
+   read off the other end of a socket pair; the client is then cancelled. *)
+let client_hello () =
+  Switch.run @@ fun sw ->
+  let ours, theirs = Unix.socketpair Unix.PF_UNIX Unix.SOCK_STREAM 0 in
+  let ours = Fd.of_unix ~sw ours and theirs = Fd.of_unix ~sw theirs in
+  let client =
+    Fiber.fork (fun () ->
+        ignore (Tls.connect ~host:"a.test" (client_context ()) theirs))
+  in
+  let buf = Bytes.create 16384 in
+  let rec read_until n got =
+    if got < n then
+      match Fd.read_into ours buf got (Bytes.length buf - got) with
+      | 0 -> Alcotest.fail "the client closed before its ClientHello"
+      | k -> read_until n (got + k)
+    else got
+  in
+  let got = read_until 5 0 in
+  let length = 5 + Bytes.get_uint16_be buf 3 in
+  let got = read_until length got in
+  Alcotest.(check int) "one record" length got;
+  Fiber.cancel client;
+  (match Fiber.join client with
+  | () -> Alcotest.fail "a handshake without a server finished"
+  | exception Braid.Cancelled -> ());
+  Bytes.sub_string buf 0 length
+
+(* A flood of handshakes does not hold up the loop's other work. [n]
+   connections have sent their ClientHello when a request arrives on a plain
+   one, which takes two turns of the loop (the server reads it and answers,
+   the client reads the answer). The answer comes before the [n] handshakes
+   have all done their first step (answered with their first flight): before
+   handshake steps waited behind the other fibers, all [n] ran back to back
+   in the first turn, ahead of the request. They all do it eventually. *)
+let handshakes_wait_their_turn () =
+  Braid_io.run @@ fun () ->
+  within "flood" @@ fun () ->
+  let hello = client_hello () in
+  Switch.run @@ fun sw ->
+  let context = server_context [ "a" ] in
+  let n = 40 in
+  let clients =
+    List.init n (fun _ ->
+        let client, server = Unix.socketpair Unix.PF_UNIX Unix.SOCK_STREAM 0 in
+        Switch.on_release sw (fun () -> Unix.close client);
+        assert (Unix.write_substring client hello 0 (String.length hello) > 0);
+        (client, Fd.of_unix ~sw server))
+  in
+  let answered () =
+    let ready, _, _ = Unix.select (List.map fst clients) [] [] 0. in
+    List.length ready
+  in
+  let plain_client, plain_server =
+    Unix.socketpair Unix.PF_UNIX Unix.SOCK_STREAM 0
+  in
+  let plain_client = Fd.of_unix ~sw plain_client
+  and plain_server = Fd.of_unix ~sw plain_server in
+  let handshakes =
+    List.map
+      (fun (_, socket) ->
+        Fiber.fork ~sw (fun () ->
+            match Tls.handshake (Tls.server context socket) with
+            | () -> Alcotest.fail "a handshake finished without its client"
+            | exception (Braid_tls.Error _ | Net.Error _) -> ()))
+      clients
+  in
+  let _server : unit Fiber.handle =
+    Fiber.fork ~sw (fun () ->
+        let buf = Bytes.create 16 in
+        ignore (Fd.read_into plain_server buf 0 16);
+        Fd.write_string plain_server "answer")
+  in
+  Fd.write_string plain_client "request";
+  let buf = Bytes.create 16 in
+  let got = Fd.read_into plain_client buf 0 16 in
+  Alcotest.(check string) "answered" "answer" (Bytes.sub_string buf 0 got);
+  let first = answered () in
+  Alcotest.(check bool)
+    (Printf.sprintf "answered with %d of %d handshakes stepped" first n)
+    true (first < n);
+  while answered () < n do
+    Time.sleep 0.001
+  done;
+  (* The clients leave: each handshake ends with the end of its stream. *)
+  List.iter (fun (client, _) -> Unix.shutdown client Unix.SHUTDOWN_ALL) clients;
+  List.iter Fiber.join handshakes
+
 (* The end of a stream: a peer that closes its socket without close_notify
    (as HTTP clients do) reads as an end, not an error; after [close] (which
    sends close_notify) the peer reads an end too, and the closed connection
@@ -412,6 +500,8 @@ let () =
           Alcotest.test_case "cancelling a stalled handshake" `Quick
             cancel_handshake;
           Alcotest.test_case "end of stream, close_notify" `Quick end_of_stream;
+          Alcotest.test_case "handshakes wait behind other work" `Quick
+            handshakes_wait_their_turn;
           Alcotest.test_case "TLS 1.0 and 1.1 refused" `Quick old_versions;
         ] );
       ("contexts", [ Alcotest.test_case "load errors" `Quick load_errors ]);
