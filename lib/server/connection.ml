@@ -38,6 +38,11 @@ type context = {
       (** Fibers that served a connection and wait for a woken one, their stacks
           grown: at most [idle_workers_kept]. *)
   mutable parked_plain : int;  (** Plain connections waiting with no fiber. *)
+  woken_tls : fresh Queue.t;
+      (** Fresh TLS connections woken (by their first bytes, or to be closed),
+          for the unparker to give a fiber each. *)
+  mutable parked_tls : int;
+      (** Fresh TLS connections waiting for their first bytes with no fiber. *)
   mutable waiting_in_fiber : int;
       (** Plain connections waiting for a request inside their fiber. *)
   mutable last_storage :
@@ -50,7 +55,7 @@ type context = {
 }
 
 (* What [drain] and [sweep] need of a connection in progress. *)
-and live = Fibered of fibered | Plain of plain
+and live = Fibered of fibered | Plain of plain | Fresh of fresh
 
 (* A connection served by one fiber from start to end (over TLS, or over a
    stream of the caller's). *)
@@ -87,6 +92,23 @@ and plain = {
   mutable doomed : bool;  (** To be closed, not served, when it next runs. *)
 }
 
+(* A TLS connection that has sent nothing yet: it waits for its first
+   bytes with no fiber and no TLS state (silent clients cost what parked
+   plain ones do), its request head's deadline running from its accept.
+   Its first bytes get it a fiber, which creates the TLS state and serves
+   it as [Fibered] under the same id and control. Its own record, not
+   [plain]'s: a parked plain connection's size is a headline. *)
+and fresh = {
+  f_socket : Net.socket;
+  f_peer : Unix.sockaddr;
+  f_config : Config.t;
+  certificates : Braid_tls.Server_context.t;
+  f_control : Control.t;
+  f_id : int;
+  mutable f_state : state;  (** [Watching], [Woken], [Between] or [Ended]. *)
+  mutable f_doomed : bool;  (** To be closed, not served, when it runs. *)
+}
+
 and state =
   | Running of Fiber.Scope.t  (** In a fiber: cancelling the scope ends it. *)
   | Between  (** In a fiber, outside its scope (starting, or finishing). *)
@@ -95,7 +117,11 @@ and state =
   | Woken  (** In [ready], or given a fiber that has not started. *)
   | Ended
 
-let control_of = function Fibered f -> f.control | Plain p -> p.p_control
+let control_of = function
+  | Fibered f -> f.control
+  | Plain p -> p.p_control
+  | Fresh f -> f.f_control
+
 let max_spares = 64
 
 (* Connections at once that make a burst worth compacting after. *)
@@ -114,6 +140,8 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     unparker = None;
     idle_workers = [];
     parked_plain = 0;
+    woken_tls = Queue.create ();
+    parked_tls = 0;
     waiting_in_fiber = 0;
     last_storage = None;
     idle = Atomic.make 0;
@@ -148,6 +176,14 @@ let end_live = function
           try Fd.interrupt p.socket Braid.Cancelled with Fd.Error _ -> ())
       | Between | Woken -> p.doomed <- true
       | Ended -> ())
+  | Fresh f -> (
+      match f.f_state with
+      | Watching -> (
+          f.f_doomed <- true;
+          (* Its watch is woken with the error: see [wake_fresh]. *)
+          try Fd.interrupt f.f_socket Braid.Cancelled with Fd.Error _ -> ())
+      | Running _ | Between | Woken -> f.f_doomed <- true
+      | Ended -> ())
 
 let is_ending = function
   | Fibered f -> Fiber.Scope.is_cancelled f.scope
@@ -156,6 +192,7 @@ let is_ending = function
       | Running scope -> p.doomed || Fiber.Scope.is_cancelled scope
       | Watching | Between | Woken -> p.doomed
       | Ended -> true)
+  | Fresh f -> f.f_doomed || f.f_state = Ended
 
 (* What a read of the socket would find now (a peek, never blocking). *)
 let peek socket =
@@ -172,6 +209,7 @@ let input_waiting socket () = peek socket = `Bytes
 let pending = function
   | Fibered f -> f.pending ()
   | Plain p -> input_waiting p.socket ()
+  | Fresh f -> input_waiting f.f_socket ()
 
 let wake_unparker c =
   match c.unparker with
@@ -208,7 +246,8 @@ let close_idle c =
     Hashtbl.fold
       (fun _ l idle ->
         match l with
-        | Plain { state = Woken; doomed = false; _ } ->
+        | Plain { state = Woken; doomed = false; _ }
+        | Fresh { f_state = Woken; f_doomed = false; _ } ->
             (* Woken by its request, which it is about to read. *)
             idle
         | _ -> if Control.is_idle (control_of l) then l :: idle else idle)
@@ -238,7 +277,8 @@ let drain c =
       | Fibered { interrupt = Some interrupt; _ } -> (
           try interrupt Upgraded.Shutdown with _ -> ())
       | Fibered { interrupt = None; _ } -> end_live l
-      | Plain p -> ( try Fd.interrupt p.socket Upgraded.Shutdown with _ -> ()))
+      | Plain p -> ( try Fd.interrupt p.socket Upgraded.Shutdown with _ -> ())
+      | Fresh _ -> (* Never upgraded. *) ())
     upgraded
 
 (* At the connection limit, nginx's rule: the connection that has waited
@@ -365,6 +405,7 @@ and park_waiting = function
   | Plain p -> (
       if not p.p_control.parked then
         try Fd.interrupt p.socket Unwind.Park with Fd.Error _ -> ())
+  | Fresh _ -> (* Parked already. *) ()
 
 (* The sweeper looks at least eight times per shortest timeout it enforces. *)
 let adjust_tick c (t : Config.timeouts) =
@@ -402,19 +443,26 @@ let storage c (config : Config.t) =
 (* Serves a connection registered for [drain] and [sweep]; they cancel its
    scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
    write: nothing can be delivered). *)
-let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
-    ~peer ~pending ~read ~write =
+let tracked ?await_input ?interrupt ?file_sender ?started c (config : Config.t)
+    buffers ~peer ~pending ~read ~write =
   adjust_tick c config.timeouts;
-  let control = Control.create c.draining in
-  let id = c.next_id in
-  c.next_id <- id + 1;
+  (* [started]: the connection was registered already (a fresh TLS one, see
+     [fresh]), its deadlines set; it keeps its id and control. *)
+  let control, id, resumed =
+    match started with
+    | Some (control, id) -> (control, id, true)
+    | None ->
+        let id = c.next_id in
+        c.next_id <- id + 1;
+        (Control.create c.draining, id, false)
+  in
   Fiber.Scope.run (fun scope ->
       Hashtbl.replace c.live id (Fibered { control; scope; pending; interrupt });
       note_peak c;
       match
         Pipeline.serve ~control ~buffers ?await_input
-          ?fixed_services:c.fixed_services ?file_sender config c.dates ~peer
-          ~read ~write
+          ?fixed_services:c.fixed_services ?file_sender ~resumed config c.dates
+          ~peer ~read ~write
       with
       | outcome ->
           Hashtbl.remove c.live id;
@@ -444,7 +492,10 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
 
 let parked c =
   Hashtbl.fold
-    (fun _ l n -> if (control_of l).parked then n + 1 else n)
+    (fun _ l n ->
+      match l with
+      | Fresh { f_state = Watching; _ } -> n + 1
+      | _ -> if (control_of l).parked then n + 1 else n)
     c.live 0
 
 (* Stop sending, then discard input until the peer closes (or the budget
@@ -706,55 +757,97 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   note_peak c;
   run_plain c p ~fiber ~resumed:false
 
-let rec unpark c ~spawn =
-  match Queue.take_opt c.ready with
-  | Some p ->
-      spawn (fun () -> run_plain c p ~fiber:(current_fiber ()) ~resumed:true);
-      (* One fiber at a time: the fibers already running take the woken
-         connections as theirs park or end ([next_ready]), on stacks
-         already grown. Another is made only while some stay queued past
-         a turn of the run queue (those fibers wait, or have used their
-         IO budget). *)
-      Fiber.yield ();
-      unpark c ~spawn
-  | None when Atomic.get c.draining && c.parked_plain = 0 -> ()
-  | None ->
-      (match
-         Braid.suspend (fun resume ->
-             c.unparker <- Some resume;
-             None)
-       with
-      | () -> ()
-      | exception e ->
-          c.unparker <- None;
-          raise e);
-      unpark c ~spawn
-
-let close_parked c =
-  let left =
-    Hashtbl.fold
-      (fun _ l left ->
-        match l with
-        | Plain ({ state = Watching | Woken; _ } as p) -> p :: left
-        | Plain _ | Fibered _ -> left)
-      c.live []
-  in
-  List.iter (finish_plain c) left
-
 module Tls = Braid_tls.Connection
 
 let count_handshake c (outcome : Metrics.handshake) =
   Option.iter (fun count -> count outcome) c.handshaken
 
-(* The handshake runs at the connection's first wait for input, inside the
-   pipeline: the connection counts among those waiting for their first
-   request from its accept, under the request head's deadline (a client that
-   never sends its ClientHello, or trickles it, is closed like a slowloris),
-   and can be closed to admit others when the server is full. *)
-let serve_tls c (config : Config.t) context socket peer =
-  no_delay socket;
+let finish_fresh c f =
+  match f.f_state with
+  | Ended -> ()
+  | Running _ | Between | Watching | Woken ->
+      if f.f_state = Watching then c.parked_tls <- c.parked_tls - 1;
+      (* Before the close, which would wake its watch ([wake_fresh]). *)
+      f.f_state <- Ended;
+      Hashtbl.remove c.live f.f_id;
+      close_quietly f.f_socket;
+      c.ended f.f_peer
+
+(* The resumer of a fresh TLS connection's watch: its first bytes, or an
+   error (to be closed). On the loop outside any fiber, as [wake_parked]:
+   it only queues the connection for the unparker. *)
+let wake_fresh c f : unit Braid.resumer =
+ fun result ->
+  match f.f_state with
+  | Watching ->
+      f.f_state <- Woken;
+      c.parked_tls <- c.parked_tls - 1;
+      if Result.is_error result then f.f_doomed <- true;
+      Queue.push f c.woken_tls;
+      wake_unparker c;
+      true
+  | Running _ | Between | Woken | Ended -> false
+
+(* The first byte waiting on a socket (a peek, never blocking). *)
+let first_byte socket : [ `Byte of char | `Nothing | `End_or_error ] =
+  let b = Bytes.create 1 in
+  match Unix.recv (Fd.to_unix socket) b 0 1 [ MSG_PEEK ] with
+  | 0 -> `End_or_error
+  | _ -> `Byte (Bytes.get b 0)
+  | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK | EINTR), _, _) -> `Nothing
+  | exception Unix.Unix_error _ -> `End_or_error
+
+let plain_http_on_tls =
+  let text = "400 Bad Request: plain HTTP request sent to the HTTPS port\n" in
+  Printf.sprintf
+    "HTTP/1.1 400 Bad Request\r\n\
+     Content-Type: text/plain\r\n\
+     Content-Length: %d\r\n\
+     Connection: close\r\n\
+     \r\n\
+     %s"
+    (String.length text) text
+
+(* A fresh TLS connection's deadlines, set at its accept as [Pipeline.serve]
+   sets a new connection's (it is told [~resumed] for this one): the first
+   request's head, ClientHello and handshake included, is due
+   [request_header] seconds after the accept, and the connection counts as
+   waiting for it (evictable, closed by a drain). *)
+let start_control (control : Control.t) (config : Config.t) ~now =
+  let timeouts = config.timeouts in
+  control.idle_since <- now;
+  control.head_deadline <- now + Control.ns_of_seconds timeouts.request_header;
+  control.idle_deadline <- control.head_deadline;
+  control.send_timeout <- Control.ns_of_seconds timeouts.send;
+  control.keep_alive <- Control.ns_of_seconds timeouts.keep_alive;
+  control.phase <- Idle
+
+(* A client speaking plain HTTP to the TLS port (its first byte a letter:
+   a method, never a TLS record's type) is told so, as nginx does, rather
+   than reset by a failed handshake; counted as a failed handshake. *)
+let answer_plain_http c f =
+  count_handshake c Failed;
+  Log.debug "plain HTTP request on the HTTPS port: answered 400";
+  (* Busy, not idle: neither evicted nor timed out while it lingers (the
+     linger has its own bound). *)
+  f.f_control.phase <- Body;
+  Fun.protect
+    ~finally:(fun () -> finish_fresh c f)
+    (fun () ->
+      try
+        Net.write_string f.f_socket plain_http_on_tls;
+        lingering c f.f_config f.f_socket
+      with Net.Error _ -> ())
+
+(* A fresh connection with its first bytes: the TLS state is made, and the
+   handshake runs at the pipeline's first wait for input, under the request
+   head's deadline (counted from the accept), so the connection can still be
+   closed to admit others or by a drain. *)
+let serve_handshaking c f =
+  let config = f.f_config and socket = f.f_socket in
+  Fun.protect ~finally:(fun () -> finish_fresh c f) @@ fun () ->
   let tls =
-    Tls.server context socket ~on_handshake:(fun tls ->
+    Tls.server f.certificates socket ~on_handshake:(fun tls ->
         count_handshake c (if Tls.resumed tls then Resumed else Full))
   in
   let ended () =
@@ -765,9 +858,9 @@ let serve_tls c (config : Config.t) context socket peer =
     Fun.protect
       ~finally:(fun () -> Tls.close tls)
       (fun () ->
-        tracked c config (storage c config)
+        tracked c config (storage c config) ~started:(f.f_control, f.f_id)
           ~await_input:(awaiting_input c config (fun () -> Tls.await_input tls))
-          ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
+          ~interrupt:(Fd.interrupt socket) ~peer:(Some f.f_peer)
           ~pending:(fun () -> Tls.pending tls || input_waiting socket ())
           ~read:(counted c (Tls.read_into tls))
           ~write:(Tls.write_all tls))
@@ -785,3 +878,116 @@ let serve_tls c (config : Config.t) context socket peer =
   | exception Braid_tls.Error { op; reason } ->
       ended ();
       Log.debug (Printf.sprintf "TLS connection ended: %s: %s" op reason)
+
+(* A fresh TLS connection, in a fiber: at its accept, or woken. With
+   nothing to read it parks (its fiber goes on to end); a silent client that
+   goes away, or is closed by the sweeper, an eviction or a drain, never
+   began a handshake and is not counted as a failed one (as a load
+   balancer's TCP check or a browser's unused preconnection would be). *)
+let rec run_fresh c f =
+  f.f_state <- Between;
+  match first_byte f.f_socket with
+  | first when f.f_doomed ->
+      (match first with
+      | `Byte _ -> count_handshake c Failed
+      | `Nothing | `End_or_error -> ());
+      finish_fresh c f
+  | `Nothing when not (Atomic.get c.draining) ->
+      (* A spurious wake-up, or the accept before the ClientHello. *)
+      Fd.read_would_block f.f_socket;
+      park_fresh c f
+  | `End_or_error -> finish_fresh c f
+  | `Byte 'A' .. 'Z' -> answer_plain_http c f
+  | `Byte _ | `Nothing ->
+      (* A record (OpenSSL judges it), or nothing yet while the server
+         drains: the unparker may have stopped, so it waits in its fiber,
+         which [close_idle] ends. *)
+      serve_handshaking c f
+
+and park_fresh c f =
+  match Fd.watch_input f.f_socket (wake_fresh c f) with
+  | () ->
+      f.f_state <- Watching;
+      c.parked_tls <- c.parked_tls + 1
+  | exception Fd.Error _ -> finish_fresh c f
+
+let serve_tls c (config : Config.t) certificates socket peer =
+  match
+    no_delay socket;
+    adjust_tick c config.timeouts;
+    (match c.fixed_services with
+    | Some services -> services
+    | None -> Services.current ())
+      .monotonic_ns ()
+  with
+  | exception e ->
+      (* As [serve]: the socket is closed and its end told. *)
+      let bt = Printexc.get_raw_backtrace () in
+      close_quietly socket;
+      c.ended peer;
+      Printexc.raise_with_backtrace e bt
+  | now ->
+      let f_control = Control.create c.draining in
+      start_control f_control config ~now;
+      let id = c.next_id in
+      c.next_id <- id + 1;
+      let f =
+        {
+          f_socket = socket;
+          f_peer = peer;
+          f_config = config;
+          certificates;
+          f_control;
+          f_id = id;
+          f_state = Between;
+          f_doomed = false;
+        }
+      in
+      Hashtbl.replace c.live id (Fresh f);
+      note_peak c;
+      (* Its ClientHello may be there already: then served in this fiber. *)
+      run_fresh c f
+
+let rec unpark c ~spawn =
+  match Queue.take_opt c.ready with
+  | Some p ->
+      spawn (fun () -> run_plain c p ~fiber:(current_fiber ()) ~resumed:true);
+      (* One fiber at a time: the fibers already running take the woken
+         connections as theirs park or end ([next_ready]), on stacks
+         already grown. Another is made only while some stay queued past
+         a turn of the run queue (those fibers wait, or have used their
+         IO budget). *)
+      Fiber.yield ();
+      unpark c ~spawn
+  | None when not (Queue.is_empty c.woken_tls) ->
+      let f = Queue.take c.woken_tls in
+      (* No fiber to reuse: a TLS connection keeps its own to the end. *)
+      spawn (fun () -> run_fresh c f);
+      unpark c ~spawn
+  | None when Atomic.get c.draining && c.parked_plain = 0 && c.parked_tls = 0 ->
+      ()
+  | None ->
+      (match
+         Braid.suspend (fun resume ->
+             c.unparker <- Some resume;
+             None)
+       with
+      | () -> ()
+      | exception e ->
+          c.unparker <- None;
+          raise e);
+      unpark c ~spawn
+
+let close_parked c =
+  let left =
+    Hashtbl.fold
+      (fun _ l left ->
+        match l with
+        | Plain ({ state = Watching | Woken; _ } as p) -> `Plain p :: left
+        | Fresh ({ f_state = Watching | Woken; _ } as f) -> `Fresh f :: left
+        | Plain _ | Fresh _ | Fibered _ -> left)
+      c.live []
+  in
+  List.iter
+    (function `Plain p -> finish_plain c p | `Fresh f -> finish_fresh c f)
+    left
