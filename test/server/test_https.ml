@@ -1425,6 +1425,79 @@ let silent_without_fibers () =
     "a late ClientHello served" (0, "HTTP/1.1 200 OK\n") (code, out);
   Alcotest.(check int) "no failed handshake" failed (handshakes s "failed")
 
+(* [argv.(3)] connections, each with a handshake and a request answered,
+   then idle for [argv.(5)] seconds; then the loop's fibers (from the
+   metrics at [argv.(4)]), and each asks again: the answers counted. *)
+let py_idle_after_request =
+  {|
+import re, socket, ssl, sys, time, urllib.request
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+ctx.check_hostname = False
+def answer(ss):
+    r = b""
+    while b"small\n" not in r:
+        d = ss.recv(65536)
+        if not d:
+            sys.exit("closed after %r" % r)
+        r += d
+    return r.startswith(b"HTTP/1.1 200 OK")
+conns = []
+for _ in range(int(sys.argv[3])):
+    ss = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))), server_hostname="a.test")
+    ss.settimeout(10)
+    ss.sendall(b"GET /s.txt HTTP/1.1\r\nHost: a.test\r\n\r\n")
+    answer(ss)
+    conns.append(ss)
+time.sleep(float(sys.argv[5]))
+metrics = urllib.request.urlopen(sys.argv[4]).read().decode()
+print(re.search(r"^braid_loop_fibers (\S+)", metrics, re.M).group(1), end=" ")
+for ss in conns:
+    ss.sendall(b"GET /s.txt HTTP/1.1\r\nHost: a.test\r\n\r\n")
+print(sum(answer(ss) for ss in conns))
+|}
+
+(* TLS connections idle after a request wait with no fiber (they each
+   kept one before): beyond 32 waiting in fibers at once, and the others
+   once the sweeper has seen them idle twice. Each is served again. *)
+let idle_without_fibers () =
+  let dir = temp_dir () in
+  let root = site dir in
+  with_server ~dir
+    (tls_args [ "a" ]
+    @ [
+        "--tls-port";
+        "0";
+        "--root";
+        root;
+        "--domains";
+        "1";
+        "--metrics";
+        "/metrics";
+      ])
+  @@ fun s ->
+  let before = gauge s "braid_loop_fibers" in
+  let code, out =
+    run
+      [
+        "python3";
+        "-c";
+        py_idle_after_request;
+        string_of_int s.https;
+        ca ();
+        "60";
+        Printf.sprintf "http://127.0.0.1:%d/metrics" s.http;
+        "3";
+      ]
+  in
+  Alcotest.(check int) ("python: " ^ out) 0 code;
+  match Scanf.sscanf_opt out "%f %d" (fun f n -> (int_of_float f, n)) with
+  | Some (during, served) ->
+      if during - before >= 10 then
+        Alcotest.failf "60 idle TLS connections: %d fibers, %d before" during
+          before;
+      Alcotest.(check int) "each served again" 60 served
+  | None -> Alcotest.failf "python: %s" out
+
 (* Plain HTTP sent to the TLS port is answered 400 with a page saying so,
    as nginx does (it was reset by the failed handshake), counted as a failed
    handshake; the server goes on. *)
@@ -1506,6 +1579,8 @@ let () =
              (handshake_timeout ~which:[ "silent" ] ~trickle:false);
            Alcotest.test_case "silent clients hold no fiber" `Quick
              silent_without_fibers;
+           Alcotest.test_case "idle clients hold no fiber" `Quick
+             idle_without_fibers;
            Alcotest.test_case "plain HTTP on the TLS port: 400" `Quick
              plain_http_on_tls;
          ] );
