@@ -177,12 +177,16 @@ val serve_tls :
 
     A connection with nothing to read yet waits for its first bytes with no
     fiber and no TLS state (its socket watched, as a parked plain connection
-    waits): a silent client costs a few hundred bytes. Its first bytes get it a
-    fiber ({!unpark} makes it), which creates the TLS state; the handshake runs
-    as the connection waits for its first request, and counts as part of it:
-    from the accept, it must finish within [config.timeouts.request_header], and
-    a connection still silent or in its handshake can be closed to admit others
-    ({!evict_idle}) or at the end of a drain ({!close_idle}).
+    waits): a silent client costs about 1.4 KB. Its first bytes get it a fiber
+    ({!unpark} makes it), which creates the TLS state; the handshake runs as the
+    connection waits for its first request, and counts as part of it: from the
+    accept, it must finish within [config.timeouts.request_header], and a
+    connection still silent or in its handshake can be closed to admit others
+    ({!evict_idle}) or at the end of a drain ({!close_idle}). Between requests
+    it parks as {!serve}'s connections do (the sweeper seeing it idle twice, or
+    at once when 32 connections or more wait in their fibers), keeping its TLS
+    state; input gets it a fiber from {!unpark}. One in the middle of its
+    handshake waits in its fiber until the sweeper parks it.
 
     A failed handshake (bytes sent, then a failure, a timeout, an eviction or
     the client gone before it finished) is logged at [Debug] and counted
