@@ -56,8 +56,8 @@ type context = {
 (* What [drain] and [sweep] need of a connection in progress. *)
 and live = Fibered of fibered | Plain of plain | Secure of secure
 
-(* A connection served by one fiber from start to end (over TLS, or over a
-   stream of the caller's). *)
+(* A connection served by one fiber from start to end (over a stream of the
+   caller's: [serve_stream]). *)
 and fibered = {
   control : Control.t;
   scope : Fiber.Scope.t;  (** Cancelling it ends the connection. *)
@@ -106,6 +106,8 @@ and secure = {
   s_id : int;
   mutable session : Braid_tls.Connection.t option;
       (** Made when its first bytes come: [None] while silent. *)
+  s_wake : unit Braid.resumer;
+      (** Its watch's resumer ([wake_secure]), made once, as [plain]'s. *)
   mutable s_state : state;
   mutable s_doomed : bool;  (** To be closed, not served, when it runs. *)
 }
@@ -121,7 +123,7 @@ and state =
 let control_of = function
   | Fibered f -> f.control
   | Plain p -> p.p_control
-  | Secure f -> f.s_control
+  | Secure s -> s.s_control
 
 let max_spares = 64
 
@@ -1001,11 +1003,20 @@ and park_secure c s =
        it waits in its fiber, which [close_idle] ends. *)
     run_secure c s
   else
-    match Fd.watch_input s.s_socket (wake_secure c s) with
+    match Fd.watch_input s.s_socket s.s_wake with
     | () ->
         s.s_state <- Watching;
-        c.parked_tls <- c.parked_tls + 1
+        c.parked_tls <- c.parked_tls + 1;
+        next_secure c
     | exception Fd.Error _ -> finish_secure c s
+
+(* A fiber whose TLS connection has parked serves a woken one, if any,
+   before it ends, as [next_ready] does for plain ones: the unparker would
+   otherwise make a fiber for it, with its handlers, and grow its stack
+   again (beyond 32 busy connections, each request would). A tail call: a
+   fiber may serve any number in turn. *)
+and next_secure c =
+  match Queue.take_opt c.woken_tls with Some s -> run_secure c s | None -> ()
 
 let serve_tls c (config : Config.t) certificates socket peer =
   match
@@ -1027,7 +1038,7 @@ let serve_tls c (config : Config.t) certificates socket peer =
       start_control s_control config ~now;
       let id = c.next_id in
       c.next_id <- id + 1;
-      let f =
+      let rec f =
         {
           s_socket = socket;
           s_peer = peer;
@@ -1036,6 +1047,7 @@ let serve_tls c (config : Config.t) certificates socket peer =
           s_control;
           s_id = id;
           session = None;
+          s_wake = (fun result -> wake_secure c f result);
           s_state = Between;
           s_doomed = false;
         }
@@ -1058,8 +1070,10 @@ let rec unpark c ~spawn =
       unpark c ~spawn
   | None when not (Queue.is_empty c.woken_tls) ->
       let f = Queue.take c.woken_tls in
-      (* No fiber to reuse: a TLS connection keeps its own to the end. *)
       spawn (fun () -> run_secure c f);
+      (* As for plain ones: the fibers of TLS connections that park take
+         the others first ([next_secure]). *)
+      Fiber.yield ();
       unpark c ~spawn
   | None when Atomic.get c.draining && c.parked_plain = 0 && c.parked_tls = 0 ->
       ()

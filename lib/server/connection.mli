@@ -1,8 +1,9 @@
 (** The connections of one event loop: each served by the {!Pipeline} in a fiber
-    (a plain one waits for its next request with no fiber once parked, see
-    {!serve}), registered so that one sweeping fiber per loop enforces their
-    idle and send deadlines and a shutdown can close the idle ones; socket
-    options and a graceful close for sockets.
+    (a socket's connection, plain or TLS, waits for its next request with no
+    fiber once parked, see {!serve} and {!serve_tls}), registered so that one
+    sweeping fiber per loop enforces their idle and send deadlines and a
+    shutdown can close the idle ones; socket options and a graceful close for
+    sockets.
 
     Everything here runs in fibers of the loop that owns the context, with the
     server's services in force ({!Services.run}): the deadlines follow their
