@@ -1498,6 +1498,66 @@ let idle_without_fibers () =
       Alcotest.(check int) "each served again" 60 served
   | None -> Alcotest.failf "python: %s" out
 
+(* A client that sends its ClientHello, reads the server's answer, waits
+   [argv.(3)] seconds, then finishes its handshake and asks (Python's ssl
+   over memory buffers, so that it can pause half-way). *)
+let py_half_handshake =
+  {|
+import socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+ctx.check_hostname = False
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ctx.wrap_bio(inc, out, server_hostname="a.test")
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(10)
+try:
+    tls.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+s.sendall(out.read())
+while True:
+    inc.write(s.recv(65536))
+    try:
+        tls.do_handshake()
+        break
+    except ssl.SSLWantReadError:
+        pass
+time.sleep(float(sys.argv[3]))
+s.sendall(out.read())
+tls.write(b"GET /s.txt HTTP/1.1\r\nHost: a.test\r\n\r\n")
+s.sendall(out.read())
+r = b""
+while b"small\n" not in r:
+    d = s.recv(65536)
+    if not d:
+        sys.exit("closed after %r" % r)
+    inc.write(d)
+    try:
+        r += tls.read(65536)
+    except ssl.SSLWantReadError:
+        pass
+print(r.split(b"\r\n")[0].decode())
+|}
+
+(* A connection whose client pauses before its last handshake message
+   (3 s: the sweeper has seen it waiting twice and parked it, interrupting
+   the handshake's wait) finishes its handshake and is served. *)
+let parked_in_handshake () =
+  let dir = temp_dir () in
+  let root = site dir in
+  with_server ~dir
+    (tls_args [ "a" ]
+    @ [ "--tls-port"; "0"; "--root"; root; "--metrics"; "/metrics" ])
+  @@ fun s ->
+  let failed = handshakes s "failed" in
+  let code, out =
+    run
+      [ "python3"; "-c"; py_half_handshake; string_of_int s.https; ca (); "3" ]
+  in
+  Alcotest.(check (pair int string))
+    "served after the pause" (0, "HTTP/1.1 200 OK\n") (code, out);
+  Alcotest.(check int) "no failed handshake" failed (handshakes s "failed")
+
 (* Plain HTTP sent to the TLS port is answered 400 with a page saying so,
    as nginx does (it was reset by the failed handshake), counted as a failed
    handshake; the server goes on. *)
@@ -1581,6 +1641,8 @@ let () =
              silent_without_fibers;
            Alcotest.test_case "idle clients hold no fiber" `Quick
              idle_without_fibers;
+           Alcotest.test_case "parked half-way through a handshake" `Quick
+             parked_in_handshake;
            Alcotest.test_case "plain HTTP on the TLS port: 400" `Quick
              plain_http_on_tls;
          ] );
