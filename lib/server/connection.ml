@@ -38,8 +38,12 @@ type context = {
       (** Fibers that served a connection and wait for a woken one, their stacks
           grown: at most [idle_workers_kept]. *)
   mutable parked_plain : int;  (** Plain connections waiting with no fiber. *)
+  woken_tls : secure Queue.t;
+      (** Parked TLS connections woken (by input, or to be closed), for the
+          unparker to give a fiber each. *)
+  mutable parked_tls : int;  (** TLS connections waiting with no fiber. *)
   mutable waiting_in_fiber : int;
-      (** Plain connections waiting for a request inside their fiber. *)
+      (** Plain and TLS connections waiting for a request inside their fiber. *)
   mutable last_storage :
     (Config.t
     * [ `Bytes of bytes * bytes
@@ -50,10 +54,10 @@ type context = {
 }
 
 (* What [drain] and [sweep] need of a connection in progress. *)
-and live = Fibered of fibered | Plain of plain
+and live = Fibered of fibered | Plain of plain | Secure of secure
 
-(* A connection served by one fiber from start to end (over TLS, or over a
-   stream of the caller's). *)
+(* A connection served by one fiber from start to end (over a stream of the
+   caller's: [serve_stream]). *)
 and fibered = {
   control : Control.t;
   scope : Fiber.Scope.t;  (** Cancelling it ends the connection. *)
@@ -87,6 +91,27 @@ and plain = {
   mutable doomed : bool;  (** To be closed, not served, when it next runs. *)
 }
 
+(* A TLS connection. Until its first bytes, and between requests once
+   parked (as a plain one parks), it waits with no fiber; until its first
+   bytes, with no TLS state either: a silent client costs what a parked
+   plain connection does. Its own record, not [plain]'s: a parked plain
+   connection's size is a headline, and a TLS one needs more. *)
+and secure = {
+  s_socket : Net.socket;
+  s_peer : Unix.sockaddr;
+  s_config : Config.t;
+  certificates : Braid_tls.Server_context.t;
+  s_control : Control.t;
+      (** Its deadlines from its accept (see [start_control]). *)
+  s_id : int;
+  mutable session : Braid_tls.Connection.t option;
+      (** Made when its first bytes come: [None] while silent. *)
+  s_wake : unit Braid.resumer;
+      (** Its watch's resumer ([wake_secure]), made once, as [plain]'s. *)
+  mutable s_state : state;
+  mutable s_doomed : bool;  (** To be closed, not served, when it runs. *)
+}
+
 and state =
   | Running of Fiber.Scope.t  (** In a fiber: cancelling the scope ends it. *)
   | Between  (** In a fiber, outside its scope (starting, or finishing). *)
@@ -95,7 +120,11 @@ and state =
   | Woken  (** In [ready], or given a fiber that has not started. *)
   | Ended
 
-let control_of = function Fibered f -> f.control | Plain p -> p.p_control
+let control_of = function
+  | Fibered f -> f.control
+  | Plain p -> p.p_control
+  | Secure s -> s.s_control
+
 let max_spares = 64
 
 (* Connections at once that make a burst worth compacting after. *)
@@ -114,6 +143,8 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     unparker = None;
     idle_workers = [];
     parked_plain = 0;
+    woken_tls = Queue.create ();
+    parked_tls = 0;
     waiting_in_fiber = 0;
     last_storage = None;
     idle = Atomic.make 0;
@@ -148,6 +179,17 @@ let end_live = function
           try Fd.interrupt p.socket Braid.Cancelled with Fd.Error _ -> ())
       | Between | Woken -> p.doomed <- true
       | Ended -> ())
+  | Secure s -> (
+      match s.s_state with
+      | Running scope ->
+          s.s_doomed <- true;
+          Fiber.Scope.cancel scope
+      | Watching -> (
+          s.s_doomed <- true;
+          (* Its watch is woken with the error: see [wake_secure]. *)
+          try Fd.interrupt s.s_socket Braid.Cancelled with Fd.Error _ -> ())
+      | Between | Woken -> s.s_doomed <- true
+      | Ended -> ())
 
 let is_ending = function
   | Fibered f -> Fiber.Scope.is_cancelled f.scope
@@ -155,6 +197,11 @@ let is_ending = function
       match p.state with
       | Running scope -> p.doomed || Fiber.Scope.is_cancelled scope
       | Watching | Between | Woken -> p.doomed
+      | Ended -> true)
+  | Secure s -> (
+      match s.s_state with
+      | Running scope -> s.s_doomed || Fiber.Scope.is_cancelled scope
+      | Watching | Between | Woken -> s.s_doomed
       | Ended -> true)
 
 (* What a read of the socket would find now (a peek, never blocking). *)
@@ -172,6 +219,11 @@ let input_waiting socket () = peek socket = `Bytes
 let pending = function
   | Fibered f -> f.pending ()
   | Plain p -> input_waiting p.socket ()
+  | Secure { session = Some tls; s_socket; _ } ->
+      (* Decrypted bytes, not part of a record: a client that sends part of
+         one and stops has sent nothing readable. *)
+      Braid_tls.Connection.pending tls || input_waiting s_socket ()
+  | Secure { session = None; s_socket; _ } -> input_waiting s_socket ()
 
 let wake_unparker c =
   match c.unparker with
@@ -208,7 +260,8 @@ let close_idle c =
     Hashtbl.fold
       (fun _ l idle ->
         match l with
-        | Plain { state = Woken; doomed = false; _ } ->
+        | Plain { state = Woken; doomed = false; _ }
+        | Secure { s_state = Woken; s_doomed = false; _ } ->
             (* Woken by its request, which it is about to read. *)
             idle
         | _ -> if Control.is_idle (control_of l) then l :: idle else idle)
@@ -238,7 +291,9 @@ let drain c =
       | Fibered { interrupt = Some interrupt; _ } -> (
           try interrupt Upgraded.Shutdown with _ -> ())
       | Fibered { interrupt = None; _ } -> end_live l
-      | Plain p -> ( try Fd.interrupt p.socket Upgraded.Shutdown with _ -> ()))
+      | Plain p -> ( try Fd.interrupt p.socket Upgraded.Shutdown with _ -> ())
+      | Secure s -> (
+          try Fd.interrupt s.s_socket Upgraded.Shutdown with _ -> ()))
     upgraded
 
 (* At the connection limit, nginx's rule, with two guards: a connection
@@ -376,6 +431,10 @@ and park_waiting = function
   | Plain p -> (
       if not p.p_control.parked then
         try Fd.interrupt p.socket Unwind.Park with Fd.Error _ -> ())
+  | Secure { s_state = Running _; s_control; s_socket; _ } -> (
+      if not s_control.parked then
+        try Fd.interrupt s_socket Unwind.Park with Fd.Error _ -> ())
+  | Secure _ -> (* Not in a fiber: parked already, or about to run. *) ()
 
 (* The sweeper looks at least eight times per shortest timeout it enforces. *)
 let adjust_tick c (t : Config.timeouts) =
@@ -455,7 +514,10 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
 
 let parked c =
   Hashtbl.fold
-    (fun _ l n -> if (control_of l).parked then n + 1 else n)
+    (fun _ l n ->
+      match l with
+      | Secure { s_state = Watching; _ } -> n + 1
+      | _ -> if (control_of l).parked then n + 1 else n)
     c.live 0
 
 (* Stop sending, then discard input until the peer closes (or the budget
@@ -717,6 +779,295 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   note_peak c;
   run_plain c p ~fiber ~resumed:false
 
+module Tls = Braid_tls.Connection
+
+let count_handshake c (outcome : Metrics.handshake) =
+  Option.iter (fun count -> count outcome) c.handshaken
+
+(* Once its fiber has returned, or with no fiber: what the connection
+   holds is given back, its TLS state (a close_notify sent if the session
+   is healthy) and its socket. *)
+let finish_secure c s =
+  match s.s_state with
+  | Ended -> ()
+  | Running _ | Between | Watching | Woken ->
+      if s.s_state = Watching then c.parked_tls <- c.parked_tls - 1;
+      (* Before the close, which would wake its watch ([wake_secure]). *)
+      s.s_state <- Ended;
+      Hashtbl.remove c.live s.s_id;
+      Fun.protect
+        ~finally:(fun () ->
+          close_quietly s.s_socket;
+          c.ended s.s_peer)
+        (fun () -> Option.iter Tls.close s.session)
+
+(* The resumer of a parked TLS connection's watch: input, or an error (to
+   be closed). On the loop outside any fiber, as [wake_parked]: it only
+   queues the connection for the unparker. *)
+let wake_secure c s : unit Braid.resumer =
+ fun result ->
+  match s.s_state with
+  | Watching ->
+      s.s_state <- Woken;
+      c.parked_tls <- c.parked_tls - 1;
+      if Result.is_error result then s.s_doomed <- true;
+      Queue.push s c.woken_tls;
+      wake_unparker c;
+      true
+  | Running _ | Between | Woken | Ended -> false
+
+(* The first byte waiting on a socket (a peek, never blocking). *)
+let first_byte socket : [ `Byte of char | `Nothing | `End_or_error ] =
+  let b = Bytes.create 1 in
+  match Unix.recv (Fd.to_unix socket) b 0 1 [ MSG_PEEK ] with
+  | 0 -> `End_or_error
+  | _ -> `Byte (Bytes.get b 0)
+  | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK | EINTR), _, _) -> `Nothing
+  | exception Unix.Unix_error _ -> `End_or_error
+
+let plain_http_on_tls =
+  let text = "400 Bad Request: plain HTTP request sent to the HTTPS port\n" in
+  Printf.sprintf
+    "HTTP/1.1 400 Bad Request\r\n\
+     Content-Type: text/plain\r\n\
+     Content-Length: %d\r\n\
+     Connection: close\r\n\
+     \r\n\
+     %s"
+    (String.length text) text
+
+(* A TLS connection's deadlines, set at its accept as [Pipeline.serve] sets
+   a new connection's (the pipeline is always told [~resumed] for a TLS
+   one): the first request's head, ClientHello and handshake included, is
+   due [request_header] seconds after the accept, and the connection counts
+   as waiting for it (evictable, closed by a drain) while it is silent. *)
+let start_control (control : Control.t) (config : Config.t) ~now =
+  let timeouts = config.timeouts in
+  control.idle_since <- now;
+  control.head_deadline <- now + Control.ns_of_seconds timeouts.request_header;
+  control.idle_deadline <- control.head_deadline;
+  control.send_timeout <- Control.ns_of_seconds timeouts.send;
+  control.keep_alive <- Control.ns_of_seconds timeouts.keep_alive;
+  control.phase <- Idle
+
+(* A client speaking plain HTTP to the TLS port (its first byte a letter:
+   a method, never a TLS record's type) is told so, as nginx does, rather
+   than reset by a failed handshake; counted as a failed handshake. *)
+let answer_plain_http c s =
+  count_handshake c Failed;
+  Log.debug "plain HTTP request on the HTTPS port: answered 400";
+  (* Busy, not idle: neither evicted nor timed out while it lingers (the
+     linger has its own bound). *)
+  s.s_control.phase <- Body;
+  Fun.protect
+    ~finally:(fun () -> finish_secure c s)
+    (fun () ->
+      try
+        Net.write_string s.s_socket plain_http_on_tls;
+        lingering c s.s_config s.s_socket
+      with Net.Error _ -> ())
+
+(* Timed out, evicted, or closed by the client before finishing: a failed
+   handshake. A client that never sent a byte began none (as a load
+   balancer's TCP check, or a browser's unused preconnection). *)
+let count_unfinished c s =
+  match s.session with
+  | Some tls -> if not (Tls.handshaken tls) then count_handshake c Failed
+  | None -> (
+      match first_byte s.s_socket with
+      | `Byte _ -> count_handshake c Failed
+      | `Nothing | `End_or_error -> ())
+
+(* The wait of a TLS connection for its next request, as [plain_wait]'s:
+   beyond [crowd_in_fibers] connections waiting in their fibers, one with
+   nothing to read parks at once. OpenSSL reads the socket itself, so the
+   loop may not know that nothing is left: a look (a peek) tells. The
+   handshake's waits are its own: a connection parks in its handshake only
+   when the sweeper interrupts it. *)
+let secure_wait c s tls (control : Control.t) =
+  let socket = s.s_socket in
+  let handshaken = Tls.handshaken tls in
+  if
+    handshaken
+    && (not (Tls.buffered tls))
+    && Fd.may_have_input socket
+    && peek socket = `Nothing
+  then Fd.read_would_block socket;
+  if
+    handshaken
+    && (not (Tls.buffered tls))
+    && (not (Fd.may_have_input socket))
+    && c.waiting_in_fiber >= crowd_in_fibers
+    && not (Atomic.get c.draining)
+  then (
+    control.release ();
+    raise Unwind.Park)
+  else (
+    c.waiting_in_fiber <- c.waiting_in_fiber + 1;
+    match
+      awaiting_input c s.s_config (fun () -> Tls.await_input tls) control
+    with
+    | () -> c.waiting_in_fiber <- c.waiting_in_fiber - 1
+    | exception e ->
+        c.waiting_in_fiber <- c.waiting_in_fiber - 1;
+        raise e)
+
+(* A TLS connection in a fiber: at its accept, or woken. A silent one
+   parks at once (its fiber goes on to end); its first bytes make its TLS
+   state. The handshake runs at the pipeline's first wait for input, under
+   the request head's deadline (counted from the accept), so the connection
+   can still be closed to admit others or by a drain. Between requests it
+   parks as a plain connection does: the sweeper interrupts its idle wait
+   with [Unwind.Park], and the pipeline, [~fiberless], returns [Parked]. *)
+let rec run_secure c s =
+  s.s_state <- Between;
+  if s.s_doomed then (
+    count_unfinished c s;
+    finish_secure c s)
+  else
+    match s.session with
+    | Some tls -> serve_secure c s tls
+    | None -> (
+        match first_byte s.s_socket with
+        | `Nothing when not (Atomic.get c.draining) ->
+            (* The accept before the ClientHello, or a spurious wake-up. *)
+            Fd.read_would_block s.s_socket;
+            park_secure c s
+        | `End_or_error -> finish_secure c s
+        | `Byte 'A' .. 'Z' -> answer_plain_http c s
+        | `Byte _ | `Nothing -> (
+            (* A record (OpenSSL judges it), or nothing yet while the
+               server drains: the unparker may have stopped, so it waits in
+               its fiber, which [close_idle] ends. *)
+            match
+              Tls.server s.certificates s.s_socket ~on_handshake:(fun tls ->
+                  count_handshake c (if Tls.resumed tls then Resumed else Full))
+            with
+            | tls ->
+                s.session <- Some tls;
+                serve_secure c s tls
+            | exception e ->
+                let bt = Printexc.get_raw_backtrace () in
+                finish_secure c s;
+                Printexc.raise_with_backtrace e bt))
+
+and serve_secure c s tls =
+  let config = s.s_config and socket = s.s_socket in
+  let outcome =
+    Fiber.Scope.run (fun scope ->
+        s.s_state <- Running scope;
+        match
+          Pipeline.serve ~control:s.s_control ~buffers:(storage c config)
+            ~await_input:(secure_wait c s tls) ?fixed_services:c.fixed_services
+            ~fiberless:true ~resumed:true config c.dates ~peer:(Some s.s_peer)
+            ~read:(counted c (Tls.read_into tls))
+            ~write:(Tls.write_all tls)
+        with
+        | outcome -> Ok outcome
+        | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
+            Ok Pipeline.Peer_closed
+        | exception e -> Error (e, Printexc.get_raw_backtrace ()))
+  in
+  s.s_state <- Between;
+  match outcome with
+  | Ok Parked -> park_secure c s
+  | Ok Peer_closed ->
+      count_unfinished c s;
+      finish_secure c s
+  | Ok Server_closed ->
+      count_unfinished c s;
+      Fun.protect
+        ~finally:(fun () -> finish_secure c s)
+        (fun () ->
+          (* After the close_notify: what the client still sends is
+             discarded as for a plain connection. *)
+          Tls.close tls;
+          try lingering c config socket with Net.Error _ -> ())
+  | Error (e, bt) -> (
+      count_unfinished c s;
+      finish_secure c s;
+      match e with
+      | Net.Error { op; error } ->
+          Log.debug
+            (Printf.sprintf "connection ended: %s: %s" op
+               (Unix.error_message error))
+      | Braid_tls.Error { op; reason } ->
+          Log.debug (Printf.sprintf "TLS connection ended: %s: %s" op reason)
+      | e -> Printexc.raise_with_backtrace e bt)
+
+(* What a parked TLS connection keeps is this record, its TLS state (whose
+   buffers OpenSSL has released: SSL_MODE_RELEASE_BUFFERS) and its
+   socket's registration; its fiber ends. *)
+and park_secure c s =
+  let control = s.s_control in
+  (* They would keep the pipeline's buffers and records alive. *)
+  control.release <- ignore;
+  control.idle_rounds <- 0;
+  if
+    s.s_doomed
+    || Fd.may_have_input s.s_socket
+    || Option.fold ~none:false ~some:Tls.buffered s.session
+    || Atomic.get c.draining
+  then
+    (* To be closed; or bytes came (or OpenSSL holds some) while it left its
+       handlers; or the server drains, and the unparker may have stopped:
+       it waits in its fiber, which [close_idle] ends. *)
+    run_secure c s
+  else
+    match Fd.watch_input s.s_socket s.s_wake with
+    | () ->
+        s.s_state <- Watching;
+        c.parked_tls <- c.parked_tls + 1;
+        next_secure c
+    | exception Fd.Error _ -> finish_secure c s
+
+(* A fiber whose TLS connection has parked serves a woken one, if any,
+   before it ends, as [next_ready] does for plain ones: the unparker would
+   otherwise make a fiber for it, with its handlers, and grow its stack
+   again (beyond 32 busy connections, each request would). A tail call: a
+   fiber may serve any number in turn. *)
+and next_secure c =
+  match Queue.take_opt c.woken_tls with Some s -> run_secure c s | None -> ()
+
+let serve_tls c (config : Config.t) certificates socket peer =
+  match
+    no_delay socket;
+    adjust_tick c config.timeouts;
+    (match c.fixed_services with
+    | Some services -> services
+    | None -> Services.current ())
+      .monotonic_ns ()
+  with
+  | exception e ->
+      (* As [serve]: the socket is closed and its end told. *)
+      let bt = Printexc.get_raw_backtrace () in
+      close_quietly socket;
+      c.ended peer;
+      Printexc.raise_with_backtrace e bt
+  | now ->
+      let s_control = Control.create c.draining in
+      start_control s_control config ~now;
+      let id = c.next_id in
+      c.next_id <- id + 1;
+      let rec f =
+        {
+          s_socket = socket;
+          s_peer = peer;
+          s_config = config;
+          certificates;
+          s_control;
+          s_id = id;
+          session = None;
+          s_wake = (fun result -> wake_secure c f result);
+          s_state = Between;
+          s_doomed = false;
+        }
+      in
+      Hashtbl.replace c.live id (Secure f);
+      note_peak c;
+      (* Its ClientHello may be there already: then served in this fiber. *)
+      run_secure c f
+
 let rec unpark c ~spawn =
   match Queue.take_opt c.ready with
   | Some p ->
@@ -728,7 +1079,15 @@ let rec unpark c ~spawn =
          IO budget). *)
       Fiber.yield ();
       unpark c ~spawn
-  | None when Atomic.get c.draining && c.parked_plain = 0 -> ()
+  | None when not (Queue.is_empty c.woken_tls) ->
+      let f = Queue.take c.woken_tls in
+      spawn (fun () -> run_secure c f);
+      (* As for plain ones: the fibers of TLS connections that park take
+         the others first ([next_secure]). *)
+      Fiber.yield ();
+      unpark c ~spawn
+  | None when Atomic.get c.draining && c.parked_plain = 0 && c.parked_tls = 0 ->
+      ()
   | None ->
       (match
          Braid.suspend (fun resume ->
@@ -746,53 +1105,11 @@ let close_parked c =
     Hashtbl.fold
       (fun _ l left ->
         match l with
-        | Plain ({ state = Watching | Woken; _ } as p) -> p :: left
-        | Plain _ | Fibered _ -> left)
+        | Plain ({ state = Watching | Woken; _ } as p) -> `Plain p :: left
+        | Secure ({ s_state = Watching | Woken; _ } as f) -> `Secure f :: left
+        | Plain _ | Secure _ | Fibered _ -> left)
       c.live []
   in
-  List.iter (finish_plain c) left
-
-module Tls = Braid_tls.Connection
-
-let count_handshake c (outcome : Metrics.handshake) =
-  Option.iter (fun count -> count outcome) c.handshaken
-
-(* The handshake runs at the connection's first wait for input, inside the
-   pipeline: the connection counts among those waiting for their first
-   request from its accept, under the request head's deadline (a client that
-   never sends its ClientHello, or trickles it, is closed like a slowloris),
-   and can be closed to admit others when the server is full. *)
-let serve_tls c (config : Config.t) context socket peer =
-  no_delay socket;
-  let tls =
-    Tls.server context socket ~on_handshake:(fun tls ->
-        count_handshake c (if Tls.resumed tls then Resumed else Full))
-  in
-  let ended () =
-    (* Timed out, evicted, or closed by the client before finishing. *)
-    if not (Tls.handshaken tls) then count_handshake c Failed
-  in
-  match
-    Fun.protect
-      ~finally:(fun () -> Tls.close tls)
-      (fun () ->
-        tracked c config (storage c config)
-          ~await_input:(awaiting_input c config (fun () -> Tls.await_input tls))
-          ~interrupt:(Fd.interrupt socket) ~peer:(Some peer)
-          ~pending:(fun () -> Tls.pending tls || input_waiting socket ())
-          ~read:(counted c (Tls.read_into tls))
-          ~write:(Tls.write_all tls))
-  with
-  | Peer_closed | Parked (* never without [~fiberless] *) -> ended ()
-  | Server_closed ->
-      ended ();
-      (* After the close_notify [Tls.close] sent: what the client still
-         sends is discarded as for a plain connection. *)
-      lingering c config socket
-  | exception Net.Error { op; error } ->
-      ended ();
-      Log.debug
-        (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error))
-  | exception Braid_tls.Error { op; reason } ->
-      ended ();
-      Log.debug (Printf.sprintf "TLS connection ended: %s: %s" op reason)
+  List.iter
+    (function `Plain p -> finish_plain c p | `Secure f -> finish_secure c f)
+    left

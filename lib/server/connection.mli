@@ -1,8 +1,9 @@
 (** The connections of one event loop: each served by the {!Pipeline} in a fiber
-    (a plain one waits for its next request with no fiber once parked, see
-    {!serve}), registered so that one sweeping fiber per loop enforces their
-    idle and send deadlines and a shutdown can close the idle ones; socket
-    options and a graceful close for sockets.
+    (a socket's connection, plain or TLS, waits for its next request with no
+    fiber once parked, see {!serve} and {!serve_tls}), registered so that one
+    sweeping fiber per loop enforces their idle and send deadlines and a
+    shutdown can close the idle ones; socket options and a graceful close for
+    sockets.
 
     Everything here runs in fibers of the loop that owns the context, with the
     server's services in force ({!Services.run}): the deadlines follow their
@@ -155,14 +156,17 @@ val unpark : context -> spawn:((unit -> unit) -> unit) -> unit
     no fiber has taken (see {!serve}: neither the fiber of a connection that has
     just parked nor an idle worker) a fiber, made by [spawn] (a fork on the
     connections' switch), one at a time: it yields after each, so that running
-    fibers take the others first. It returns once {!drain} has been called (it
-    wakes it), no connection is parked and none waits for a fiber; there must be
-    one running per context that {!serve} is given connections of.
+    fibers take the others first. A fresh TLS connection woken by its first
+    bytes ({!serve_tls}) gets a fiber of its own at once, kept to its end. It
+    returns once {!drain} has been called (it wakes it), no connection is parked
+    and none waits for a fiber; there must be one running per context that
+    {!serve} or {!serve_tls} is given connections of.
     @raise Braid.Cancelled when its fiber is cancelled. *)
 
 val close_parked : context -> unit
-(** [close_parked context] closes the parked connections of [context], with no
-    fiber running them: for the end of a loop, once [unpark] has stopped. *)
+(** [close_parked context] closes the parked connections of [context] (fresh TLS
+    ones waiting for their first bytes included), with no fiber running them:
+    for the end of a loop, once [unpark] has stopped. *)
 
 val serve_tls :
   context ->
@@ -172,11 +176,32 @@ val serve_tls :
   Unix.sockaddr ->
   unit
 (** [serve_tls context config tls socket peer] is {!serve} over TLS with the
-    certificates of [tls]. The handshake runs as the connection waits for its
-    first request, and counts as part of it: it must finish within
-    [config.timeouts.request_header], and a connection still in its handshake
-    can be closed to admit others ({!evict_idle}) or at the end of a drain. A
-    failed handshake is logged at [Debug]. Files are read and written instead of
-    sent with sendfile, and the connection ends with a close_notify alert. The
-    TLS state is freed when it returns.
+    certificates of [tls]; it owns [socket] as {!serve} does (closes it, then
+    calls the context's [ended peer]). Call it from a fiber of the context's
+    loop.
+
+    A connection with nothing to read yet waits for its first bytes with no
+    fiber and no TLS state (its socket watched, as a parked plain connection
+    waits): a silent client costs about 1.4 KB. Its first bytes get it a fiber
+    ({!unpark} makes it), which creates the TLS state; the handshake runs as the
+    connection waits for its first request, and counts as part of it: from the
+    accept, it must finish within [config.timeouts.request_header], and a
+    connection still silent or in its handshake can be closed to admit others
+    ({!evict_idle}) or at the end of a drain ({!close_idle}). Between requests
+    it parks as {!serve}'s connections do (the sweeper seeing it idle twice, or
+    at once when 32 connections or more wait in their fibers), keeping its TLS
+    state; input gets it a fiber from {!unpark}. One in the middle of its
+    handshake waits in its fiber until the sweeper parks it.
+
+    A failed handshake (bytes sent, then a failure, a timeout, an eviction or
+    the client gone before it finished) is logged at [Debug] and counted
+    [Failed]; a client that never sent a byte began none, and is not counted. A
+    client whose first byte is a letter (plain HTTP: never a TLS record's first
+    byte) is answered [400 Bad Request] in plain text ("plain HTTP request sent
+    to the HTTPS port"), then the connection lingers and closes; counted
+    [Failed]. Files are read and written instead of sent with sendfile, and the
+    connection ends with a close_notify alert. The TLS state is freed when the
+    connection ends.
+
+    [serve_tls] returns once the connection has ended or waits with no fiber.
     @raise Braid.Cancelled if the fiber is cancelled. *)

@@ -734,14 +734,15 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
           Connection.serve ?wrap context config socket peer
       in
       let serve_tls config socket peer =
-        Fun.protect
-          ~finally:(fun () ->
+        match Atomic.get t.tls_context with
+        | Some tls ->
+            (* It owns the socket from here, as [serve] does: the context's
+               [ended] gives back what the connection holds. *)
+            Connection.serve_tls context config tls socket peer
+        | None ->
+            (* Never: HTTPS stays on while its listener exists. *)
             Connection.close_quietly socket;
-            connection_ended t peer)
-          (fun () ->
-            match Atomic.get t.tls_context with
-            | Some tls -> Connection.serve_tls context config tls socket peer
-            | None -> ())
+            connection_ended t peer
       in
       serve_connections t ~sw
         ((listener, serve_plain)

@@ -222,6 +222,7 @@ let write_string t s =
 external decrypted : Ssl.socket -> int = "braid_tls_pending"
 
 let pending t = (not t.released) && decrypted t.ssl > 0
+let buffered t = (not t.released) && has_pending t.ssl
 
 let await_input t =
   usable t ~op:"await_input";

@@ -74,6 +74,12 @@ val pending : t -> bool
     an incomplete record it has read ahead do not count: a peer that sends part
     of a record and stops has sent nothing readable. *)
 
+val buffered : t -> bool
+(** Whether [t] holds bytes read from the socket that a read would process:
+    decrypted ones, or records (whole or part of one) read ahead. A wait for the
+    socket's readiness would not see them: a caller that waits for input without
+    {!await_input} asks this first. *)
+
 val close : t -> unit
 (** [close t] sends a close_notify alert if the connection is healthy (without
     waiting for the peer's, and without blocking: if the socket is full, the
