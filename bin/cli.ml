@@ -193,11 +193,11 @@ let flags =
               "Serve at most $(docv) connections at once over all loops \
                (default: the configuration file's $(b,MaxConnections), else \
                derived from the descriptor limit, which $(tname) raises to its \
-               hard limit at start: 90% of it, less 64). At the limit the \
-               connections that have waited longest for a request (idle \
-               keep-alive ones, and those that have sent nothing) are closed \
-               to admit new ones; if none is, new ones wait in the kernel's \
-               backlog.";
+               hard limit at start: 90% of it, less 64). At the limit, a new \
+               client is admitted by closing a connection that has waited a \
+               second or more for a request: one that has sent nothing first, \
+               an idle keep-alive one only while none of those waits; a \
+               connection in use is never closed. Meanwhile new clients wait.";
           setting "max-connections-per-client" cap_or_off ~docv:"N|off"
             Layer.max_connections_per_client
             ~doc:

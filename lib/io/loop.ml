@@ -43,9 +43,9 @@ and t = {
   wake_fd : Unix.file_descr;  (** An eventfd: foreign resumers wake us. *)
   owner : Thread.t;
   runnable : Private.Task_queue.t;  (** Touched only by [owner]. *)
-  background : Private.Task_queue.t;
-      (** Resumptions of fibers in {!yield_background}, oldest first; touched
-          only by [owner]. *)
+  background : unit Braid.resumer Queue.t;
+      (** Resumers of fibers in {!yield_background}, oldest first; touched only
+          by [owner]. *)
   incoming : (unit -> unit) Incoming.t;  (** Resumptions from elsewhere. *)
   sleeping : Private.Wake_up.flag;
       (** Set while [owner] is in (or entering) a wait that [wake_fd] ends. *)
@@ -427,7 +427,7 @@ let create () =
               wake_fd;
               owner = Thread.self ();
               runnable = Private.Task_queue.create ();
-              background = Private.Task_queue.create ();
+              background = Queue.create ();
               incoming = Incoming.create ();
               sleeping = Private.Wake_up.flag ();
               waking = Atomic.make 0;
@@ -567,9 +567,7 @@ let wait_idle t ~deadline ~timeout =
 let poll t =
   let n =
     if
-      not
-        (Private.Task_queue.is_empty t.runnable
-        && Private.Task_queue.is_empty t.background)
+      not (Private.Task_queue.is_empty t.runnable && Queue.is_empty t.background)
     then Epoll.wait t.epoll t.events ~timeout_ms:0
     else
       let deadline = Timer_heap.next_deadline t.timers in
@@ -607,16 +605,18 @@ let background_per_turn = 4
 let yield_background t =
   check_owner t ~op:"Braid_io.yield_background";
   suspend (fun resume ->
-      Private.Task_queue.push t.background (fun () -> ignore (resume (Ok ())));
+      Queue.push resume t.background;
       None)
 
-(* A resumption of a fiber cancelled meanwhile does nothing but still uses its
-   slot: the next turn takes the next ones. *)
+(* A fiber cancelled meanwhile was woken by its cancellation: its resumer
+   answers [false] and takes no admission, so that evicted handshakes do not
+   use up the turn's share of those still waiting. *)
 let admit_background t =
-  let n = min background_per_turn (Private.Task_queue.length t.background) in
-  for _ = 1 to n do
-    (Private.Task_queue.pop t.background) ()
-  done
+  let rec admit n =
+    if n > 0 && not (Queue.is_empty t.background) then
+      admit (if (Queue.pop t.background) (Ok ()) then n - 1 else n)
+  in
+  admit background_per_turn
 
 let rec schedule t =
   run_ready t;

@@ -159,14 +159,15 @@ type t = {
   max_connections : int;
       (** Connections served at once by the whole server (all domains). At the
           limit, a new connection is admitted only by closing one that has
-          waited at least a second for a request (one that never sent a request
-          first, then the one idle longest); if none has, it waits in the
-          kernel's backlog until a connection closes. A connection in a request,
-          or between two requests of a client using it, is never closed to make
-          room, so a client holding exactly this many keep-alive connections
-          sees no error. Read at each accept, so a reload changes it for later
-          accepts. The default is derived from the descriptor limit, see
-          {!connections_for_descriptors}. *)
+          waited at least a second for a request: the one idle longest of those
+          that never sent a request, a keep-alive one only while none of those
+          waits; if none can be closed, it waits (accepted, the next ones in the
+          kernel's backlog) until a connection closes. A connection in a
+          request, or between two requests of a client using it, is never closed
+          to make room, so a client holding exactly this many keep-alive
+          connections sees no error. Read at each accept, so a reload changes it
+          for later accepts. The default is derived from the descriptor limit,
+          see {!connections_for_descriptors}. *)
   max_connections_per_client : per_client;
       (** At most this many connections at once from one client address
           ({!client_cap}); a further one is answered [503] and closed at once.

@@ -28,7 +28,8 @@ type context = {
   handshaken : (Metrics.handshake -> unit) option;
       (** Counts the TLS handshakes, if asked. *)
   ended : Unix.sockaddr -> unit;
-      (** Told when a plain connection ends, whichever fiber ends it. *)
+      (** Told when a socket connection (plain or TLS) ends, whichever fiber
+          ends it. *)
   ready : plain Queue.t;
       (** Parked connections woken (by input, or to be closed), for the unparker
           to give a fiber each. *)
@@ -296,38 +297,50 @@ let drain c =
           try Fd.interrupt s.s_socket Upgraded.Shutdown with _ -> ()))
     upgraded
 
-(* At the connection limit, nginx's rule, with two guards: a connection
-   idle for less than [idle_for] is never closed (a keep-alive connection a
-   client is using waits a few microseconds between its requests, and
-   closing it there is a reset the client sees), and among those idle long
-   enough, one that has never sent a request (a silent client, or one stalled
-   in its TLS handshake) goes before a keep-alive connection that has; then
-   the one that has waited longest. Nothing is owed to any of them. *)
+(* At the connection limit, nginx's rule, with guards:
+   - a connection idle for less than [idle_for] is never closed (a
+     keep-alive connection a client is using waits a few microseconds
+     between its requests, and closing it there is a reset the client sees);
+   - nor one whose request has come: woken by it, or with bytes waiting
+     (the sweeper spares those too);
+   - while any connection that has never sent a request waits (a silent
+     client, or one stalled in its TLS handshake), no keep-alive connection
+     that has is closed: such a one goes once it has waited [idle_for], and
+     a client that made requests is not disturbed by those that make none;
+   - among those left, the one that has waited longest.
+   Nothing is owed to the one closed. *)
+let evictable = function
+  | Plain { state = Woken; doomed = false; _ }
+  | Secure { s_state = Woken; s_doomed = false; _ } ->
+      false
+  | l -> Control.is_idle (control_of l) && not (is_ending l)
+
 let evict_idle c ~now ~idle_for =
-  let preferred l o =
-    let cl = control_of l and co = control_of o in
-    if cl.first <> co.first then cl.first else cl.idle_since < co.idle_since
+  let rec choose spared =
+    let fresh_waiting = ref false
+    and oldest_fresh = ref None
+    and oldest_kept = ref None in
+    Hashtbl.iter
+      (fun id l ->
+        if evictable l && not (List.mem id spared) then (
+          let control = control_of l in
+          if control.first then fresh_waiting := true;
+          if now - control.idle_since >= idle_for then
+            let oldest = if control.first then oldest_fresh else oldest_kept in
+            match !oldest with
+            | Some (_, o) when (control_of o).idle_since <= control.idle_since
+              ->
+                ()
+            | _ -> oldest := Some (id, l)))
+      c.live;
+    match if !fresh_waiting then !oldest_fresh else !oldest_kept with
+    | None -> false
+    | Some (id, l) when pending l -> choose (id :: spared)
+    | Some (_, l) ->
+        end_live l;
+        true
   in
-  let chosen =
-    Hashtbl.fold
-      (fun _ l chosen ->
-        let control = control_of l in
-        if
-          Control.is_idle control
-          && now - control.idle_since >= idle_for
-          && not (is_ending l)
-        then
-          match chosen with
-          | Some o when not (preferred l o) -> chosen
-          | _ -> Some l
-        else chosen)
-      c.live None
-  in
-  match chosen with
-  | Some l ->
-      end_live l;
-      true
-  | None -> false
+  choose []
 
 let buffers_held c = List.fold_left (fun n p -> n + Buffer_pool.out p) 0 c.pools
 

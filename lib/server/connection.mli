@@ -60,13 +60,16 @@ val close_idle : context -> unit
 val evict_idle : context -> now:int -> idle_for:int -> bool
 (** [evict_idle c ~now ~idle_for] closes one connection of [c] that has waited
     for a request for [idle_for] nanoseconds at least at [now] (monotonic
-    nanoseconds, the services' clock), if one has, and says whether it did: one
-    that has never sent a request (a silent client, or one stalled in its TLS
-    handshake) before a keep-alive connection that has, then the one that has
-    waited longest ("reusable", in nginx's words). A connection in a request, or
-    one that finished its response less than [idle_for] ago, is never closed. It
-    is closed soon after (by its fiber; if parked, by the fiber that takes it
-    when it is woken, see {!close_idle}), never within this call. *)
+    nanoseconds, the services' clock), if one has, and says whether it did
+    ("reusable", in nginx's words): the one that has waited longest among those
+    that have never sent a request (silent clients, or clients stalled in their
+    TLS handshake); a keep-alive connection that has made requests only while no
+    such connection waits at all, however briefly. Never one in a request, one
+    that finished its response less than [idle_for] ago, or one whose next
+    request has come (woken by it, or with bytes waiting to be read). It is
+    closed soon after (by its fiber; if parked, by the fiber that takes it when
+    it is woken, see {!close_idle}), never within this call. Makes one [recv] (a
+    peek) per candidate. *)
 
 val sweep : context -> unit
 (** [sweep c] never returns: it cancels the connections of [c] idle past their
@@ -156,11 +159,11 @@ val unpark : context -> spawn:((unit -> unit) -> unit) -> unit
     no fiber has taken (see {!serve}: neither the fiber of a connection that has
     just parked nor an idle worker) a fiber, made by [spawn] (a fork on the
     connections' switch), one at a time: it yields after each, so that running
-    fibers take the others first. A fresh TLS connection woken by its first
-    bytes ({!serve_tls}) gets a fiber of its own at once, kept to its end. It
-    returns once {!drain} has been called (it wakes it), no connection is parked
-    and none waits for a fiber; there must be one running per context that
-    {!serve} or {!serve_tls} is given connections of.
+    fibers take the others first. A fresh or parked TLS connection
+    ({!serve_tls}) woken by input is given a fiber the same way. It returns once
+    {!drain} has been called (it wakes it), no connection is parked and none
+    waits for a fiber; there must be one running per context that {!serve} or
+    {!serve_tls} is given connections of.
     @raise Braid.Cancelled when its fiber is cancelled. *)
 
 val close_parked : context -> unit

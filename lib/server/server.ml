@@ -371,41 +371,52 @@ let connection_ended t peer =
    [connections_for_descriptors] keeps spare. Running out of descriptors
    leaves the connection in the backlog too: pause (logging once per
    episode) instead of spinning on it. *)
+(* A connection over its client's cap: counted, answered 503, closed, by a
+   fiber of its own. It holds a slot only if one was free when it came:
+   room is never made for it (a client at its cap must not close other
+   clients' connections). *)
+let refuse t socket ~slot =
+  Option.iter Metrics.refused t.settings.metrics;
+  Fun.protect
+    ~finally:(fun () ->
+      Connection.close_quietly socket;
+      if slot then release_slot t
+      else Option.iter Metrics.closed t.settings.metrics)
+    (fun () ->
+      try Net.write_string socket too_many_from_client with Net.Error _ -> ())
+
 let rec accept_loop t ~sw listener context ~serve ~paused =
   let slotted = try_acquire_slot t in
   let holds_slot = ref slotted in
   match
     let socket, peer = Net.accept_unowned listener in
     let peer = Address.unmapped peer in
-    (if not slotted then
-       match make_room t context with
-       | () -> holds_slot := true
-       | exception e ->
-           Connection.close_quietly socket;
-           raise e);
     Option.iter Metrics.accepted t.settings.metrics;
-    let run () =
-      if admit_client t peer then
-        (* [serve] owns the socket, the slot and the client's count from
-           here, and gives them back when the connection ends
-           ([Connection.context]'s [ended]), maybe from another fiber. *)
-        logging_failure (fun () -> serve (Atomic.get t.config) socket peer)
-      else (
-        (* Counted, answered, closed: it never holds a slot for long. *)
-        Option.iter Metrics.refused t.settings.metrics;
-        Fun.protect
-          ~finally:(fun () ->
-            Connection.close_quietly socket;
-            release_slot t)
-          (fun () ->
-            try Net.write_string socket too_many_from_client
-            with Net.Error _ -> ()))
-    in
-    match Fiber.fork ~sw run with
-    | _ -> holds_slot := false
-    | exception e ->
+    if not (admit_client t peer) then (
+      match Fiber.fork ~sw (fun () -> refuse t socket ~slot:slotted) with
+      | _ -> holds_slot := false
+      | exception e ->
+          Connection.close_quietly socket;
+          raise e)
+    else
+      let failed e =
+        leave_client t peer;
         Connection.close_quietly socket;
         raise e
+      in
+      (if not slotted then
+         match make_room t context with
+         | () -> holds_slot := true
+         | exception e -> failed e);
+      (* [serve] owns the socket, the slot and the client's count from
+         here, and gives them back when the connection ends
+         ([Connection.context]'s [ended]), maybe from another fiber. *)
+      match
+        Fiber.fork ~sw (fun () ->
+            logging_failure (fun () -> serve (Atomic.get t.config) socket peer))
+      with
+      | _ -> holds_slot := false
+      | exception e -> failed e
   with
   | () -> accept_loop t ~sw listener context ~serve ~paused:false
   | exception

@@ -588,6 +588,56 @@ let idle_flood () =
   Alcotest.(check int) "the fresh client is served" 200 (status_of answer);
   Alcotest.(check bool) "its file" true (contains answer "fresh")
 
+(* At the limit (1), a keep-alive connection idle for over a second sends
+   its next request just as a new client arrives: the process is stopped
+   meanwhile, so the loop sees both at once, the newcomer first. The
+   request has come, so the
+   connection is not closed to admit the newcomer: it is answered, and the
+   newcomer is served once the connection has been idle a second again.
+   (Before, the acceptor could close it with its request unread, when it
+   ran first: a reused connection closed with no answer, which a browser
+   does not retry for a POST.) *)
+let request_spares_at_the_limit () =
+  let root = Filename.temp_dir "braid-spare" "" in
+  write_file (root ^ "/x.txt") "spared\n";
+  for round = 1 to 4 do
+    let p =
+      start
+        [
+          "--root"; root; "--max-connections"; "1"; "--keep-alive-timeout"; "30";
+        ]
+    in
+    Fun.protect ~finally:(fun () -> finish p) @@ fun () ->
+    let port = port_of p in
+    let get_x = "GET /x.txt HTTP/1.1\r\nHost: x\r\n\r\n" in
+    let kept = connect port in
+    Fun.protect ~finally:(fun () -> close_all [ kept ]) @@ fun () ->
+    send kept get_x;
+    Alcotest.(check int) "first request" 200 (read_response kept).status;
+    Unix.sleepf 1.2;
+    Unix.kill p.pid Sys.sigstop;
+    let newcomer =
+      Fun.protect
+        ~finally:(fun () -> Unix.kill p.pid Sys.sigcont)
+        (fun () ->
+          (* The newcomer first: the loop then sees the listener ready
+             before the kept connection's request. *)
+          let s = connect port in
+          send s get_x;
+          Unix.sleepf 0.05;
+          send kept get_x;
+          Unix.sleepf 0.05;
+          s)
+    in
+    Fun.protect ~finally:(fun () -> close_all [ newcomer ]) @@ fun () ->
+    Alcotest.(check int)
+      (Printf.sprintf "round %d: the kept connection's request answered" round)
+      200 (read_response kept).status;
+    Alcotest.(check int)
+      (Printf.sprintf "round %d: the newcomer served" round)
+      200 (read_response newcomer).status
+  done
+
 (* Idle keep-alive connections wait with no fiber of their own: 400 after
    one request each (beyond 32 waiting in their fibers the others park at
    once, and the sweeper parks those after two looks), and 50 that never
@@ -1230,6 +1280,8 @@ let () =
           Alcotest.test_case "max connections, 2 loops" `Quick
             (connection_limit ~domains:2);
           Alcotest.test_case "a client at the limit" `Quick client_at_the_limit;
+          Alcotest.test_case "a request spares its connection at the limit"
+            `Quick request_spares_at_the_limit;
           Alcotest.test_case "EMFILE" `Quick emfile;
           Alcotest.test_case "a flood of idle connections" `Quick idle_flood;
           Alcotest.test_case "idle connections hold no fiber" `Quick
