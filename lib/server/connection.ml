@@ -631,6 +631,16 @@ let wake_parked c p : unit Braid.resumer =
       true
   | Running _ | Between | Woken | Ended -> false
 
+(* A socket connection's wait for its next request inside its fiber,
+   counted for [crowd_in_fibers]. *)
+let wait_in_fiber c config control await =
+  c.waiting_in_fiber <- c.waiting_in_fiber + 1;
+  match awaiting_input c config await control with
+  | () -> c.waiting_in_fiber <- c.waiting_in_fiber - 1
+  | exception e ->
+      c.waiting_in_fiber <- c.waiting_in_fiber - 1;
+      raise e
+
 (* The wait of a plain connection for its next request (see
    [crowd_in_fibers]). A connection parks only when it has nothing to
    read: a fresh one, which may have its request already (the loop knows
@@ -648,15 +658,7 @@ let plain_wait c p (control : Control.t) =
   then (
     control.release ();
     raise Unwind.Park)
-  else (
-    c.waiting_in_fiber <- c.waiting_in_fiber + 1;
-    match
-      awaiting_input c p.config (fun () -> Fd.await_input socket) control
-    with
-    | () -> c.waiting_in_fiber <- c.waiting_in_fiber - 1
-    | exception e ->
-        c.waiting_in_fiber <- c.waiting_in_fiber - 1;
-        raise e)
+  else wait_in_fiber c p.config control (fun () -> Fd.await_input socket)
 
 (* Serves [p] in the calling fiber until it ends or parks, then a woken
    connection if one waits ([next_ready]). *)
@@ -839,15 +841,8 @@ let first_byte socket : [ `Byte of char | `Nothing | `End_or_error ] =
   | exception Unix.Unix_error _ -> `End_or_error
 
 let plain_http_on_tls =
-  let text = "400 Bad Request: plain HTTP request sent to the HTTPS port\n" in
-  Printf.sprintf
-    "HTTP/1.1 400 Bad Request\r\n\
-     Content-Type: text/plain\r\n\
-     Content-Length: %d\r\n\
-     Connection: close\r\n\
-     \r\n\
-     %s"
-    (String.length text) text
+  Framing.refusal ~status:"400 Bad Request"
+    "plain HTTP request sent to the HTTPS port"
 
 (* A TLS connection's deadlines, set at its accept as [Pipeline.serve] sets
    a new connection's (the pipeline is always told [~resumed] for a TLS
@@ -915,15 +910,7 @@ let secure_wait c s tls (control : Control.t) =
   then (
     control.release ();
     raise Unwind.Park)
-  else (
-    c.waiting_in_fiber <- c.waiting_in_fiber + 1;
-    match
-      awaiting_input c s.s_config (fun () -> Tls.await_input tls) control
-    with
-    | () -> c.waiting_in_fiber <- c.waiting_in_fiber - 1
-    | exception e ->
-        c.waiting_in_fiber <- c.waiting_in_fiber - 1;
-        raise e)
+  else wait_in_fiber c s.s_config control (fun () -> Tls.await_input tls)
 
 (* A TLS connection in a fiber: at its accept, or woken. A silent one
    parks at once (its fiber goes on to end); its first bytes make its TLS

@@ -164,3 +164,14 @@ let write_stream (c : Conn.t) (req : Request.t) ~time f ~chunked =
       raise Unwind.Abort);
   if chunked then Output.add_string c.out "0\r\n\r\n";
   !sent
+
+let refusal ~status text =
+  let body = status ^ ": " ^ text ^ "\n" in
+  Printf.sprintf
+    "HTTP/1.1 %s\r\n\
+     Content-Type: text/plain\r\n\
+     Content-Length: %d\r\n\
+     Connection: close\r\n\
+     \r\n\
+     %s"
+    status (String.length body) body

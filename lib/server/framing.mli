@@ -54,3 +54,10 @@ val write_stream :
     content bytes sent.
     @raise Unwind.Abort
       if [f] raised (logged as [Handler_failed] at [time]): the head is out. *)
+
+val refusal : status:string -> string -> string
+(** [refusal ~status text] is a whole HTTP/1.1 response, [status] (such as
+    ["503 Service Unavailable"]) with [text] as its plain-text body and
+    [Connection: close]: what the server writes to a connection it answers
+    without reading a request (a client over its cap, plain HTTP on the TLS
+    port). Made once, at start: no [Date]. *)

@@ -337,15 +337,8 @@ let leave_client t peer =
           | None -> ())
 
 let too_many_from_client =
-  let text = "503 Service Unavailable: too many connections from you\n" in
-  Printf.sprintf
-    "HTTP/1.1 503 Service Unavailable\r\n\
-     Content-Type: text/plain\r\n\
-     Content-Length: %d\r\n\
-     Connection: close\r\n\
-     \r\n\
-     %s"
-    (String.length text) text
+  Framing.refusal ~status:"503 Service Unavailable"
+    "too many connections from you"
 
 (* A connection's fiber logs a failure rather than failing the loop's
    connections switch (which would cancel every other connection). *)

@@ -26,15 +26,15 @@
     closes one of that loop's connections that has waited a second or more for a
     request, as nginx closes "reusable" ones: one that has sent nothing (a
     silent client, or one stalled in its TLS handshake) first; an idle
-    keep-alive one only while none of those waits; never one in use
-    ({!Connection.evict_idle}). If none can be closed, it waits for a connection
-    to end (looking again every 50 ms), holding the one it accepted, and the
-    others wait in the kernel's backlog. So a flood of idle connections denies
-    no one, and a client holding every slot in busy keep-alive connections loses
-    none. A further connection from an address at its cap
-    ([max_connections_per_client]) is answered [503] and closed without closing
-    any other. When the process runs out of descriptors ([EMFILE]) the accept
-    loop pauses 50 ms between attempts (logging once) instead of spinning. *)
+    keep-alive one only while none of those waits; never one in use. If none can
+    be closed, it waits for a connection to end (looking again every 50 ms),
+    holding the one it accepted, and the others wait in the kernel's backlog. So
+    a flood of idle connections denies no one, and a client holding every slot
+    in busy keep-alive connections loses none. A further connection from an
+    address at its cap ([max_connections_per_client]) is answered [503] and
+    closed without closing any other. When the process runs out of descriptors
+    ([EMFILE]) the accept loop pauses 50 ms between attempts (logging once)
+    instead of spinning. *)
 
 type t
 

@@ -1415,11 +1415,8 @@ while b"small\n" not in r:
 print(r.split(b"\r\n")[0].decode())
 |}
 
-(* Silent TLS clients wait with no fiber and no TLS state, as parked plain
-   connections do: 60 of them add no fiber to the loop (they added one
-   each before). One that then sends its ClientHello is served, and none
-   counts as a failed handshake. *)
-let silent_without_fibers () =
+(* One loop, HTTPS, the site, and the metrics (its fibers counted). *)
+let with_metrics_server f =
   let dir = temp_dir () in
   let root = site dir in
   with_server ~dir
@@ -1434,7 +1431,14 @@ let silent_without_fibers () =
         "--metrics";
         "/metrics";
       ])
-  @@ fun s ->
+    f
+
+(* Silent TLS clients wait with no fiber and no TLS state, as parked plain
+   connections do: 60 of them add no fiber to the loop (they added one
+   each before). One that then sends its ClientHello is served, and none
+   counts as a failed handshake. *)
+let silent_without_fibers () =
+  with_metrics_server @@ fun s ->
   let code, body = curl_https s.https "/s.txt" in
   Alcotest.(check (pair int string)) "warm" (0, "small\n") (code, body);
   let failed = handshakes s "failed" in
@@ -1489,21 +1493,7 @@ print(sum(answer(ss) for ss in conns))
    kept one before): beyond 32 waiting in fibers at once, and the others
    once the sweeper has seen them idle twice. Each is served again. *)
 let idle_without_fibers () =
-  let dir = temp_dir () in
-  let root = site dir in
-  with_server ~dir
-    (tls_args [ "a" ]
-    @ [
-        "--tls-port";
-        "0";
-        "--root";
-        root;
-        "--domains";
-        "1";
-        "--metrics";
-        "/metrics";
-      ])
-  @@ fun s ->
+  with_metrics_server @@ fun s ->
   let before = gauge s "braid_loop_fibers" in
   let code, out =
     run
