@@ -265,7 +265,10 @@ let close_idle c =
         | Secure { s_state = Woken; s_doomed = false; _ } ->
             (* Woken by its request, which it is about to read. *)
             idle
-        | _ -> if Control.is_idle (control_of l) then l :: idle else idle)
+        | _ ->
+            (* One whose request has come (its fiber not yet run) reads it. *)
+            if Control.is_idle (control_of l) && not (pending l) then l :: idle
+            else idle)
       c.live []
   in
   List.iter end_live idle

@@ -54,8 +54,9 @@ val close_idle : context -> unit
 (** [close_idle c] closes the connections of [c] waiting for a request (their
     fibers are cancelled and return normally; a parked one is closed by the
     fiber that takes it when it is woken: one whose connection parked or ended,
-    or one {!unpark} gives it), except a parked one just woken by input, which
-    reads that request: the end of the grace {!drain} gives them. *)
+    or one {!unpark} gives it), except one whose request has come (a parked one
+    woken by it, or one with bytes waiting), which reads that request: the end
+    of the grace {!drain} gives them. *)
 
 val evict_idle : context -> now:int -> idle_for:int -> bool
 (** [evict_idle c ~now ~idle_for] closes one connection of [c] that has waited

@@ -21,6 +21,8 @@ type t = {
   mutable seen_at : int;
 }
 
+let drain_grace = 1.
+
 let create draining =
   {
     draining;

@@ -65,6 +65,11 @@ type t = {
           first saw that value. *)
 }
 
+val drain_grace : float
+(** Seconds a connection idle when the server begins to drain may still send a
+    request (answered with [Connection: close]): 1. A request already on its way
+    arrives well within it, and an idle client delays the shutdown no longer. *)
+
 val create : bool Atomic.t -> t
 (** [create draining] is the control of a new connection (phase [Body] until the
     pipeline starts waiting). *)

@@ -228,12 +228,15 @@ let internal_error = { Parse_error.status = 500; reason = ""; close = true }
 let next (c : Conn.t) =
   if Output.length c.out >= c.config.output_buffer then Output.flush c.out
 
-(* Before waiting for a request: out go the buffered responses, and a
-   draining server closes a keep-alive connection instead of waiting (it
-   answered its last request with [Connection: close]). A fresh one
-   (accepted just before listening stopped) still reads its first request,
-   which its client has sent or is sending: closing it unread would reset
-   that request. Connection.close_idle bounds the wait. *)
+(* Before waiting for a request: out go the buffered responses. A draining
+   server answers with [Connection: close] and ends the connection then; a
+   connection reaching its wait while the server drains is one whose last
+   response went out keep-alive just before the drain began, or a fresh one
+   (accepted just before listening stopped). Either may have its client's
+   request on the way, which closing it now would reset (and an HTTP/1.1
+   client need not retry): it waits for it, the first as briefly as a
+   connection idle when the drain began ([Control.drain_grace]), the fresh
+   one within its head's deadline. Connection.close_idle bounds both. *)
 let rec loop (c : Conn.t) =
   let control = c.control in
   if Input.length c.input = 0 then (
@@ -249,73 +252,75 @@ let rec loop (c : Conn.t) =
   if
     control.phase = Idle && (not control.first) && (not control.parked)
     && Atomic.get control.draining
-  then Peer_closed
-  else (
-    (* Where the connection can tell when bytes arrive without reading
+  then
+    control.idle_deadline <-
+      Int.min control.idle_deadline
+        (c.services.monotonic_ns () + Control.ns_of_seconds Control.drain_grace);
+  (* Where the connection can tell when bytes arrive without reading
        them, it waits for them holding its buffers but not using them: the
        sweeper may take them back if the wait lasts (Control.release). *)
-    (match c.await_input with
-    | Some _ when control.parked ->
-        (* It waited outside: bytes are there. *)
-        control.parked <- false
-    | Some await when control.phase = Idle -> (
-        control.idle_wait <- Awaiting;
-        match await control with
-        | () -> control.idle_wait <- Not_waiting
+  (match c.await_input with
+  | Some _ when control.parked ->
+      (* It waited outside: bytes are there. *)
+      control.parked <- false
+  | Some await when control.phase = Idle -> (
+      control.idle_wait <- Awaiting;
+      match await control with
+      | () -> control.idle_wait <- Not_waiting
+      | exception e ->
+          control.idle_wait <- Not_waiting;
+          raise e)
+  | _ -> ());
+  match Request_parser.read_request c.input c.head_limits with
+  | exception Unwind.Timed_out ->
+      if control.phase = Idle then Peer_closed
+      else (
+        ignore (reject c request_timeout);
+        Server_closed)
+  | Error Eof -> Peer_closed
+  | Error (Invalid e) ->
+      if reject c e then (
+        next c;
+        loop c)
+      else Server_closed
+  | Ok req -> (
+      control.phase <- Body;
+      control.first <- false;
+      control.head_deadline <- 0;
+      c.head_written <- false;
+      c.abandon_body <- false;
+      match
+        match exchange c req with
+        | v ->
+            Body.close c.body;
+            v
         | exception e ->
-            control.idle_wait <- Not_waiting;
-            raise e)
-    | _ -> ());
-    match Request_parser.read_request c.input c.head_limits with
-    | exception Unwind.Timed_out ->
-        if control.phase = Idle then Peer_closed
-        else (
-          ignore (reject c request_timeout);
-          Server_closed)
-    | Error Eof -> Peer_closed
-    | Error (Invalid e) ->
-        if reject c e then (
+            let bt = Printexc.get_raw_backtrace () in
+            Body.close c.body;
+            Printexc.raise_with_backtrace e bt
+      with
+      | true ->
           next c;
-          loop c)
-        else Server_closed
-    | Ok req -> (
-        control.phase <- Body;
-        control.first <- false;
-        control.head_deadline <- 0;
-        c.head_written <- false;
-        c.abandon_body <- false;
-        match
-          match exchange c req with
-          | v ->
-              Body.close c.body;
-              v
-          | exception e ->
-              let bt = Printexc.get_raw_backtrace () in
-              Body.close c.body;
-              Printexc.raise_with_backtrace e bt
-        with
-        | true ->
-            next c;
-            loop c
-        | false -> Server_closed
-        | exception Unwind.Timed_out ->
-            (* A stalled body: answer if nothing was answered yet. *)
-            if not c.head_written then ignore (reject c request_timeout);
-            Server_closed
-        | exception e when not (Unwind.is_connections_own e) ->
-            (* A failure outside the handler's own call (the handler's is
+          loop c
+      | false -> Server_closed
+      | exception Unwind.Timed_out ->
+          (* A stalled body: answer if nothing was answered yet. *)
+          if not c.head_written then ignore (reject c request_timeout);
+          Server_closed
+      | exception e when not (Unwind.is_connections_own e) ->
+          (* A failure outside the handler's own call (the handler's is
                already a 500): the client still gets an answer. *)
-            let backtrace = Printexc.get_raw_backtrace () in
-            c.services.log
-              (Handler_failed
-                 {
-                   time = Date_cache.now c.dates c.services;
-                   request = req;
-                   exn = e;
-                   backtrace;
-                 });
-            if not c.head_written then ignore (reject c internal_error);
-            Server_closed))
+          let backtrace = Printexc.get_raw_backtrace () in
+          c.services.log
+            (Handler_failed
+               {
+                 time = Date_cache.now c.dates c.services;
+                 request = req;
+                 exn = e;
+                 backtrace;
+               });
+          if not c.head_written then ignore (reject c internal_error);
+          Server_closed)
 
 (* The read of each phase under its timeout. Only a head that needs more
    than one read pays for the clock and a timer. *)

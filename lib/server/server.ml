@@ -434,7 +434,7 @@ let port_of = function Unix.ADDR_INET (_, p) -> p | Unix.ADDR_UNIX _ -> 0
 (* How long a connection waiting for a request when the drain begins may
    still send one: a request already on its way arrives well within a
    second, and an idle client delays the shutdown no longer. *)
-let idle_grace = 1.
+let idle_grace = Control.drain_grace
 
 let serve_connections t ~sw listeners context =
   let watchers = ref [] in

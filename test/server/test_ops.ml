@@ -91,6 +91,9 @@ print("ok")
 
 let cancelled_handlers = Atomic.make 0
 
+(* What "/drain-while-answering" calls between two pieces of its body. *)
+let drain_hook = Atomic.make ignore
+
 (* More than loopback's socket buffers hold, even autotuned. *)
 let big = String.make (32 lsl 20) 'x'
 
@@ -98,6 +101,12 @@ let router pool =
   Braid_cli.Demo.routes pool Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello\n")
   |> Router.add GET "/big" (fun _ -> Response.string big)
+  |> Router.add GET "/drain-while-answering" (fun _ ->
+         Response.stream (fun w ->
+             Response.Writer.write w "a";
+             Response.Writer.flush w;
+             (Atomic.get drain_hook) ();
+             Response.Writer.write w "b"))
   |> Router.add GET "/cancellable" (fun _ ->
          match Braid_io.Time.sleep 30. with
          | () -> Response.string "slept\n"
@@ -275,6 +284,39 @@ let handler_timeout () =
     "the handler was cancelled" (before + 1)
     (Atomic.get cancelled_handlers);
   Alcotest.(check bool) "still serving" true (python_gets port 1)
+
+(* The drain begins while a response is being sent, its head already out
+   as keep-alive: its client, which reads it whole and sends its next
+   request on the same connection, is answered (with Connection: close),
+   not reset. (Before, the connection closed as soon as the response was
+   out: a request in flight then, in a binary upgrade under wrk, was a read
+   error, the rare failure of test_https "binary upgrades under load".) *)
+let drain_after_keep_alive_response () =
+  with_server @@ fun server port ->
+  Atomic.set drain_hook (fun () -> Server.shutdown server ~deadline:10.);
+  Fun.protect ~finally:(fun () -> Atomic.set drain_hook ignore) @@ fun () ->
+  let s = connect port in
+  Fun.protect ~finally:(fun () -> close_all [ s ]) @@ fun () ->
+  send s "GET /drain-while-answering HTTP/1.1\r\nHost: x\r\n\r\n";
+  let b = Buffer.create 256 and chunk = Bytes.create 256 in
+  while not (contains (Buffer.contents b) "\r\n0\r\n\r\n") do
+    match Unix.read s chunk 0 256 with
+    | 0 -> Alcotest.failf "closed after %S" (Buffer.contents b)
+    | n -> Buffer.add_subbytes b chunk 0 n
+  done;
+  Alcotest.(check bool)
+    "the first response kept the connection" false
+    (contains (Buffer.contents b) "Connection: close");
+  send s "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+  let answer =
+    try read_to_end s
+    with Unix.Unix_error (e, _, _) ->
+      Alcotest.failf "the next request: %s" (Unix.error_message e)
+  in
+  Alcotest.(check int) "the next request answered" 200 (status_of answer);
+  Alcotest.(check bool)
+    "with Connection: close" true
+    (contains answer "Connection: close")
 
 (* A client asks for a large response and never reads it, holding the only
    connection slot: once its writes stall past the send timeout it is
@@ -1293,6 +1335,8 @@ let () =
       ( "shutdown",
         [
           Alcotest.test_case "graceful" `Quick graceful_shutdown;
+          Alcotest.test_case "drain while answering" `Quick
+            drain_after_keep_alive_response;
           Alcotest.test_case "at once with idle workers" `Quick
             shutdown_with_idle_workers;
           Alcotest.test_case "socket activation" `Quick socket_activation;
