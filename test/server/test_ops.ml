@@ -633,9 +633,9 @@ let idle_flood () =
 (* At the limit (1), a keep-alive connection idle for over a second sends
    its next request just as a new client arrives: the process is stopped
    meanwhile, so the loop sees both at once, the newcomer first. The
-   request has come, so the
-   connection is not closed to admit the newcomer: it is answered, and the
-   newcomer is served once the connection has been idle a second again.
+   request has come, so the connection is not closed to admit the
+   newcomer: it is answered, and the newcomer is served once the
+   connection has been idle a second again.
    (Before, the acceptor could close it with its request unread, when it
    ran first: a reused connection closed with no answer, which a browser
    does not retry for a POST.) *)
