@@ -162,48 +162,42 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     compacted_at = 0;
   }
 
-(* Ends [l]: its fiber is cancelled, or, parked, it is closed by a fiber
-   the unparker gives it (never here: the caller may hold a lock that
-   closing takes, as the acceptor at the limit does). *)
+(* Ends a socket connection (plain or TLS) in [state], marking it [doom]ed:
+   its fiber is cancelled, or, parked, its watch is woken with the error
+   (see [wake_parked]) and it is closed by a fiber the unparker gives it
+   (never here: the caller may hold a lock that closing takes, as the
+   acceptor at the limit does). Doomed in every state: a fiber that parks
+   without suspending again never sees its cancellation, and parking looks
+   at the mark. *)
+let end_socket_connection state socket ~doom =
+  match state with
+  | Running scope ->
+      doom ();
+      Fiber.Scope.cancel scope
+  | Watching -> (
+      doom ();
+      try Fd.interrupt socket Braid.Cancelled with Fd.Error _ -> ())
+  | Between | Woken -> doom ()
+  | Ended -> ()
+
 let end_live = function
   | Fibered f -> Fiber.Scope.cancel f.scope
-  | Plain p -> (
-      match p.state with
-      | Running scope ->
-          (* Doomed too: a fiber that parks without suspending again never
-             sees its cancellation, and [park] looks at [doomed]. *)
-          p.doomed <- true;
-          Fiber.Scope.cancel scope
-      | Watching -> (
-          p.doomed <- true;
-          (* Its watch is woken with the error: see [wake_parked]. *)
-          try Fd.interrupt p.socket Braid.Cancelled with Fd.Error _ -> ())
-      | Between | Woken -> p.doomed <- true
-      | Ended -> ())
-  | Secure s -> (
-      match s.s_state with
-      | Running scope ->
-          s.s_doomed <- true;
-          Fiber.Scope.cancel scope
-      | Watching -> (
-          s.s_doomed <- true;
-          (* Its watch is woken with the error: see [wake_secure]. *)
-          try Fd.interrupt s.s_socket Braid.Cancelled with Fd.Error _ -> ())
-      | Between | Woken -> s.s_doomed <- true
-      | Ended -> ())
+  | Plain p ->
+      end_socket_connection p.state p.socket ~doom:(fun () -> p.doomed <- true)
+  | Secure s ->
+      end_socket_connection s.s_state s.s_socket ~doom:(fun () ->
+          s.s_doomed <- true)
+
+let socket_connection_ending state ~doomed =
+  match state with
+  | Running scope -> doomed || Fiber.Scope.is_cancelled scope
+  | Watching | Between | Woken -> doomed
+  | Ended -> true
 
 let is_ending = function
   | Fibered f -> Fiber.Scope.is_cancelled f.scope
-  | Plain p -> (
-      match p.state with
-      | Running scope -> p.doomed || Fiber.Scope.is_cancelled scope
-      | Watching | Between | Woken -> p.doomed
-      | Ended -> true)
-  | Secure s -> (
-      match s.s_state with
-      | Running scope -> s.s_doomed || Fiber.Scope.is_cancelled scope
-      | Watching | Between | Woken -> s.s_doomed
-      | Ended -> true)
+  | Plain p -> socket_connection_ending p.state ~doomed:p.doomed
+  | Secure s -> socket_connection_ending s.s_state ~doomed:s.s_doomed
 
 (* What a read of the socket would find now (a peek, never blocking). *)
 let peek socket =
