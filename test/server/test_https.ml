@@ -465,15 +465,20 @@ and over_tls s dir =
   Alcotest.(check int) "3 small" 3 (count out "\r\n\r\nsmall\n");
   check_contains "the file" out data
 
-(* {1 2. TLS 1.0 and 1.1 refused} *)
-
-let old_versions_refused () =
+(* HTTPS beside plain HTTP on one loop (the default), the site, and the
+   metrics (handshakes and the loop's fibers counted). *)
+let with_metrics_server f =
   let dir = temp_dir () in
   let root = site dir in
   with_server ~dir
     (tls_args [ "a" ]
     @ [ "--tls-port"; "0"; "--root"; root; "--metrics"; "/metrics" ])
-  @@ fun s ->
+    f
+
+(* {1 2. TLS 1.0 and 1.1 refused} *)
+
+let old_versions_refused () =
+  with_metrics_server @@ fun s ->
   let failed = handshakes s "failed" in
   List.iter
     (fun version ->
@@ -1415,24 +1420,6 @@ while b"small\n" not in r:
 print(r.split(b"\r\n")[0].decode())
 |}
 
-(* One loop, HTTPS, the site, and the metrics (its fibers counted). *)
-let with_metrics_server f =
-  let dir = temp_dir () in
-  let root = site dir in
-  with_server ~dir
-    (tls_args [ "a" ]
-    @ [
-        "--tls-port";
-        "0";
-        "--root";
-        root;
-        "--domains";
-        "1";
-        "--metrics";
-        "/metrics";
-      ])
-    f
-
 (* Silent TLS clients wait with no fiber and no TLS state, as parked plain
    connections do: 60 of them add no fiber to the loop (they added one
    each before). One that then sends its ClientHello is served, and none
@@ -1562,12 +1549,7 @@ print(r.split(b"\r\n")[0].decode())
    (3 s: the sweeper has seen it waiting twice and parked it, interrupting
    the handshake's wait) finishes its handshake and is served. *)
 let parked_in_handshake () =
-  let dir = temp_dir () in
-  let root = site dir in
-  with_server ~dir
-    (tls_args [ "a" ]
-    @ [ "--tls-port"; "0"; "--root"; root; "--metrics"; "/metrics" ])
-  @@ fun s ->
+  with_metrics_server @@ fun s ->
   let failed = handshakes s "failed" in
   let code, out =
     run
@@ -1581,12 +1563,7 @@ let parked_in_handshake () =
    as nginx does (it was reset by the failed handshake), counted as a failed
    handshake; the server goes on. *)
 let plain_http_on_tls () =
-  let dir = temp_dir () in
-  let root = site dir in
-  with_server ~dir
-    (tls_args [ "a" ]
-    @ [ "--tls-port"; "0"; "--root"; root; "--metrics"; "/metrics" ])
-  @@ fun s ->
+  with_metrics_server @@ fun s ->
   let failed = handshakes s "failed" in
   let code, out =
     curl
