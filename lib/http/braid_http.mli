@@ -34,6 +34,7 @@ module Request_body = Request_body
 module Status = Status
 module Http_date = Http_date
 module Url_path = Url_path
+module Uri_host = Uri_host
 module Range = Range
 module Entity_tag = Entity_tag
 module Content_coding = Content_coding

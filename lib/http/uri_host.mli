@@ -1,6 +1,7 @@
-(** Internal to [braid.http]: the authority grammar of RFC 3986 §3.2 that the
-    request parser checks, the [Host] field (RFC 9110 §7.2) and the
-    authority-form target of [CONNECT] (RFC 9112 §3.2.3). No allocation. *)
+(** The authority grammar of RFC 3986 §3.2 that the request parser checks: the
+    [Host] field (RFC 9110 §7.2) and the authority-form target of [CONNECT] (RFC
+    9112 §3.2.3); a server checks with it an authority it takes from elsewhere
+    (an absolute-form target's). Pure, no allocation. *)
 
 val is_host_field : string -> bool
 (** [is_host_field s]: [s] is [uri-host [ ":" port ]], with [port = *DIGIT]: an

@@ -566,13 +566,8 @@ let with_endpoints t (services : Services.t) =
         | _ -> services.find_handler meth path);
   }
 
-(* The host of an authority ([userinfo@]host[:port]), without its port. *)
+(* The host of an authority ([host[:port]]), without its port. *)
 let host_of_authority authority =
-  let authority =
-    match String.rindex_opt authority '@' with
-    | Some i -> String.sub authority (i + 1) (String.length authority - i - 1)
-    | None -> authority
-  in
   if authority <> "" && authority.[0] = '[' then
     match String.index_opt authority ']' with
     | Some i -> String.sub authority 0 (i + 1)
@@ -598,19 +593,6 @@ let target_authority target =
       Some (String.sub target start (stop start - start))
   | _ -> None
 
-(* RFC 3986's host characters (reg-name, IPv4, IP-literal): anything else
-   cannot go into a Location. *)
-let valid_host host =
-  host <> ""
-  && String.for_all
-       (function
-         | 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' -> true
-         | '-' | '.' | '_' | '~' | '!' | '$' | '&' | '\'' | '(' | ')' | '*'
-         | '+' | ',' | ';' | '=' | '%' | ':' | '[' | ']' ->
-             true
-         | _ -> false)
-       host
-
 (* [308 Permanent Redirect] (the method and body kept) to the same target
    over HTTPS on [port]: the host the client named, without its port. That is
    the target's own authority for an absolute-form target (RFC 9112 §3.2.2:
@@ -621,16 +603,23 @@ let valid_host host =
 let https_redirect ~port (request : Handler.request) =
   let host =
     match request.head.target_form with
-    | Absolute_form ->
-        Option.map host_of_authority (target_authority request.head.target)
-    | Origin_form | Authority_form | Asterisk_form ->
-        Option.map host_of_authority (Handler.header request "host")
+    | Absolute_form -> (
+        (* The parser checks only the scheme of such a target; its authority
+           gets the Host field's grammar (no userinfo, RFC 9110 §4.2.4). *)
+        match target_authority request.head.target with
+        | Some a when Braid_http.Uri_host.is_host_field a ->
+            Ok (host_of_authority a)
+        | Some _ | None -> Error ())
+    | Origin_form | Authority_form | Asterisk_form -> (
+        (* Checked by the parser. *)
+        match Handler.header request "host" with
+        | Some h -> Ok (host_of_authority h)
+        | None -> Ok "")
   in
   match host with
-  | None | Some "" ->
-      Response.error 400 "the redirect to HTTPS needs a host name (Host)"
-  | Some host when not (valid_host host) -> Response.error 400 "bad Host"
-  | Some host -> (
+  | Error () -> Response.error 400 "bad host in the request target"
+  | Ok "" -> Response.error 400 "the redirect to HTTPS needs a host name (Host)"
+  | Ok host -> (
       let authority =
         if port = 443 then host else Printf.sprintf "%s:%d" host port
       in
