@@ -52,40 +52,6 @@ let of_string ?(max_depth = max_depth) s =
       | _ -> i
     else i
   in
-  (* The length of the UTF-8 sequence at [i] (whose first byte is not
-     ASCII), checked as RFC 3629 section 4 does: no overlong forms, no
-     surrogates, nothing above U+10FFFF. *)
-  let utf_8 i =
-    let c = byte i in
-    let within j lo hi =
-      let b = byte j in
-      b >= lo && b <= hi
-    in
-    let ok =
-      if c >= 0xC2 && c <= 0xDF then within (i + 1) 0x80 0xBF
-      else if c = 0xE0 then within (i + 1) 0xA0 0xBF && within (i + 2) 0x80 0xBF
-      else if c = 0xED then within (i + 1) 0x80 0x9F && within (i + 2) 0x80 0xBF
-      else if c >= 0xE1 && c <= 0xEF then
-        within (i + 1) 0x80 0xBF && within (i + 2) 0x80 0xBF
-      else if c = 0xF0 then
-        within (i + 1) 0x90 0xBF
-        && within (i + 2) 0x80 0xBF
-        && within (i + 3) 0x80 0xBF
-      else if c >= 0xF1 && c <= 0xF3 then
-        within (i + 1) 0x80 0xBF
-        && within (i + 2) 0x80 0xBF
-        && within (i + 3) 0x80 0xBF
-      else if c = 0xF4 then
-        within (i + 1) 0x80 0x8F
-        && within (i + 2) 0x80 0xBF
-        && within (i + 3) 0x80 0xBF
-      else false
-    in
-    if not ok then fail i "invalid UTF-8 in a string"
-    else if c < 0xE0 then 2
-    else if c < 0xF0 then 3
-    else 4
-  in
   let hex4 i =
     if i + 4 > n then fail i "truncated \\u escape";
     let v = ref 0 in
@@ -171,7 +137,13 @@ let of_string ?(max_depth = max_depth) s =
               (Printf.sprintf "control character U+%04X in a string (escape it)"
                  (Char.code c))
         | c when c < '\128' -> go run (i + 1)
-        | _ -> go run (i + utf_8 i)
+        | _ ->
+            (* RFC 3629 as the Stdlib checks it: no overlong forms, no
+               surrogates, nothing above U+10FFFF. *)
+            let d = String.get_utf_8_uchar s i in
+            if Uchar.utf_decode_is_valid d then
+              go run (i + Uchar.utf_decode_length d)
+            else fail i "invalid UTF-8 in a string"
     in
     go (start + 1) (start + 1)
   in
