@@ -41,21 +41,13 @@ let port = Arg.conv' ~docv:"PORT" (Config_file.port, Format.pp_print_int)
 (* "-" is standard output (the log writer reopens it like any path). *)
 let log_path = function "-" -> "/dev/stdout" | p -> p
 
-(* A whole number, or "off" for none. *)
+(* A whole number, or "off" for none, as the file's MaxConnectionsPerClient. *)
 let cap_or_off =
-  let parse = function
-    | "off" -> Ok None
-    | s -> (
-        match int_of_string_opt s with
-        | Some n when String.for_all (fun c -> c >= '0' && c <= '9') s ->
-            Ok (Some n)
-        | _ -> Error (Printf.sprintf "%S is neither a whole number nor off" s))
-  in
   let print ppf = function
     | None -> Format.pp_print_string ppf "off"
     | Some n -> Format.pp_print_int ppf n
   in
-  Arg.conv' ~docv:"N|off" (parse, print)
+  Arg.conv' ~docv:"N|off" (Config_file.cap_or_off, print)
 
 let default_host, default_port =
   match Config.default.listen with

@@ -110,26 +110,19 @@ let duration ?(zero = false) ~name s =
     let too_large () =
       Error (Printf.sprintf "%s must be at most %s, not %s" name limit_text s)
     in
-    (* Leading zeros dropped, the whole part is short enough for an [int]
-       unless the value is far too large anyway. *)
-    let significant =
-      let rec first i =
-        if i < String.length whole - 1 && whole.[i] = '0' then first (i + 1)
-        else i
-      in
-      let i = first 0 in
-      String.sub whole i (String.length whole - i)
-    in
-    if String.length significant > 12 then too_large ()
-    else
-      let ms =
-        (int_of_string significant * 1000)
-        + int_of_string (decimals ^ String.make (3 - String.length decimals) '0')
-      in
-      if ms > max_milliseconds then too_large ()
-      else if ms = 0 && not zero then
-        Error (Printf.sprintf "%s must be positive, not %s" name s)
-      else Ok (Float.of_int ms /. 1000.)
+    (* [whole] is digits only: [None] is an overflow. *)
+    match int_of_string_opt whole with
+    | Some w when w <= max_milliseconds / 1000 ->
+        let ms =
+          (w * 1000)
+          + int_of_string
+              (decimals ^ String.make (3 - String.length decimals) '0')
+        in
+        if ms > max_milliseconds then too_large ()
+        else if ms = 0 && not zero then
+          Error (Printf.sprintf "%s must be positive, not %s" name s)
+        else Ok (Float.of_int ms /. 1000.)
+    | Some _ | None -> too_large ()
 
 let seconds : float value = fun ~name ~dir:_ s -> duration ~name s
 
@@ -144,6 +137,9 @@ let or_keyword keyword (value : 'a value) : 'a option value =
  fun ~name ~dir s ->
   if String.lowercase_ascii s = keyword then Ok None
   else Result.map Option.some (value ~name ~dir s)
+
+let cap_or_off s =
+  or_keyword "off" (whole_number ~min:1) ~name:"the value" ~dir:"" s
 
 let port s =
   let* p = natural "the port" s in

@@ -76,6 +76,9 @@ val layer : t -> Layer.t
 val ip_address : string -> (Unix.inet_addr, string) result
 (** An IPv4 or IPv6 literal (no name resolution, which would block). *)
 
+val cap_or_off : string -> (int option, string) result
+(** A cap: a whole number at least 1, or [off] ([None]). *)
+
 val port : string -> (int, string) result
 (** A port: a whole number from 0 to 65535. *)
 
