@@ -16,7 +16,15 @@ type t = request -> Response.t
 let param r name = List.assoc_opt name r.params
 let header r name = Request.header r.head name
 let body_string r = Body.to_string r.body
-let bad_request (e : Parse_error.t) = Response.error e.status e.reason
+
+(* A 503 is a body refused for the spool budget: the budget frees as the
+   uploads in progress end, in seconds rather than at once. *)
+let retry_after = "5"
+
+let bad_request (e : Parse_error.t) =
+  if e.status = 503 then
+    Response.error ~headers:[ ("Retry-After", retry_after) ] 503 e.reason
+  else Response.error e.status e.reason
 
 module Syntax = struct
   let ( let* ) r f = match r with Ok x -> f x | Error response -> response

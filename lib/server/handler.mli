@@ -40,7 +40,9 @@ val body_string : request -> (string, Braid_http.Parse_error.t) result
 
 val bad_request : Braid_http.Parse_error.t -> Response.t
 (** [bad_request e] is the response a body that could not be read deserves:
-    {!Response.error} [e.status e.reason] (a [400], [408] or [413]). *)
+    {!Response.error} [e.status e.reason] (a [400], [408] or [413]), or a [503]
+    with [Retry-After] for a body refused because the server's spool budget is
+    spent ({!Body.to_string}). *)
 
 (** Handlers that stop at the first error: the helpers ([Query], [Cookie],
     [Json], [Form]) answer [(value, Response.t) result], the error being the

@@ -120,7 +120,7 @@ and upgrade c req ~now response body ~protocol run =
           body
     | Failed e ->
         respond c req ~now
-          (Dispatch.error_page c (Some req) (Settlement.error_response e))
+          (Dispatch.error_page c (Some req) (Handler.bad_request e))
           body
 
 and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
@@ -135,7 +135,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
       | Consumed -> (response, true)
       | Unread -> (response, false)
       | Failed e ->
-          (Dispatch.error_page c (Some req) (Settlement.error_response e), false)
+          (Dispatch.error_page c (Some req) (Handler.bad_request e), false)
   in
   let no_content = req.meth = HEAD || Status.has_no_body response.status in
   (* Opened before the head: a file gone meanwhile still gets an answer. *)

@@ -28,12 +28,3 @@ let settle body =
       if Body.is_finished body then Consumed
       else if Body.continue_pending body then Unread
       else match Body.drain body with Ok () -> Consumed | Error e -> Failed e)
-
-(* A 503 for a body refused for the spool budget: the budget frees as the
-   uploads in progress end, in seconds rather than at once. *)
-let retry_after = "5"
-
-let error_response (e : Parse_error.t) =
-  if e.status = 503 then
-    Response.error ~headers:[ ("Retry-After", retry_after) ] 503 e.reason
-  else Response.error e.status e.reason

@@ -19,8 +19,3 @@ type state =
 val settle : Body.t -> state
 (** [settle body] drains what the handler left unread, unless that would mean
     waiting for a body never invited. Blocks the fiber while it drains. *)
-
-val error_response : Braid_http.Parse_error.t -> Response.t
-(** [error_response e] is the server's answer to a body that failed with [e]:
-    its status and reason, and [Retry-After] on a [503] (the spool budget was
-    full, {!Body.to_string}). *)
