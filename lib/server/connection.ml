@@ -847,12 +847,7 @@ let plain_http_on_tls =
    due [request_header] seconds after the accept, and the connection counts
    as waiting for it (evictable, closed by a drain) while it is silent. *)
 let start_control (control : Control.t) (config : Config.t) ~now =
-  let timeouts = config.timeouts in
-  control.idle_since <- now;
-  control.head_deadline <- now + Control.ns_of_seconds timeouts.request_header;
-  control.idle_deadline <- control.head_deadline;
-  control.send_timeout <- Control.ns_of_seconds timeouts.send;
-  control.keep_alive <- Control.ns_of_seconds timeouts.keep_alive;
+  Control.start control config.timeouts ~now;
   control.phase <- Idle
 
 (* A client speaking plain HTTP to the TLS port (its first byte a letter:

@@ -56,3 +56,10 @@ let send_stalled c ~now =
     c.seen_at <- now;
     false)
   else now - c.seen_at >= c.send_timeout
+
+let start c (timeouts : Config.timeouts) ~now =
+  c.idle_since <- now;
+  c.head_deadline <- now + ns_of_seconds timeouts.request_header;
+  c.idle_deadline <- c.head_deadline;
+  c.send_timeout <- ns_of_seconds timeouts.send;
+  c.keep_alive <- ns_of_seconds timeouts.keep_alive

@@ -74,6 +74,12 @@ val create : bool Atomic.t -> t
 (** [create draining] is the control of a new connection (phase [Body] until the
     pipeline starts waiting). *)
 
+val start : t -> Config.timeouts -> now:int -> unit
+(** [start c timeouts ~now] sets the deadlines of a connection that starts at
+    [now] (monotonic nanoseconds): its first request's head is due
+    [timeouts.request_header] after it, and the send and keep-alive timeouts are
+    worked out once. *)
+
 val ns_of_seconds : float -> int
 (** [ns_of_seconds s] in nanoseconds, clamped to [[0, 10{^18}]] (about 30
     years), so that no configured timeout wraps around into the past. *)

@@ -246,16 +246,14 @@ let rec loop (c : Conn.t) =
     if not (control.first || control.parked) then (
       let now = c.services.monotonic_ns () in
       control.idle_since <- now;
-      control.idle_deadline <- now + control.keep_alive);
+      control.idle_deadline <-
+        (now
+        +
+        if Atomic.get control.draining then
+          Int.min control.keep_alive (Control.ns_of_seconds Control.drain_grace)
+        else control.keep_alive));
     control.phase <- Idle)
   else control.phase <- Head;
-  if
-    control.phase = Idle && (not control.first) && (not control.parked)
-    && Atomic.get control.draining
-  then
-    control.idle_deadline <-
-      Int.min control.idle_deadline
-        (c.services.monotonic_ns () + Control.ns_of_seconds Control.drain_grace);
   (* Where the connection can tell when bytes arrive without reading
        them, it waits for them holding its buffers but not using them: the
        sweeper may take them back if the wait lasts (Control.release). *)
@@ -383,14 +381,8 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
   in
   (* The first request's head is due [request_header] seconds after the
      connection starts. *)
-  if not resumed then (
-    let start = services.monotonic_ns () in
-    control.idle_since <- start;
-    control.head_deadline <-
-      start + Control.ns_of_seconds config.timeouts.request_header;
-    control.idle_deadline <- control.head_deadline;
-    control.send_timeout <- Control.ns_of_seconds config.timeouts.send;
-    control.keep_alive <- Control.ns_of_seconds config.timeouts.keep_alive);
+  if not resumed then
+    Control.start control config.timeouts ~now:(services.monotonic_ns ());
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
   let rec counted_write buf off len =
