@@ -38,13 +38,17 @@ type context = {
   mutable idle_workers : plain Braid.resumer list;
       (** Fibers that served a connection and wait for a woken one, their stacks
           grown: at most [idle_workers_kept]. *)
-  mutable parked_plain : int;  (** Plain connections waiting with no fiber. *)
+  mutable parked_sockets : int;
+      (** Socket connections (plain or TLS) waiting with no fiber. *)
   woken_tls : secure Queue.t;
       (** Parked TLS connections woken (by input, or to be closed), for the
           unparker to give a fiber each. *)
-  mutable parked_tls : int;  (** TLS connections waiting with no fiber. *)
   mutable waiting_in_fiber : int;
       (** Plain and TLS connections waiting for a request inside their fiber. *)
+  mutable tls_services : Services.t option;
+      (** The services its TLS connections run under (those of the loop), looked
+          up at the first: the pipeline would otherwise make that lookup, an
+          effect, each time a parked one is woken. *)
   mutable last_storage :
     (Config.t
     * [ `Bytes of bytes * bytes
@@ -143,10 +147,10 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     ready = Queue.create ();
     unparker = None;
     idle_workers = [];
-    parked_plain = 0;
+    parked_sockets = 0;
     woken_tls = Queue.create ();
-    parked_tls = 0;
     waiting_in_fiber = 0;
+    tls_services = None;
     last_storage = None;
     idle = Atomic.make 0;
     received;
@@ -199,17 +203,20 @@ let is_ending = function
   | Plain p -> socket_connection_ending p.state ~doomed:p.doomed
   | Secure s -> socket_connection_ending s.s_state ~doomed:s.s_doomed
 
-(* What a read of the socket would find now (a peek, never blocking). *)
-let peek socket =
-  match Unix.recv (Fd.to_unix socket) (Bytes.create 1) 0 1 [ MSG_PEEK ] with
+(* What a read of the socket would find now: its first byte, nothing yet,
+   or its end (or an error). A peek, never blocking. *)
+let peek socket : [ `Byte of char | `Nothing | `End_or_error ] =
+  let b = Bytes.create 1 in
+  match Unix.recv (Fd.to_unix socket) b 0 1 [ MSG_PEEK ] with
   | 0 -> `End_or_error
-  | _ -> `Bytes
+  | _ -> `Byte (Bytes.get b 0)
   | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK | EINTR), _, _) -> `Nothing
   | exception Unix.Unix_error _ -> `End_or_error
 
 (* Bytes in the socket's receive queue. End of stream or an error count as
    nothing to read: closing then loses nothing. *)
-let input_waiting socket () = peek socket = `Bytes
+let input_waiting socket () =
+  match peek socket with `Byte _ -> true | `Nothing | `End_or_error -> false
 
 let pending = function
   | Fibered f -> f.pending ()
@@ -244,6 +251,13 @@ let stop_idle_workers c =
   c.idle_workers <- [];
   List.iter (fun resume -> ignore (resume (Error No_more_work))) idle
 
+(* Parked, and woken by its request, which it is about to read. *)
+let woken_by_request = function
+  | Plain { state = Woken; doomed = false; _ }
+  | Secure { s_state = Woken; s_doomed = false; _ } ->
+      true
+  | Plain _ | Secure _ | Fibered _ -> false
+
 (* A connection waiting for a request when the drain begins is not closed
    at once: its client may have sent the request already (a connection
    accepted just before listening stopped, or a keep-alive one reused at
@@ -254,15 +268,12 @@ let close_idle c =
   let idle =
     Hashtbl.fold
       (fun _ l idle ->
-        match l with
-        | Plain { state = Woken; doomed = false; _ }
-        | Secure { s_state = Woken; s_doomed = false; _ } ->
-            (* Woken by its request, which it is about to read. *)
-            idle
-        | _ ->
-            (* One whose request has come (its fiber not yet run) reads it. *)
-            if Control.is_idle (control_of l) && not (pending l) then l :: idle
-            else idle)
+        if woken_by_request l then idle
+        else if
+          (* One whose request has come (its fiber not yet run) reads it. *)
+          Control.is_idle (control_of l) && not (pending l)
+        then l :: idle
+        else idle)
       c.live []
   in
   List.iter end_live idle
@@ -306,11 +317,10 @@ let drain c =
      a client that made requests is not disturbed by those that make none;
    - among those left, the one that has waited longest.
    Nothing is owed to the one closed. *)
-let evictable = function
-  | Plain { state = Woken; doomed = false; _ }
-  | Secure { s_state = Woken; s_doomed = false; _ } ->
-      false
-  | l -> Control.is_idle (control_of l) && not (is_ending l)
+let evictable l =
+  (not (woken_by_request l))
+  && Control.is_idle (control_of l)
+  && not (is_ending l)
 
 let evict_idle c ~now ~idle_for =
   let rec choose spared =
@@ -620,7 +630,7 @@ let wake_parked c p : unit Braid.resumer =
   match p.state with
   | Watching ->
       p.state <- Woken;
-      c.parked_plain <- c.parked_plain - 1;
+      c.parked_sockets <- c.parked_sockets - 1;
       if Result.is_error result then p.doomed <- true;
       if not (give_to_idle_worker c p) then (
         Queue.push p c.ready;
@@ -638,24 +648,36 @@ let wait_in_fiber c config control await =
       c.waiting_in_fiber <- c.waiting_in_fiber - 1;
       raise e
 
+(* A socket the loop has seen no edge of yet (a fresh connection, or one
+   whose reads OpenSSL makes) counts as readable: a look tells whether its
+   request is there, so that one still waiting waits like any idle
+   connection (counted, and parked by the sweeper). An end of stream or an
+   error is for the read to find. *)
+let settle_readiness socket =
+  if Fd.may_have_input socket && peek socket = `Nothing then
+    Fd.read_would_block socket
+
+(* Beyond [crowd_in_fibers] waiting in their fibers, an idle connection
+   with nothing to read parks at once (its buffers given back). *)
+let park_if_crowded c (control : Control.t) socket =
+  if
+    (not (Fd.may_have_input socket))
+    && c.waiting_in_fiber >= crowd_in_fibers
+    && not (Atomic.get c.draining)
+  then (
+    control.release ();
+    raise Unwind.Park)
+
 (* The wait of a plain connection for its next request (see
    [crowd_in_fibers]). A connection parks only when it has nothing to
    read: a fresh one, which may have its request already (the loop knows
    nothing of it yet), is looked at first. *)
 let plain_wait c p (control : Control.t) =
   let socket = p.socket in
-  (* A fresh connection's socket counts as readable (the loop has seen no
-     edge yet): a look tells whether its request is there, so that one
-     still waiting waits like any idle connection (counted, and parked by
-     the sweeper). An end of stream or an error is for the read to find. *)
-  if control.first && Fd.may_have_input socket && peek socket = `Nothing then
-    Fd.read_would_block socket;
-  if Fd.may_have_input socket then ()
-  else if c.waiting_in_fiber >= crowd_in_fibers && not (Atomic.get c.draining)
-  then (
-    control.release ();
-    raise Unwind.Park)
-  else wait_in_fiber c p.config control (fun () -> Fd.await_input socket)
+  if control.first then settle_readiness socket;
+  if not (Fd.may_have_input socket) then (
+    park_if_crowded c control socket;
+    wait_in_fiber c p.config control (fun () -> Fd.await_input socket))
 
 (* Serves [p] in the calling fiber until it ends or parks, then a woken
    connection if one waits ([next_ready]). *)
@@ -720,7 +742,7 @@ and park c p ~fiber =
   else (
     Fd.watch_input p.socket p.wake;
     p.state <- Watching;
-    c.parked_plain <- c.parked_plain + 1;
+    c.parked_sockets <- c.parked_sockets + 1;
     next_ready c ~fiber)
 
 (* A fiber whose connection has parked or ended serves a woken one, if any,
@@ -803,7 +825,7 @@ let finish_secure c s =
   match s.s_state with
   | Ended -> ()
   | Running _ | Between | Watching | Woken ->
-      if s.s_state = Watching then c.parked_tls <- c.parked_tls - 1;
+      if s.s_state = Watching then c.parked_sockets <- c.parked_sockets - 1;
       (* Before the close, which would wake its watch ([wake_secure]). *)
       s.s_state <- Ended;
       Hashtbl.remove c.live s.s_id;
@@ -821,21 +843,12 @@ let wake_secure c s : unit Braid.resumer =
   match s.s_state with
   | Watching ->
       s.s_state <- Woken;
-      c.parked_tls <- c.parked_tls - 1;
+      c.parked_sockets <- c.parked_sockets - 1;
       if Result.is_error result then s.s_doomed <- true;
       Queue.push s c.woken_tls;
       wake_unparker c;
       true
   | Running _ | Between | Woken | Ended -> false
-
-(* The first byte waiting on a socket (a peek, never blocking). *)
-let first_byte socket : [ `Byte of char | `Nothing | `End_or_error ] =
-  let b = Bytes.create 1 in
-  match Unix.recv (Fd.to_unix socket) b 0 1 [ MSG_PEEK ] with
-  | 0 -> `End_or_error
-  | _ -> `Byte (Bytes.get b 0)
-  | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK | EINTR), _, _) -> `Nothing
-  | exception Unix.Unix_error _ -> `End_or_error
 
 let plain_http_on_tls =
   Framing.refusal ~status:"400 Bad Request"
@@ -874,7 +887,7 @@ let count_unfinished c s =
   match s.session with
   | Some tls -> if not (Tls.handshaken tls) then count_handshake c Failed
   | None -> (
-      match first_byte s.s_socket with
+      match peek s.s_socket with
       | `Byte _ -> count_handshake c Failed
       | `Nothing | `End_or_error -> ())
 
@@ -886,23 +899,13 @@ let count_unfinished c s =
    when the sweeper interrupts it. *)
 let secure_wait c s tls (control : Control.t) =
   let socket = s.s_socket in
-  let handshaken = Tls.handshaken tls in
-  if
-    handshaken
-    && (not (Tls.buffered tls))
-    && Fd.may_have_input socket
-    && peek socket = `Nothing
-  then Fd.read_would_block socket;
-  if
-    handshaken
-    && (not (Tls.buffered tls))
-    && (not (Fd.may_have_input socket))
-    && c.waiting_in_fiber >= crowd_in_fibers
-    && not (Atomic.get c.draining)
-  then (
-    control.release ();
-    raise Unwind.Park)
-  else wait_in_fiber c s.s_config control (fun () -> Tls.await_input tls)
+  (* Only a connection past its handshake (whose state lives in its fiber)
+     and with no bytes held by OpenSSL (which no socket event announces)
+     may wait outside its fiber. *)
+  if Tls.handshaken tls && not (Tls.buffered tls) then (
+    settle_readiness socket;
+    park_if_crowded c control socket);
+  wait_in_fiber c s.s_config control (fun () -> Tls.await_input tls)
 
 (* A TLS connection in a fiber: at its accept, or woken. A silent one
    parks at once (its fiber goes on to end); its first bytes make its TLS
@@ -911,20 +914,20 @@ let secure_wait c s tls (control : Control.t) =
    can still be closed to admit others or by a drain. Between requests it
    parks as a plain connection does: the sweeper interrupts its idle wait
    with [Unwind.Park], and the pipeline, [~fiberless], returns [Parked]. *)
-let rec run_secure c s =
+let rec run_secure c s ~fiber =
   s.s_state <- Between;
   if s.s_doomed then (
     count_unfinished c s;
     finish_secure c s)
   else
     match s.session with
-    | Some tls -> serve_secure c s tls
+    | Some tls -> serve_secure c s tls ~fiber
     | None -> (
-        match first_byte s.s_socket with
+        match peek s.s_socket with
         | `Nothing when not (Atomic.get c.draining) ->
             (* The accept before the ClientHello, or a spurious wake-up. *)
             Fd.read_would_block s.s_socket;
-            park_secure c s
+            park_secure c s ~fiber
         | `End_or_error -> finish_secure c s
         | `Byte 'A' .. 'Z' -> answer_plain_http c s
         | `Byte _ | `Nothing -> (
@@ -937,20 +940,20 @@ let rec run_secure c s =
             with
             | tls ->
                 s.session <- Some tls;
-                serve_secure c s tls
+                serve_secure c s tls ~fiber
             | exception e ->
                 let bt = Printexc.get_raw_backtrace () in
                 finish_secure c s;
                 Printexc.raise_with_backtrace e bt))
 
-and serve_secure c s tls =
+and serve_secure c s tls ~fiber =
   let config = s.s_config and socket = s.s_socket in
   let outcome =
-    Fiber.Scope.run (fun scope ->
+    Braid.Private.Fiber.run_scope_in fiber (fun scope ->
         s.s_state <- Running scope;
         match
           Pipeline.serve ~control:s.s_control ~buffers:(storage c config)
-            ~await_input:(secure_wait c s tls) ?fixed_services:c.fixed_services
+            ~await_input:(secure_wait c s tls) ?fixed_services:c.tls_services
             ~fiberless:true ~resumed:true config c.dates ~peer:(Some s.s_peer)
             ~read:(counted c (Tls.read_into tls))
             ~write:(Tls.write_all tls)
@@ -962,7 +965,7 @@ and serve_secure c s tls =
   in
   s.s_state <- Between;
   match outcome with
-  | Ok Parked -> park_secure c s
+  | Ok Parked -> park_secure c s ~fiber
   | Ok Peer_closed ->
       count_unfinished c s;
       finish_secure c s
@@ -990,7 +993,7 @@ and serve_secure c s tls =
 (* What a parked TLS connection keeps is this record, its TLS state (whose
    buffers OpenSSL has released: SSL_MODE_RELEASE_BUFFERS) and its
    socket's registration; its fiber ends. *)
-and park_secure c s =
+and park_secure c s ~fiber =
   let control = s.s_control in
   (* They would keep the pipeline's buffers and records alive. *)
   control.release <- ignore;
@@ -1004,13 +1007,13 @@ and park_secure c s =
     (* To be closed; or bytes came (or OpenSSL holds some) while it left its
        handlers; or the server drains, and the unparker may have stopped:
        it waits in its fiber, which [close_idle] ends. *)
-    run_secure c s
+    run_secure c s ~fiber
   else
     match Fd.watch_input s.s_socket s.s_wake with
     | () ->
         s.s_state <- Watching;
-        c.parked_tls <- c.parked_tls + 1;
-        next_secure c
+        c.parked_sockets <- c.parked_sockets + 1;
+        next_secure c ~fiber
     | exception Fd.Error _ -> finish_secure c s
 
 (* A fiber whose TLS connection has parked serves a woken one, if any,
@@ -1018,17 +1021,28 @@ and park_secure c s =
    otherwise make a fiber for it, with its handlers, and grow its stack
    again (beyond 32 busy connections, each request would). A tail call: a
    fiber may serve any number in turn. *)
-and next_secure c =
-  match Queue.take_opt c.woken_tls with Some s -> run_secure c s | None -> ()
+and next_secure c ~fiber =
+  match Queue.take_opt c.woken_tls with
+  | Some s -> run_secure c s ~fiber
+  | None -> ()
 
 let serve_tls c (config : Config.t) certificates socket peer =
   match
     no_delay socket;
     adjust_tick c config.timeouts;
-    (match c.fixed_services with
-    | Some services -> services
-    | None -> Services.current ())
-      .monotonic_ns ()
+    let services =
+      match c.tls_services with
+      | Some services -> services
+      | None ->
+          let services =
+            match c.fixed_services with
+            | Some services -> services
+            | None -> Services.current ()
+          in
+          c.tls_services <- Some services;
+          services
+    in
+    (current_fiber (), services.monotonic_ns ())
   with
   | exception e ->
       (* As [serve]: the socket is closed and its end told. *)
@@ -1036,7 +1050,7 @@ let serve_tls c (config : Config.t) certificates socket peer =
       close_quietly socket;
       c.ended peer;
       Printexc.raise_with_backtrace e bt
-  | now ->
+  | fiber, now ->
       let s_control = Control.create c.draining in
       start_control s_control config ~now;
       let id = c.next_id in
@@ -1058,7 +1072,7 @@ let serve_tls c (config : Config.t) certificates socket peer =
       Hashtbl.replace c.live id (Secure f);
       note_peak c;
       (* Its ClientHello may be there already: then served in this fiber. *)
-      run_secure c f
+      run_secure c f ~fiber
 
 let rec unpark c ~spawn =
   match Queue.take_opt c.ready with
@@ -1073,13 +1087,12 @@ let rec unpark c ~spawn =
       unpark c ~spawn
   | None when not (Queue.is_empty c.woken_tls) ->
       let f = Queue.take c.woken_tls in
-      spawn (fun () -> run_secure c f);
+      spawn (fun () -> run_secure c f ~fiber:(current_fiber ()));
       (* As for plain ones: the fibers of TLS connections that park take
          the others first ([next_secure]). *)
       Fiber.yield ();
       unpark c ~spawn
-  | None when Atomic.get c.draining && c.parked_plain = 0 && c.parked_tls = 0 ->
-      ()
+  | None when Atomic.get c.draining && c.parked_sockets = 0 -> ()
   | None ->
       (match
          Braid.suspend (fun resume ->
