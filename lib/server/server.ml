@@ -10,7 +10,10 @@ type slots = { mutex : Mutex.t; freed : Condition.t; active : int Atomic.t }
 
 (* Connections per client address, over all loops. Taken and given once per
    connection, never held across a suspension: a Stdlib mutex. *)
-type clients = { lock : Stdlib.Mutex.t; counts : (string, int) Hashtbl.t }
+type clients = {
+  lock : Stdlib.Mutex.t;
+  counts : (Unix.inet_addr, int) Hashtbl.t;
+}
 
 type t = {
   domains : int;
@@ -305,8 +308,9 @@ let await_no_connections t =
         Condition.wait s.freed s.mutex
       done)
 
+(* An address is its own key: no text made per connection. *)
 let client_of = function
-  | Unix.ADDR_INET (ip, _) -> Some (Unix.string_of_inet_addr ip)
+  | Unix.ADDR_INET (ip, _) -> Some ip
   | Unix.ADDR_UNIX _ -> None
 
 (* Counts the connection in for its address, unless the cap is reached. *)
@@ -354,16 +358,6 @@ let connection_ended t peer =
   leave_client t peer;
   release_slot t
 
-(* Below the limit, a slot is taken before [accept] (so two loops cannot
-   both take the last one). At the limit, the connection is accepted first
-   and a slot made for it: only a client actually waiting makes the server
-   close an idle connection, never the limit alone (with a client holding
-   exactly [max_connections] keep-alive connections, the acceptor would
-   otherwise close them one after another as they paused between requests).
-   The one connection accepted past the limit is within the descriptors that
-   [connections_for_descriptors] keeps spare. Running out of descriptors
-   leaves the connection in the backlog too: pause (logging once per
-   episode) instead of spinning on it. *)
 (* A connection over its client's cap: counted, answered 503, closed, by a
    fiber of its own. It holds a slot only if one was free when it came:
    room is never made for it (a client at its cap must not close other
@@ -378,6 +372,16 @@ let refuse t socket ~slot =
     (fun () ->
       try Net.write_string socket too_many_from_client with Net.Error _ -> ())
 
+(* Below the limit, a slot is taken before [accept] (so two loops cannot
+   both take the last one). At the limit, the connection is accepted first
+   and a slot made for it: only a client actually waiting makes the server
+   close an idle connection, never the limit alone (with a client holding
+   exactly [max_connections] keep-alive connections, the acceptor would
+   otherwise close them one after another as they paused between requests).
+   The one connection accepted past the limit is within the descriptors that
+   [connections_for_descriptors] keeps spare. Running out of descriptors
+   leaves the connection in the backlog too: pause (logging once per
+   episode) instead of spinning on it. *)
 let rec accept_loop t ~sw listener context ~serve ~paused =
   let slotted = try_acquire_slot t in
   let holds_slot = ref slotted in
@@ -431,10 +435,6 @@ let port_of = function Unix.ADDR_INET (_, p) -> p | Unix.ADDR_UNIX _ -> 0
 (* The connections of one loop, on their own switch [csw]: it finishes when
    the last connection does, or is cancelled by [stop] or at the shutdown
    deadline. Watchers live on [sw] and are cancelled once [csw] is done. *)
-(* How long a connection waiting for a request when the drain begins may
-   still send one: a request already on its way arrives well within a
-   second, and an idle client delays the shutdown no longer. *)
-let idle_grace = Control.drain_grace
 
 let serve_connections t ~sw listeners context =
   let watchers = ref [] in
@@ -469,7 +469,7 @@ let serve_connections t ~sw listeners context =
          List.iter (fun (listener, _) -> Net.close listener) listeners;
          Connection.drain context;
          watch (fun () ->
-             Services.sleep (Float.min idle_grace deadline);
+             Services.sleep (Float.min Control.drain_grace deadline);
              Connection.close_idle context);
          watch (fun () ->
              Services.sleep deadline;
