@@ -92,7 +92,7 @@ let header b name help kind =
   Printf.bprintf b "# HELP braid_%s %s\n# TYPE braid_%s %s\n" name help name
     kind
 
-let counter b name help value =
+let write_counter b name help value =
   header b name help "counter";
   Printf.bprintf b "braid_%s %d\n" name value
 
@@ -124,20 +124,20 @@ let render t gauges =
   Printf.bprintf b "braid_request_duration_seconds_sum %.6f\n"
     (float (Atomic.get t.duration_us) /. 1e6);
   Printf.bprintf b "braid_request_duration_seconds_count %d\n" !cumulative;
-  counter b "response_body_bytes_total" "Bytes of response content sent."
+  write_counter b "response_body_bytes_total" "Bytes of response content sent."
     (Atomic.get t.bytes_out);
-  counter b "received_bytes_total" "Bytes read from client connections."
+  write_counter b "received_bytes_total" "Bytes read from client connections."
     (Atomic.get t.bytes_in);
-  counter b "connections_accepted_total" "Connections accepted."
+  write_counter b "connections_accepted_total" "Connections accepted."
     (Atomic.get t.accepted);
-  counter b "connections_closed_total" "Connections closed."
+  write_counter b "connections_closed_total" "Connections closed."
     (Atomic.get t.closed);
-  counter b "connections_refused_total"
+  write_counter b "connections_refused_total"
     "Connections closed to admit others, or refused by the per-client cap."
     (Atomic.get t.refused);
-  counter b "reloads_total" "Configuration reloads (SIGHUP)."
+  write_counter b "reloads_total" "Configuration reloads (SIGHUP)."
     (Atomic.get t.reloads);
-  counter b "reload_failures_total"
+  write_counter b "reload_failures_total"
     "Reloads rejected (the old configuration stayed)."
     (Atomic.get t.reload_failures);
   header b "tls_handshakes_total"

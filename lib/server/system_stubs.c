@@ -163,6 +163,7 @@ value braid_free_bytes(value path)
 {
   CAMLparam1(path);
   struct statvfs s;
+  if (!caml_string_is_c_safe(path)) caml_unix_error(ENOENT, "statvfs", path);
   if (statvfs(String_val(path), &s) != 0) caml_uerror("statvfs", path);
   unsigned long long bytes =
       (unsigned long long)s.f_bavail * (unsigned long long)s.f_frsize;

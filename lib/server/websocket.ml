@@ -563,22 +563,21 @@ let receive t =
     invalid_arg "Braid_server.Websocket.receive: another fiber is receiving";
   t.receiving <- true;
   Fun.protect
-    ~finally:(fun () -> t.receiving <- false)
+    ~finally:(fun () ->
+      Atomic.set t.reading None;
+      t.receiving <- false)
     (fun () ->
       let outcome =
         Braid.Fiber.Scope.run (fun scope ->
             Atomic.set t.reading (Some scope);
-            Fun.protect
-              ~finally:(fun () -> Atomic.set t.reading None)
-              (fun () ->
-                match Atomic.get t.aborted with
-                | Some _ when t.closed = None -> None
-                | _ -> (
-                    match next_message t with
-                    | m -> Some m
-                    | exception Braid.Cancelled
-                      when Braid.Fiber.Scope.is_cancelled scope ->
-                        None)))
+            match Atomic.get t.aborted with
+            | Some _ when t.closed = None -> None
+            | _ -> (
+                match next_message t with
+                | m -> Some m
+                | exception Braid.Cancelled
+                  when Braid.Fiber.Scope.is_cancelled scope ->
+                    None))
       in
       match outcome with
       | Some m -> m
