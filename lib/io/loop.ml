@@ -602,8 +602,8 @@ let poll t =
 (* Measured with scripts/tls-handshake-flood.py (docs/server.md, HTTPS). *)
 let background_per_turn = 4
 
+(* [t] is the calling thread's loop ([Loop.current] checked it). *)
 let yield_background t =
-  check_owner t ~op:"Braid_io.yield_background";
   suspend (fun resume ->
       Queue.push resume t.background;
       None)
@@ -611,18 +611,15 @@ let yield_background t =
 (* A fiber cancelled meanwhile was woken by its cancellation: its resumer
    answers [false] and takes no admission, so that evicted handshakes do not
    use up the turn's share of those still waiting. *)
-let admit_background t =
-  let rec admit n =
-    if n > 0 && not (Queue.is_empty t.background) then
-      admit (if (Queue.pop t.background) (Ok ()) then n - 1 else n)
-  in
-  admit background_per_turn
+let rec admit_background t n =
+  if n > 0 && not (Queue.is_empty t.background) then
+    admit_background t (if (Queue.pop t.background) (Ok ()) then n - 1 else n)
 
 let rec schedule t =
   run_ready t;
   if Private.Scheduler.live t.fibers > 0 then (
     poll t;
-    admit_background t;
+    admit_background t background_per_turn;
     schedule t)
 
 (* Descriptors still open belong to no live fiber: close them, then run the

@@ -29,10 +29,6 @@ val polls_here : unit -> int option
 val now_ns : unit -> int
 (** Monotonic clock in nanoseconds (the one timers use). *)
 
-val background_per_turn : int
-(** How many fibers waiting in {!yield_background} each turn of the loop lets
-    run (4). *)
-
 val yield_background : t -> unit
 (** See {!Braid_io.yield_background}. *)
 
