@@ -1,5 +1,6 @@
 open Cmdliner
 open Braid_server
+open Braid_web
 
 (* {1 Options that set the configuration} *)
 

@@ -2,6 +2,7 @@
     configuration they make with the configuration file. *)
 
 open Braid_server
+open Braid_web
 
 val flags : Layer.t Cmdliner.Term.t
 (** The options that set the configuration, as a layer of the same kind as the

@@ -1,4 +1,4 @@
-open Braid_server
+open Braid_web
 
 let reverse (r : Handler.request) =
   match Handler.body_string r with

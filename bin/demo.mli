@@ -1,6 +1,6 @@
 (** The demonstration routes of [braid serve --demo]. *)
 
-open Braid_server
+open Braid_web
 
 val reverse : Handler.t
 (** [POST /reverse]: answers the request body reversed byte-wise

@@ -4,6 +4,7 @@
 
 open Cmdliner
 open Braid_server
+open Braid_web
 open Braid_cli
 
 (* {1 Signals and background fibers} *)

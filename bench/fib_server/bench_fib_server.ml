@@ -1,5 +1,6 @@
 open Bench_harness
 open Braid_server
+open Braid_web
 
 (* fib 34 takes about 30 ms on one core of the development machine. *)
 let n = 34

@@ -1,4 +1,5 @@
 open Braid_server
+open Braid_web
 
 let variable = "BRAID_BENCH_ROLE"
 
@@ -17,7 +18,8 @@ let braid ~direct ~router ~root ~port =
     { Config.default with root; listen = Braid_io.Net.tcp "127.0.0.1" port }
   in
   let create =
-    if direct then Private.Server.create_with_direct_calls else Server.create
+    if direct then Braid_server.Private.Server.create_with_direct_calls
+    else Server.create
   in
   match create ~settings config with
   | Ok server -> Server.run server

@@ -1,10 +1,10 @@
 (** The [websocket] experiment: WebSocket messages through Braid's server
-    ([bench/websocket/ws_server.ml]: {!Braid_server.Websocket}, one event loop)
-    and through a maintained peer, Python's [websockets] (its asyncio server,
-    one event loop; the first of [/usr/bin/python3] and [python3] that can
-    import it, else the experiment fails saying so), both on core 0. The load is
-    this process on core 1: a Braid loop of WebSocket clients ({!Ws_client},
-    masked frames, no compression).
+    ([bench/websocket/ws_server.ml]: {!Braid_web.Websocket}, one event loop) and
+    through a maintained peer, Python's [websockets] (its asyncio server, one
+    event loop; the first of [/usr/bin/python3] and [python3] that can import
+    it, else the experiment fails saying so), both on core 0. The load is this
+    process on core 1: a Braid loop of WebSocket clients ({!Ws_client}, masked
+    frames, no compression).
 
     - {b echo 1:1}: 10 connections, each sending a 64-byte text message and
       waiting for it back, in a loop: messages per second, and the server's CPU

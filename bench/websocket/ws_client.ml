@@ -1,5 +1,5 @@
 module Net = Braid_io.Net
-module Frame = Braid_server.Websocket.Frame
+module Frame = Braid_http.Websocket_codec.Frame
 
 type t = {
   sock : Net.socket;
@@ -68,7 +68,9 @@ let connect ~sw ~port ~path =
   let response = String.lowercase_ascii (Bytes.sub_string t.buf t.off n) in
   t.off <- t.off + n;
   t.len <- t.len - n;
-  let accept = String.lowercase_ascii (Braid_server.Websocket.accept_key key) in
+  let accept =
+    String.lowercase_ascii (Braid_http.Websocket_codec.accept_key key)
+  in
   if
     String.length response < 12
     || String.sub response 0 12 <> "http/1.1 101"

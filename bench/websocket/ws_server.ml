@@ -11,6 +11,7 @@
      announcements: members receive only what is posted. *)
 
 open Braid_server
+open Braid_web
 module Ws = Websocket
 
 let limits = { Ws.default_limits with idle_timeout = None }

@@ -18,6 +18,7 @@
    gets close code 1001. *)
 
 open Braid_server
+open Braid_web
 module Ws = Websocket
 
 (* {1 The server} *)
@@ -66,7 +67,9 @@ let name_of (r : Handler.request) =
                     (String.sub kv (i + 1) (String.length kv - i - 1))
                 with
                 | Ok n
-                  when n <> "" && String.length n <= 32 && Ws.Utf8.is_valid n ->
+                  when n <> ""
+                       && String.length n <= 32
+                       && Braid_http.Websocket_codec.Utf8.is_valid n ->
                     Some n
                 | _ -> None)
             | _ -> None)

@@ -1,4 +1,4 @@
-module Ws = Braid_server.Websocket
+module Ws = Braid_web.Websocket
 module Channel = Braid_sync.Channel
 module Mutex = Braid_sync.Mutex
 

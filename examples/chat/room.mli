@@ -2,7 +2,7 @@
     every member (the sender too). Each member has a bounded outbox and a writer
     fiber of its own connection's loop, so members may live on different event
     loops; a member whose outbox is full (a client that stopped reading) is
-    dropped at once with {!Braid_server.Websocket.abort} (close code 1013 when a
+    dropped at once with {!Braid_web.Websocket.abort} (close code 1013 when a
     close frame can still go out), even while its writer is blocked on the
     client's full socket, instead of slowing the room down.
 
@@ -13,9 +13,9 @@ type t
 val create : outbox_size:int -> t
 (** An empty room; each member's outbox holds [outbox_size] messages. *)
 
-val member : t -> ?name:string -> Braid_server.Websocket.t -> unit
+val member : t -> ?name:string -> Braid_web.Websocket.t -> unit
 (** [member room ws] serves [ws] as a member until it closes: the upgrade
-    callback of {!Braid_server.Websocket.accept}. With [name], its arrival and
+    callback of {!Braid_web.Websocket.accept}. With [name], its arrival and
     departure are announced and its messages posted as ["name: text"]; without,
     messages are posted as they come and nothing is announced. Binary messages
     are refused with 1003. Blocks the calling fiber. *)

@@ -2,7 +2,7 @@
    cookie session, forms, query parameters, pool work, a streamed response,
    static files and a custom 404 page. docs/web-apps.md walks through it. *)
 
-open Braid_server
+open Braid_web
 open Handler.Syntax
 
 (* The application's state: notes, shared by every domain. *)

@@ -1,6 +1,7 @@
 (* The example application, called in memory (Testing.call): no socket. *)
 
 open Braid_server
+open Braid_web
 
 let check_int = Alcotest.(check int)
 let check_string = Alcotest.(check string)

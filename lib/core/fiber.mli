@@ -67,7 +67,7 @@ val self_id : unit -> int
     Each fiber has a context: values bound to keys, and effect handlers to
     re-install around its body. A fiber inherits its parent's context when it is
     forked ({!fork}, {!Switch.fork}, on every Braid scheduler: FIFO, IO loop,
-    pool, Lwt bridge), and so does a {!Braid_pool} task from whoever submitted
+    pool, Lwt bridge), and so does a [Braid_pool] task from whoever submitted
     it, on whatever domain it runs. A bare domain or systhread has a context too
     (kept per thread), which the fibers and pool tasks it starts inherit. What a
     context holds is immutable; a change made by a fiber after a fork is not

@@ -13,3 +13,4 @@ module Uri_host = Uri_host
 module Range = Range
 module Entity_tag = Entity_tag
 module Content_coding = Content_coding
+module Websocket_codec = Websocket_codec

@@ -38,3 +38,7 @@ module Uri_host = Uri_host
 module Range = Range
 module Entity_tag = Entity_tag
 module Content_coding = Content_coding
+
+(** {1 WebSocket} *)
+
+module Websocket_codec = Websocket_codec

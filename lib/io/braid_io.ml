@@ -11,6 +11,7 @@ module Blocking = Blocking
 module Buf_read = Buf_read
 module File = File
 module Path = Path
+module File_access = File_access
 
 let run = Loop.run
 

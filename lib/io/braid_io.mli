@@ -48,6 +48,7 @@ module Blocking = Blocking
 module Buf_read = Buf_read
 module File = File
 module Path = Path
+module File_access = File_access
 
 (** {1 Running loops} *)
 

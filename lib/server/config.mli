@@ -42,7 +42,7 @@ type timeouts = {
       (** Seconds a handler may run before its request is answered with [503]
           and [Connection: close] and the handler is cancelled (its blocking
           calls raise {!Braid.Cancelled}; code that never blocks cannot be
-          interrupted), with the {!Braid_pool} tasks it submitted (at their
+          interrupted), with the [Braid_pool] tasks it submitted (at their
           blocking calls, such as awaiting their subtasks). It bounds computing
           the response (the global middleware and the static files' lookups
           included), not streaming its body. [None]: no limit. *)
@@ -105,8 +105,9 @@ val client_cap : per_client -> Unix.sockaddr -> int option
 type t = {
   limits : Braid_http.Limits.t;
       (** Request line, header section and body limits. [limits.max_body] is the
-          body limit of every request whose route sets none ({!Router.add}'s
-          [max_body], lower or higher, replaces it). *)
+          body limit of every request whose route sets none
+          ({!Braid_web.Router.add}'s [max_body], lower or higher, replaces it).
+      *)
   root : string option;
       (** The document root for static files, as an absolute path without
           symbolic links ({!Server} canonicalises it); [None] serves no files.
@@ -128,23 +129,23 @@ type t = {
           ["draining"] once it shuts down, for a load balancer's checks; [None]
           (the default): nowhere. *)
   body_buffer : int;
-      (** Bytes of a request body that a whole-body read ({!Body.to_string})
-          keeps in memory while the body arrives; beyond, what arrived is
-          spooled to an unlinked temporary file in [body_temp_dir] and read back
-          once complete. So a connection uploading holds at most this much,
-          however large its body: 900 slow uploads of 1 MB hold 900 x 64 KiB,
-          not 900 MB. [0] spools every body. *)
+      (** Bytes of a request body that a whole-body read
+          ({!Braid_web.Body.to_string}) keeps in memory while the body arrives;
+          beyond, what arrived is spooled to an unlinked temporary file in
+          [body_temp_dir] and read back once complete. So a connection uploading
+          holds at most this much, however large its body: 900 slow uploads of 1
+          MB hold 900 x 64 KiB, not 900 MB. [0] spools every body. *)
   body_temp_dir : string;
       (** Where spooled bodies go (an existing directory). The files are
           unlinked as soon as they are created: nothing is left behind. *)
   spool_budget : int option;
       (** Bytes of spooled bodies the whole server holds at once
-          ({!Spool_budget}): a body whose next piece does not fit is answered
-          [503] with [Retry-After] (or [413] if it alone is larger than the
-          budget), its connection closed. [Some 0]: no body is spooled, one
+          ({!Braid_web.Spool_budget}): a body whose next piece does not fit is
+          answered [503] with [Retry-After] (or [413] if it alone is larger than
+          the budget), its connection closed. [Some 0]: no body is spooled, one
           longer than [body_buffer] gets [413]. [None] (the default): derived at
           start and at each reload from the free space of [body_temp_dir]: a
-          quarter of it, at most 1 GiB ({!Spool_budget.limit_for}). *)
+          quarter of it, at most 1 GiB ({!Spool_limit.limit_for}). *)
   input_buffer : int;
       (** Initial size of a connection's input buffer, in bytes. It grows only
           for longer request heads (bounded by [limits]). *)

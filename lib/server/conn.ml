@@ -1,3 +1,6 @@
+open Braid_web
+open Braid_web.Private
+
 type file_sender = {
   write_more : bytes -> int -> int -> unit;
   send_file : Unix.file_descr -> off:int -> len:int -> int;
@@ -8,7 +11,7 @@ exception Cannot_send_file
 type t = {
   config : Config.t;
   head_limits : Braid_http.Limits.t;
-  dates : Date_cache.t;
+  dates : Head_cache.t;
   peer : Unix.sockaddr option;
   input : Braid_http.Input.t;
   out : Output.t;

@@ -2,6 +2,9 @@
     input and output buffers, its control, and the services answering it. Owned
     by the connection's fiber. Internal. *)
 
+open Braid_web
+open Braid_web.Private
+
 type file_sender = {
   write_more : bytes -> int -> int -> unit;
       (** Sends everything, as the connection's write, telling the kernel that
@@ -26,7 +29,7 @@ type t = {
           largest route limit ({!Services.t.largest_max_body}) if one is higher,
           so that a declared length a route accepts reaches it. Dispatch then
           applies the route's own limit (or the server's). *)
-  dates : Date_cache.t;
+  dates : Head_cache.t;
   peer : Unix.sockaddr option;
   input : Braid_http.Input.t;
   out : Output.t;

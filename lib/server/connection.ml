@@ -1,3 +1,5 @@
+open Braid_web
+open Braid_web.Private
 open Braid_io
 
 type wrap = { run : 'a. (unit -> 'a) -> 'a }
@@ -6,7 +8,7 @@ let no_wrap = { run = (fun f -> f ()) }
 
 type context = {
   fixed_services : Services.t option;
-  dates : Date_cache.t;
+  dates : Head_cache.t;
   draining : bool Atomic.t;
   live : (int, live) Hashtbl.t;
       (* The connections in progress, for [drain] and [sweep]. *)
@@ -156,7 +158,7 @@ let context ?(draining = Atomic.make false) ?fixed_services ?received
     received;
     handshaken;
     fixed_services;
-    dates = Date_cache.create ();
+    dates = Head_cache.create ();
     draining;
     live = Hashtbl.create 64;
     next_id = 0;

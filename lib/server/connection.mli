@@ -6,8 +6,10 @@
     sockets.
 
     Everything here runs in fibers of the loop that owns the context, with the
-    server's services in force ({!Services.run}): the deadlines follow their
-    clock. Internal to the server. *)
+    server's services in force ({!Braid_web.Services.run}): the deadlines follow
+    their clock. Internal to the server. *)
+
+open Braid_web
 
 type wrap = { run : 'a. (unit -> 'a) -> 'a }
 (** What a connection's fibers run in: a plain connection gets a fiber again
@@ -45,10 +47,10 @@ val drain : context -> unit
 (** [drain c] sets the context's draining flag: every connection of [c] closes
     after its current request (answered with [Connection: close]). One waiting
     for a request may still read one, which its client may have sent already,
-    until {!close_idle}. An upgraded connection ({!Upgraded}) blocked in a read
-    is woken with {!Upgraded.Shutdown} (with no [interrupt], it is cancelled),
-    and its later reads raise it. The idle workers (see {!serve}) stop waiting:
-    their fibers end. *)
+    until {!close_idle}. An upgraded connection ({!Braid_web.Upgraded}) blocked
+    in a read is woken with {!Braid_web.Upgraded.Shutdown} (with no [interrupt],
+    it is cancelled), and its later reads raise it. The idle workers (see
+    {!serve}) stop waiting: their fibers end. *)
 
 val close_idle : context -> unit
 (** [close_idle c] closes the connections of [c] waiting for a request (their

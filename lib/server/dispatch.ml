@@ -1,3 +1,4 @@
+open Braid_web
 open Braid_http
 
 let error_page (c : Conn.t) req (response : Response.t) =

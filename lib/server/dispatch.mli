@@ -2,6 +2,8 @@
     store), the body limit, the handler under its timeout, static files when no
     route matches, and what a handler's exception becomes. Internal. *)
 
+open Braid_web
+
 val error_page :
   Conn.t -> Braid_http.Request.t option -> Response.t -> Response.t
 (** [error_page c request response] is the application's page for the server's

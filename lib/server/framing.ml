@@ -1,3 +1,5 @@
+open Braid_web
+open Braid_web.Private
 open Braid_http
 
 type t = Length of int | Chunked | Unframed
@@ -49,19 +51,19 @@ let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
   let out = c.out in
   c.head_written <- true;
   Output.add_string out (Status.status_line status);
-  Output.add_string out (Date_cache.header_line c.dates now);
+  Output.add_string out (Head_cache.header_line c.dates now);
   match framing with
   | Length length when keep_alive && version = Http_1_1 && not upgrade -> (
       (* The common answer: the rest of the head depends only on the fields
          and the length, and a crowd asking for one file sends the same
          ones (Static gives the same list each time). *)
-      match Date_cache.rendered c.dates headers ~length with
+      match Head_cache.rendered c.dates headers ~length with
       | Some text -> Output.add_string out text
       | None ->
           let start = Output.length out in
           write_rest out ~headers framing ~upgrade ~keep_alive ~version;
-          if Date_cache.worth_rendering c.dates headers ~length then
-            Date_cache.keep_rendered c.dates headers ~length
+          if Head_cache.worth_rendering c.dates headers ~length then
+            Head_cache.keep_rendered c.dates headers ~length
               (Output.contents_from out start))
   | _ -> write_rest out ~headers framing ~upgrade ~keep_alive ~version
 

@@ -3,6 +3,8 @@
     string, a file region, a stream with or without chunked coding). Internal.
 *)
 
+open Braid_web
+
 type t =
   | Length of int  (** [Content-Length]. *)
   | Chunked  (** [Transfer-Encoding: chunked]. *)

@@ -1,3 +1,5 @@
+open Braid_web
+
 let methods =
   [| "GET"; "HEAD"; "POST"; "PUT"; "DELETE"; "OPTIONS"; "PATCH"; "other" |]
 

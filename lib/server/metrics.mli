@@ -8,6 +8,8 @@
     any domain may update or render them. Updates never block and allocate
     nothing. Off unless the server is given one. *)
 
+open Braid_web
+
 type t
 
 val create : unit -> t

@@ -1,3 +1,5 @@
+open Braid_web
+open Braid_web.Private
 open Braid_http
 
 type outcome = Peer_closed | Server_closed | Parked
@@ -87,7 +89,7 @@ let run_upgrade (c : Conn.t) (req : Request.t) ~now ~protocol
         c.services.log
           (Handler_failed
              {
-               time = Date_cache.now c.dates c.services;
+               time = Head_cache.now c.dates c.services;
                request = req;
                exn = e;
                backtrace = bt;
@@ -95,7 +97,7 @@ let run_upgrade (c : Conn.t) (req : Request.t) ~now ~protocol
 
 (* Serves one parsed request; [true] if the connection goes on. *)
 let rec exchange (c : Conn.t) (req : Request.t) =
-  let now = Date_cache.now c.dates c.services in
+  let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
   let response, body = Dispatch.dispatch c req ~now ~path ~query in
   match response.body with
@@ -194,7 +196,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
 (* A request the parser refused; [true] if the connection goes on. *)
 let reject (c : Conn.t) (e : Parse_error.t) =
   let keep_alive = (not e.close) && not (Atomic.get c.control.draining) in
-  let now = Date_cache.now c.dates c.services in
+  let now = Head_cache.now c.dates c.services in
   let response =
     match Dispatch.error_page c None (Response.error e.status e.reason) with
     | { body = String _ | Empty; _ } as r -> r
@@ -312,7 +314,7 @@ let rec loop (c : Conn.t) =
           c.services.log
             (Handler_failed
                {
-                 time = Date_cache.now c.dates c.services;
+                 time = Head_cache.now c.dates c.services;
                  request = req;
                  exn = e;
                  backtrace;

@@ -24,11 +24,15 @@
       in sync;
     - a malformed or oversized body gets its status (400, 413) and the
       connection closes, whatever the handler answered;
-    - a handler exception gives [500] and a {!Log.Handler_failed} event; the
-      body is drained so the next request is read correctly. An exception from a
-      stream after its head was sent closes the connection.
+    - a handler exception gives [500] and a {!Braid_web.Log.Handler_failed}
+      event; the body is drained so the next request is read correctly. An
+      exception from a stream after its head was sent closes the connection.
 
-    Internal: the public ways to run it are {!Server} and {!In_memory}. *)
+    Internal: the public ways to run it are {!Server} and
+    {!Braid_web.In_memory}. *)
+
+open Braid_web
+open Braid_web.Private
 
 type outcome =
   | Peer_closed
@@ -57,14 +61,14 @@ val serve :
   ?fiberless:bool ->
   ?resumed:bool ->
   Config.t ->
-  Date_cache.t ->
+  Head_cache.t ->
   peer:Unix.sockaddr option ->
   read:(bytes -> int -> int -> int) ->
   write:(bytes -> int -> int -> unit) ->
   outcome
 (** [serve config dates ~peer ~read ~write] serves one connection until it ends,
-    with the services in force ({!Services.current}, looked up once: the
-    handlers around the connection cannot change while it runs), or
+    with the services in force ({!Braid_web.Services.current}, looked up once:
+    the handlers around the connection cannot change while it runs), or
     [fixed_services] (the benchmarks' baseline: no effect at all).
 
     The timeouts of [config] apply, on the services' clock: the first request's
@@ -110,7 +114,7 @@ val serve :
 
     The connection's input reads with [read] itself (it is its own reader,
     {!Braid_http.Input.create}[ ~read]): a fiber the handler forks may read the
-    request body ({!Body}) with no handler to inherit.
+    request body ({!Braid_web.Body}) with no handler to inherit.
 
     With [file_sender] (a socket connection), files are sent from their
     descriptors with sendfile(2) ([Framing.write_file]), by a sender made when

@@ -1,3 +1,5 @@
+open Braid_web
+
 type file_cache = { max_file_size : int; max_entries : int }
 
 type settings = {
@@ -58,8 +60,8 @@ type t = {
           found: a crowd asks for one file, and comparing its path is cheaper
           than hashing it. *)
   mutable cached_lookups : bool;
-      (** [System.open_if_cached] works here; false once the kernel said it has
-          no [openat2] or [RESOLVE_CACHED]. *)
+      (** [Braid_io.File_access.open_if_cached] works here; false once the
+          kernel said it has no [openat2] or [RESOLVE_CACHED]. *)
 }
 
 let create settings =
@@ -146,7 +148,7 @@ let open_if_cached t path how =
   if (not t.cached_lookups) || (Domain.self () :> int) <> (t.home :> int) then
     None
   else
-    match System.open_if_cached path how with
+    match Braid_io.File_access.open_if_cached path how with
     | fd -> Some (Ok fd)
     | exception Unix.Unix_error (EAGAIN, _, _) -> None
     | exception Unix.Unix_error ((ENOSYS | EINVAL | E2BIG | EPERM), _, _) ->
@@ -161,7 +163,8 @@ let fstat_info fd =
 
 let stat_if_cached t ~follow path =
   match
-    open_if_cached t path (if follow then System.Path_followed else Path_itself)
+    open_if_cached t path
+      (if follow then Braid_io.File_access.Path_followed else Path_itself)
   with
   | None -> None
   | Some (Error _ as e) -> Some e
@@ -250,9 +253,9 @@ let regular_only fd =
       Unix.close fd;
       Error (error_of e)
 
-(* On a pool thread, which may wait: see [System.open_regular_for_reading]. *)
+(* On a pool thread, which may wait: see [Braid_io.File_access.open_regular_for_reading]. *)
 let open_regular path =
-  match System.open_regular_for_reading path with
+  match Braid_io.File_access.open_regular_for_reading path with
   | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
   | fd -> regular_only fd
 

@@ -1,7 +1,7 @@
 (** The production implementations of the services: the logs (through a
     {!Log_writer}, or stderr), the system clock with the event loop's sleeps and
     timeouts, the real file system (with an optional cache of small files), and
-    a {!Router} as handler store.
+    a {!Braid_web.Router} as handler store.
 
     Make one [t] per event loop (the server makes one per domain), on that
     loop's domain. Its services work from any domain (a pool task submitted by a
@@ -28,19 +28,21 @@
     costs one look per poll rather than one per request. A change on disk is
     seen by every request that arrives after it. *)
 
+open Braid_web
+
 type file_cache = {
   max_file_size : int;  (** Files up to this size (bytes) are cached. *)
   max_entries : int;
       (** At most this many files; when full, the cache is emptied. *)
 }
 (** The cache holds the content of small regular files, keyed by path and
-    validated on every use against the {!File.info} the static file server just
-    obtained by [stat] ({!File.same_version}: device, inode, size, mtime and
-    ctime). A file changed on disk is therefore never served stale, except for a
-    write that keeps size, mtime and ctime unchanged, which requires changing
-    the clock. It saves the [open], [read] and [close] of each request; the
-    [stat] remains (once per poll of the loop). nginx's [open_file_cache] (off
-    by default) caches descriptors, not content. *)
+    validated on every use against the {!Braid_web.File.info} the static file
+    server just obtained by [stat] ({!Braid_web.File.same_version}: device,
+    inode, size, mtime and ctime). A file changed on disk is therefore never
+    served stale, except for a write that keeps size, mtime and ctime unchanged,
+    which requires changing the clock. It saves the [open], [read] and [close]
+    of each request; the [stat] remains (once per poll of the loop). nginx's
+    [open_file_cache] (off by default) caches descriptors, not content. *)
 
 type settings = {
   router : Router.t;
@@ -69,7 +71,7 @@ type settings = {
   spool : Spool_budget.t;
       (** The budget of spooled request bodies, shared by every loop of the
           server: {!Server} sets its limit at start and reload
-          ({!Spool_budget.limit_for}). *)
+          ({!Spool_limit.limit_for}). *)
 }
 
 val default_file_cache : file_cache
@@ -97,11 +99,11 @@ val create : settings -> t
 (** [create settings] on the domain whose loop will use it. *)
 
 val services : t -> Services.t
-(** The services, for {!Services.run}. Messages are written with their event's
-    time; access entries go to the logger's access log and to [access_log].
-    [now] is [Unix.gettimeofday] (a vDSO call), [monotonic_ns] the clock
-    {!Braid_io.Time} uses, [sleep] and [timeout] those of {!Braid_io.Time}.
-    [open_file] opens without blocking on special files ([O_NONBLOCK]) and
-    refuses anything but a regular file; small files come from the cache when it
-    holds the version the [File.info] describes, others as a [File.Reader] that
-    carries the descriptor, for sendfile. *)
+(** The services, for {!Braid_web.Services.run}. Messages are written with their
+    event's time; access entries go to the logger's access log and to
+    [access_log]. [now] is [Unix.gettimeofday] (a vDSO call), [monotonic_ns] the
+    clock {!Braid_io.Time} uses, [sleep] and [timeout] those of
+    {!Braid_io.Time}. [open_file] opens without blocking on special files
+    ([O_NONBLOCK]) and refuses anything but a regular file; small files come
+    from the cache when it holds the version the [File.info] describes, others
+    as a [File.Reader] that carries the descriptor, for sendfile. *)

@@ -1,3 +1,4 @@
+open Braid_web
 open Braid_io
 module Promise = Braid_sync.Promise
 module Mutex = Braid_sync.Mutex
@@ -151,7 +152,7 @@ let create_server ~direct_calls ~settings config =
   let* config = check_config config in
   let* tls_context = load_certificates config in
   Spool_budget.set_limit settings.Production.spool
-    (Spool_budget.limit_for config);
+    (Spool_limit.limit_for config);
   Ok
     {
       domains = config.domains;
@@ -209,7 +210,7 @@ let set_config t (c : Config.t) =
   (* Certificates are read last: a configuration that fails its checks
      does not cost a reading of every key. *)
   let* context = load_certificates c in
-  Spool_budget.set_limit t.settings.spool (Spool_budget.limit_for c);
+  Spool_budget.set_limit t.settings.spool (Spool_limit.limit_for c);
   Atomic.set t.tls_context context;
   Atomic.set t.config c;
   Ok ()
@@ -535,7 +536,7 @@ let metrics_handler t metrics (request : Handler.request) =
         Metrics.gauge "loop_fibers"
           "Fibers of the loop that answered this scrape." (float fibers);
       ]
-      @ Spool_budget.gauges t.settings.spool
+      @ Spool_limit.gauges t.settings.spool
       @ Metrics.process_gauges ()
     in
     Response.string ~content_type:"text/plain; version=0.0.4; charset=utf-8"

@@ -36,6 +36,8 @@
     ([EMFILE]) the accept loop pauses 50 ms between attempts (logging once)
     instead of spinning. *)
 
+open Braid_web
+
 type t
 
 val check_config : Config.t -> (Config.t, string) result
@@ -48,9 +50,9 @@ val check_config : Config.t -> (Config.t, string) result
 val create : settings:Production.settings -> Config.t -> (t, string) result
 (** [create ~settings config] is a server for [config.listen] (not yet
     listening) with [config.domains] event loops. Each loop answers the
-    {!Services} of its connections, their fibers and their pool tasks with
-    {!Production.services} of [settings]. [config] goes through {!check_config}.
-*)
+    {!Braid_web.Services} of its connections, their fibers and their pool tasks
+    with {!Production.services} of [settings]. [config] goes through
+    {!check_config}. *)
 
 val metrics : t -> Metrics.t option
 (** [metrics t] is what [t] counts: [settings.metrics], or a new {!Metrics.t} if
@@ -101,10 +103,10 @@ val run :
     port the kernel chose for port 0) once the first loop listens.
 
     With [listening], a socket already bound and listening (passed by systemd,
-    see {!Systemd.listeners}), the server accepts on it instead of binding
-    [config.listen]: each loop accepts on a duplicate of it, closed when the
-    loop ends; [listening] itself stays open, the caller's. [tls_listening] is
-    the same for HTTPS ([config.tls]; ignored without it).
+    see [Braid_cli.Systemd.listeners]), the server accepts on it instead of
+    binding [config.listen]: each loop accepts on a duplicate of it, closed when
+    the loop ends; [listening] itself stays open, the caller's. [tls_listening]
+    is the same for HTTPS ([config.tls]; ignored without it).
 
     [background ()] runs in a fiber of the first loop (with the services in
     force), forked before [on_listen] is called (so [on_listen] may wait for it

@@ -1,3 +1,4 @@
+open Braid_web
 open Braid_http
 
 let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"

@@ -1,6 +1,8 @@
 (** A request's body from the pipeline's side: made for the handler, and settled
     before the next request is read. Internal. *)
 
+open Braid_web
+
 val body_for : Conn.t -> Braid_http.Request.t -> Braid_http.Limits.t -> Body.t
 (** [body_for c request limits] is the body of [request] under [limits] (the
     route may have lowered the body limit), sending [100 Continue] before its

@@ -1,3 +1,6 @@
+open Braid_web
+open Braid_web.Private
+
 type response = {
   status : int;
   headers : (string * string) list;
@@ -121,6 +124,6 @@ let call ?(meth = Braid_http.Method.GET) ?(headers = []) ?body
   in
   ignore
     (Services.run services (fun () ->
-         Pipeline.serve config (Date_cache.create ()) ~peer:None ~read ~write)
+         Pipeline.serve config (Head_cache.create ()) ~peer:None ~read ~write)
       : Pipeline.outcome);
   parse ~head_only:(meth = HEAD) (Buffer.contents out)

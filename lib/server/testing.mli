@@ -1,7 +1,7 @@
 (** Calling an application in memory, for tests: one request through the whole
     server (the parser, the router with its parameters, the middleware, error
     pages, static files, the framing) to a response whose body is a string. No
-    socket, disk or real time: the services are {!In_memory}'s.
+    socket, disk or real time: the services are {!Braid_web.In_memory}'s.
 
     {[
       let hi request =
@@ -17,6 +17,8 @@
     is complete. A handler that computes, reads its body, streams or awaits pool
     work needs nothing more (awaiting blocks the thread); one that sleeps or
     forks fibers must be called inside a Braid scheduler. *)
+
+open Braid_web
 
 type response = {
   status : int;
@@ -45,7 +47,7 @@ val call :
     given) and [body] (default none). [config] (default {!Config.default}) gives
     the limits and the document root, whose files are those of [memory] (default
     an empty file system); [router] answers whatever [memory] was created with.
-    [memory] also keeps the log ({!In_memory.events}).
+    [memory] also keeps the log ({!Braid_web.In_memory.events}).
 
     Raises [Failure] if the server's answer is not one complete response (a bug
     of the server, or an upgrade). *)

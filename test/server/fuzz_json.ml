@@ -7,7 +7,7 @@
    strings are UTF-8; printed by yojson it reads back to the same value; and
    yojson's own (laxer) reader reads the same value from it. *)
 
-open Braid_server
+open Braid_web
 
 let rec depth = function
   | `List l -> 1 + List.fold_left (fun d v -> max d (depth v)) 0 l

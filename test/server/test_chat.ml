@@ -16,6 +16,7 @@
    socket, read at last, must end (end of stream or reset). *)
 
 open Braid_server
+open Braid_web
 open Text_and_process
 
 let script =

@@ -4,6 +4,7 @@
    Server.check_config blamed on the setting that fails them. *)
 
 open Braid_server
+open Braid_web
 open Braid_cli
 open Text_and_process
 

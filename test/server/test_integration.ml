@@ -4,6 +4,7 @@
    the watchdog only turn a hang into a failure. *)
 
 open Braid_server
+open Braid_web
 open Text_and_process
 module Promise = Braid_sync.Promise
 

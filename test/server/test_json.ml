@@ -3,6 +3,7 @@
    Json.body through the in-memory server with the bodies of issue 39. *)
 
 open Braid_server
+open Braid_web
 open Handler.Syntax
 
 (* Compared as printed: ( = ) takes -0. for 0. *)

@@ -10,7 +10,7 @@
    refuses all three (see json.mli). They are counted apart, and each must
    turn up, so that the corpus keeps testing them. *)
 
-open Braid_server
+open Braid_web
 
 let seeds = 10_000
 

@@ -6,6 +6,7 @@
    watchdog turns a hang into a failure. *)
 
 open Braid_server
+open Braid_web
 open Text_and_process
 module Promise = Braid_sync.Promise
 

@@ -4,9 +4,10 @@
 
 open Braid_http
 open Braid_server
+open Braid_web
 open Text_and_process
-module Pipeline = Private.Pipeline
-module Date_cache = Private.Date_cache
+module Pipeline = Braid_server.Private.Pipeline
+module Head_cache = Braid_web.Private.Head_cache
 
 let now = 1_000_000_000. (* Sun, 09 Sep 2001 01:46:40 GMT *)
 let date = "Sun, 09 Sep 2001 01:46:40 GMT"
@@ -96,7 +97,7 @@ let config = { Config.default with root = Some "/srv/www" }
 
 (* The in-memory clock stands still unless told: the responses' dates do not
    depend on how fast the test runs. *)
-let dates () = Date_cache.create ()
+let dates () = Head_cache.create ()
 
 type step = Send of string | Expect_sent of string
 
@@ -679,7 +680,7 @@ let invalid_responses () =
       Alcotest.(check bool)
         (Printf.sprintf "refused when built (%s)" msg)
         true
-        (contains msg "Braid_server.Response"))
+        (contains msg "Braid_web.Response"))
     refusals
 
 let access_log () =

@@ -5,9 +5,10 @@
    pipeline: the head, the body, the handler, the keep-alive wait. *)
 
 open Braid_server
+open Braid_web
 open Text_and_process
-module Connection = Private.Connection
-module Pipeline = Private.Pipeline
+module Connection = Braid_server.Private.Connection
+module Pipeline = Braid_server.Private.Pipeline
 module Promise = Braid_sync.Promise
 module Mvar = Braid_sync.Mvar
 module Fiber = Braid.Fiber

@@ -6,6 +6,7 @@
    failure. *)
 
 open Braid_server
+open Braid_web
 open Text_and_process
 
 let budget = 300_000
@@ -243,9 +244,9 @@ let units () =
   ok "unbounded" true
     (Spool_budget.reserve unbounded ~held:(max_int / 2) (max_int / 2) = Ok ());
   (* The default: a quarter of the free space, at most 1 GiB. *)
-  let derived = Spool_budget.limit_for Config.default in
+  let derived = Spool_limit.limit_for Config.default in
   ok "derived within (0, 1 GiB]" true
-    (derived > 0 && derived <= Spool_budget.default_cap)
+    (derived > 0 && derived <= Spool_limit.default_cap)
 
 let () =
   Test_support.Watchdog.start ~seconds:120. "test_spool";

@@ -3,9 +3,10 @@
 
 open Braid_http
 open Braid_server
-module Date_cache = Private.Date_cache
-module Static = Private.Static
-module Output = Private.Output
+open Braid_web
+module Head_cache = Braid_web.Private.Head_cache
+module Static = Braid_web.Static
+module Output = Braid_server.Private.Output
 
 (* {1 Status and dates} *)
 
@@ -167,12 +168,12 @@ let dates () =
 (* The type of the last name asked is remembered; another name is looked
    up. *)
 let content_type_memo () =
-  let c = Date_cache.create () and asked = ref 0 in
+  let c = Head_cache.create () and asked = ref 0 in
   let lookup name =
     incr asked;
     Static.content_type name
   in
-  let ty name = Date_cache.content_type c name ~lookup in
+  let ty name = Head_cache.content_type c name ~lookup in
   Alcotest.(check string) "text" "text/plain" (ty "/www/a.txt");
   Alcotest.(check string) "again" "text/plain" (ty "/www/a.txt");
   Alcotest.(check int) "looked up once" 1 !asked;
@@ -182,7 +183,7 @@ let content_type_memo () =
 
 let date_cache () =
   let mono = ref 0 and asked = ref 0 and wall = ref 1000.2 in
-  let c = Date_cache.create () in
+  let c = Head_cache.create () in
   let services =
     {
       (In_memory.services (In_memory.create ())) with
@@ -193,7 +194,7 @@ let date_cache () =
       monotonic_ns = (fun () -> !mono);
     }
   in
-  let now () = Date_cache.now c services in
+  let now () = Head_cache.now c services in
   Alcotest.(check (float 0.)) "first read asks the clock" 1000.2 (now ());
   mono := 500_000_000;
   wall := 5000.;
@@ -205,14 +206,14 @@ let date_cache () =
   mono := 0;
   ignore (now ());
   Alcotest.(check int) "a monotonic clock going back asks again" 3 !asked;
-  let a = Date_cache.header_line c 1000.2 in
+  let a = Head_cache.header_line c 1000.2 in
   Alcotest.(check string) "line" "Date: Thu, 01 Jan 1970 00:16:40 GMT\r\n" a;
   Alcotest.(check bool)
     "same second: the cached string" true
-    (Date_cache.header_line c 1000.9 == a);
+    (Head_cache.header_line c 1000.9 == a);
   Alcotest.(check string)
     "next second" "Date: Thu, 01 Jan 1970 00:16:41 GMT\r\n"
-    (Date_cache.header_line c 1001.0)
+    (Head_cache.header_line c 1001.0)
 
 (* {1 Paths} *)
 
@@ -481,7 +482,7 @@ let serve ?meth ?headers ?(root = "/www") ?precompressed services target =
   let req = request ?meth ?headers target in
   let path, query = Url_path.split_target target in
   Static.serve services ~root ~index:"index.html" ?precompressed
-    ~dates:(Date_cache.create ()) req ~path ~query
+    ~dates:(Head_cache.create ()) req ~path ~query
 
 let mtime = 1_000_000_000.
 

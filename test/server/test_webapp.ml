@@ -3,6 +3,7 @@
    files as a route, header order. *)
 
 open Braid_server
+open Braid_web
 open Handler.Syntax
 
 let now = 1_000_000_000.

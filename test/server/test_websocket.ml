@@ -2,9 +2,9 @@
    sessions over an in-memory upgraded connection (scripted client bytes in,
    the server's frames out). *)
 
-open Braid_server
+open Braid_web
 module Ws = Websocket
-module Frame = Websocket.Frame
+module Frame = Braid_http.Websocket_codec.Frame
 
 let hex s =
   String.concat ""
@@ -20,7 +20,7 @@ let accept_key () =
   (* RFC 6455 §1.3. *)
   Alcotest.(check string)
     "RFC 6455 example" "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
-    (Ws.accept_key "dGhlIHNhbXBsZSBub25jZQ==");
+    (Braid_http.Websocket_codec.accept_key "dGhlIHNhbXBsZSBub25jZQ==");
   (* RFC 3174 §7.3, the SHA-1 it rests on. *)
   Alcotest.(check string)
     "abc" "a9993e364706816aba3e25717850c26c9cd0d89d"
@@ -138,16 +138,20 @@ let masking () =
     "byte by byte" (Bytes.to_string whole)
     (Bytes.to_string byte_by_byte);
   Alcotest.check_raises "a 3-byte key"
-    (Invalid_argument "Websocket.Frame.apply_mask") (fun () ->
+    (Invalid_argument "Websocket_codec.Frame.apply_mask") (fun () ->
       Frame.apply_mask ~mask:"abc" b 0 1)
 
 (* {1 UTF-8} *)
 
 let utf8 () =
   let valid s =
-    Alcotest.(check bool) (String.escaped s) true (Ws.Utf8.is_valid s)
+    Alcotest.(check bool)
+      (String.escaped s) true
+      (Braid_http.Websocket_codec.Utf8.is_valid s)
   and invalid s =
-    Alcotest.(check bool) (String.escaped s) false (Ws.Utf8.is_valid s)
+    Alcotest.(check bool)
+      (String.escaped s) false
+      (Braid_http.Websocket_codec.Utf8.is_valid s)
   in
   List.iter valid
     [
@@ -181,13 +185,29 @@ let utf8 () =
       "\xce\xbaa\xbb";
     ];
   (* Across fragments: a code point split between two. *)
-  let s = Ws.Utf8.feed Ws.Utf8.start "price: \xe2\x82" in
-  Alcotest.(check bool) "open, not invalid" false (Ws.Utf8.is_invalid s);
-  Alcotest.(check bool) "not complete" false (Ws.Utf8.is_complete s);
-  let s = Ws.Utf8.feed s "\xac" in
-  Alcotest.(check bool) "complete" true (Ws.Utf8.is_complete s);
-  let s = Ws.Utf8.feed (Ws.Utf8.feed Ws.Utf8.start "\xed") "\xa0\x80" in
-  Alcotest.(check bool) "a split surrogate" true (Ws.Utf8.is_invalid s)
+  let s =
+    Braid_http.Websocket_codec.Utf8.feed Braid_http.Websocket_codec.Utf8.start
+      "price: \xe2\x82"
+  in
+  Alcotest.(check bool)
+    "open, not invalid" false
+    (Braid_http.Websocket_codec.Utf8.is_invalid s);
+  Alcotest.(check bool)
+    "not complete" false
+    (Braid_http.Websocket_codec.Utf8.is_complete s);
+  let s = Braid_http.Websocket_codec.Utf8.feed s "\xac" in
+  Alcotest.(check bool)
+    "complete" true
+    (Braid_http.Websocket_codec.Utf8.is_complete s);
+  let s =
+    Braid_http.Websocket_codec.Utf8.feed
+      (Braid_http.Websocket_codec.Utf8.feed
+         Braid_http.Websocket_codec.Utf8.start "\xed")
+      "\xa0\x80"
+  in
+  Alcotest.(check bool)
+    "a split surrogate" true
+    (Braid_http.Websocket_codec.Utf8.is_invalid s)
 
 (* {1 Sessions} *)
 
@@ -456,7 +476,7 @@ let abort_idle () =
       | _ -> Alcotest.fail "frames");
   stalled ~room:1000 (fun _ ws _ ->
       Alcotest.check_raises "code 1005 refused"
-        (Invalid_argument "Braid_server.Websocket.abort: code 1005") (fun () ->
+        (Invalid_argument "Braid_web.Websocket.abort: code 1005") (fun () ->
           Ws.abort ~code:1005 ws))
 
 let () =

@@ -7,8 +7,10 @@
    over TLS (wss:). *)
 
 open Braid_server
+open Braid_web
 open Text_and_process
 module Ws = Websocket
+module Ws_codec = Braid_http.Websocket_codec
 
 (* {1 The server} *)
 
@@ -322,7 +324,7 @@ let handshake ?(extra = "") s path =
   in
   head ""
 
-let client_frame op payload = Ws.Frame.serialize ~mask:"abcd" op payload
+let client_frame op payload = Ws_codec.Frame.serialize ~mask:"abcd" op payload
 
 let handshake_errors () =
   with_server (fun _ port ->
@@ -385,7 +387,10 @@ let handshake_errors () =
       ignore (handshake s "/echo");
       send s (client_frame Text "after");
       let echoed = recv_some s in
-      Alcotest.(check string) "echo" (Ws.Frame.serialize Text "after") echoed;
+      Alcotest.(check string)
+        "echo"
+        (Ws_codec.Frame.serialize Text "after")
+        echoed;
       Unix.close s)
 
 let pipelined_frame () =
@@ -408,7 +413,7 @@ let pipelined_frame () =
       in
       Alcotest.(check string)
         "the frame read with the head is echoed"
-        (Ws.Frame.serialize Text "early")
+        (Ws_codec.Frame.serialize Text "early")
         (until_frame "");
       Unix.close s)
 
@@ -452,7 +457,7 @@ let graceful_shutdown () =
       Unix.close ws;
       Alcotest.(check string)
         "close 1001"
-        (Ws.Frame.serialize Close "\x03\xe9server shutting down")
+        (Ws_codec.Frame.serialize Close "\x03\xe9server shutting down")
         rest;
       let rec wait () =
         if Server.connections server > 0 && Unix.gettimeofday () -. t0 < 10.

@@ -7,9 +7,10 @@
     still counts against [max_connections] (it is never taken for an idle one),
     the send timeout still applies to each write (a peer that stops reading is
     cut off: the blocked write raises {!Braid.Cancelled}), and the connection
-    closes when the callback returns. A graceful shutdown ({!Server.shutdown})
-    makes {!read} raise {!Shutdown}: the callback says goodbye in its protocol
-    and returns; at the shutdown deadline the fiber is cancelled.
+    closes when the callback returns. A graceful shutdown
+    ([Braid_server.Server.shutdown]) makes {!read} raise {!Shutdown}: the
+    callback says goodbye in its protocol and returns; at the shutdown deadline
+    the fiber is cancelled.
 
     A value is valid only while its callback runs; fibers the callback forks may
     use it (under a {!Braid.Switch} the callback waits for) but not after it

@@ -164,19 +164,19 @@ let variant services (req : Request.t) path =
           variants
 
 (* Worked out only when needed: a crowd asking for one file gets its fields
-   from the cache (Date_cache.file_fields). *)
+   from the cache (Head_cache.file_fields). *)
 let validators dates (info : File.info) ~precompressed =
   let v =
     [
-      ("ETag", Date_cache.etag dates info);
-      ("Last-Modified", Date_cache.http_date dates info.mtime);
+      ("ETag", Head_cache.etag dates info);
+      ("Last-Modified", Head_cache.http_date dates info.mtime);
     ]
   in
   (* The answer depends on Accept-Encoding wherever variants are served. *)
   if precompressed then ("Vary", "Accept-Encoding") :: v else v
 
 let fields_of dates name info ~coding ~precompressed =
-  ("Content-Type", Date_cache.content_type dates name ~lookup:content_type)
+  ("Content-Type", Head_cache.content_type dates name ~lookup:content_type)
   :: ("Accept-Ranges", "bytes")
   :: (coding @ validators dates info ~precompressed)
 
@@ -205,15 +205,15 @@ let file services ~precompressed ~dates (req : Request.t) name
       304 Empty
   else
     (* A crowd asking for one file gets the same list each time, which the
-       pipeline then writes as the text it wrote last (Date_cache.rendered). *)
+       pipeline then writes as the text it wrote last (Head_cache.rendered). *)
     let headers =
       match coding with
       | [] -> (
-          match Date_cache.file_fields dates name info ~vary:precompressed with
+          match Head_cache.file_fields dates name info ~vary:precompressed with
           | Some fields -> fields
           | None ->
               let fields = fields_of dates name info ~coding ~precompressed in
-              Date_cache.keep_file_fields dates name info ~vary:precompressed
+              Head_cache.keep_file_fields dates name info ~vary:precompressed
                 fields;
               fields)
       | _ :: _ -> fields_of dates name info ~coding ~precompressed
@@ -243,7 +243,7 @@ let file services ~precompressed ~dates (req : Request.t) name
               ~headers:
                 [
                   ("Content-Range", Range.unsatisfied_range ~size);
-                  ("Last-Modified", Date_cache.http_date dates info.mtime);
+                  ("Last-Modified", Head_cache.http_date dates info.mtime);
                 ]
               416 Empty)
 
@@ -296,7 +296,7 @@ let handler ?(index = "index.html") ?(precompressed = false) ~root () =
     let services = Services.current () in
     let response =
       serve services ~root ~index ~precompressed ~base
-        ~dates:(Date_cache.create ()) r.head ~path ~query:r.query
+        ~dates:(Head_cache.create ()) r.head ~path ~query:r.query
     in
     (* The application's page, as for the fallback's errors. *)
     if response.status >= 400 then services.error_page (Some r.head) response

@@ -25,7 +25,7 @@ let listeners () =
           in
           match
             List.init n (fun i ->
-                let fd = System.inherited_fd (first_fd + i) in
+                let fd = Inherited.fd (first_fd + i) in
                 Unix.set_close_on_exec fd;
                 { fd; name = name i })
           with

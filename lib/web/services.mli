@@ -3,9 +3,9 @@
 
     Code that needs a service calls the functions below ({!val-log}, {!val-now},
     {!val-stat}, ...) wherever it runs: the connection pipeline, a request
-    handler, a fiber the handler forked, a {!Braid_pool} task it submitted. Each
+    handler, a fiber the handler forked, a [Braid_pool] task it submitted. Each
     call performs an effect that the nearest {!run} answers with its record of
-    implementations {!t}: {!Production.services} in a server,
+    implementations {!t}: [Braid_server.Production.services] in a server,
     {!In_memory.services} in tests (no sockets, disks or real time). Swapping
     one service is swapping one field:
     {[
@@ -17,8 +17,8 @@
     {b Services follow the fiber.} {!run} installs its handler with
     {!Braid.Fiber.with_handler}: every fiber forked inside it, and every pool
     task submitted from inside it, has the same services, on whatever domain it
-    runs (the implementations must be safe there: {!Production}'s and
-    {!In_memory}'s are, but for sleeps and timeouts, see {!t}).
+    runs (the implementations must be safe there: [Braid_server.Production]'s
+    and {!In_memory}'s are, but for sleeps and timeouts, see {!t}).
 
     {b Cost.} One service call is one effect: about 8 ns and 3 words (the
     continuation) on top of the implementation. Code that makes many calls can
@@ -39,7 +39,7 @@ type t = {
           clock); cancellable ({!Braid.Cancelled}). *)
   timeout : 'a. float -> (unit -> 'a) -> 'a option;
       (** [timeout seconds f] is [Some (f ())], or [None] once [f] was cancelled
-          after [seconds] (of this clock), as {!Braid_io.Time.timeout}. *)
+          after [seconds] (of this clock), as [Braid_io.Time.timeout]. *)
   stat : follow:bool -> string -> (File.info, File.error) result;
       (** Metadata of a path; with [~follow:false], of a symbolic link itself.
       *)
@@ -82,7 +82,7 @@ val current : unit -> t
 (** {1 The services}
 
     Each is [(current ()).field ...]. They block as their implementation does
-    (the calling fiber only, for {!Production} and {!In_memory}).
+    (the calling fiber only, for [Braid_server.Production] and {!In_memory}).
 
     Raises [Invalid_argument] outside any {!run}. *)
 

@@ -140,9 +140,9 @@ val wants_close : t -> bool
 (** [wants_close r] is [true] if [r] has a [Connection] field listing [close].
 *)
 
-(** {1 For the server}
+(** {1 For the static file server}
 
-    Exposed as [Braid_server.Private.Response]. *)
+    Not exported by {!Braid_web}: only {!Static} builds responses unchecked. *)
 
 module Private : sig
   val trusted : ?headers:(string * string) list -> int -> body -> t

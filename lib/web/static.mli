@@ -7,7 +7,7 @@
     and if any of them is a symbolic link the resolved path ([realpath]) must
     lie inside the root, else [403]. Special files (FIFOs, devices, sockets) are
     refused with [403] and never opened. The root itself must be given without
-    symbolic links ({!Config.root}).
+    symbolic links ([Braid_server.Config.root]).
 
     The checks and the [open] are separate system calls: someone who can write
     inside the root could swap a directory for a link between them. The root is
@@ -39,7 +39,7 @@ val serve :
   index:string ->
   ?precompressed:bool ->
   ?base:string ->
-  dates:Date_cache.t ->
+  dates:Head_cache.t ->
   Braid_http.Request.t ->
   path:string ->
   query:string option ->
@@ -68,8 +68,8 @@ val handler :
     conditions, [Range] and [If-Range], precompressed variants (with
     [precompressed], default [false]), the index file ([index], default
     ["index.html"]) and the redirect of a directory, and the file services in
-    force (so {!Production}'s file cache, and its file-system calls off the
-    event loop).
+    force (so [Braid_server.Production]'s file cache, and its file-system calls
+    off the event loop).
 
     Mounted on a pattern ending in [*name] it serves the path that [*name]
     matched ({!Handler.request}'s [tail]):
@@ -79,9 +79,9 @@ val handler :
     ([403], [404], [405]) go through {!Router.on_error} like the fallback's.
 
     A relative [root] is taken from the current directory now (no file-system
-    call). [root] must not hold symbolic links (as {!Config.root}): resolve it
-    with [Unix.realpath] first if it may. Blocks the handler's fiber as the file
-    services do. *)
+    call). [root] must not hold symbolic links (as [Braid_server.Config.root]):
+    resolve it with [Unix.realpath] first if it may. Blocks the handler's fiber
+    as the file services do. *)
 
 val file_error : File.error -> Response.t
 (** The answer to a file that cannot be served: [404], [403] or [500]. *)

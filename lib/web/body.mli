@@ -31,7 +31,7 @@ val create :
     any) is called once, before the first read that needs bytes from the peer:
     the pipeline passes the function that writes [100 Continue]. {!to_string}
     keeps [in_memory] bytes in memory and spools the rest to [temp_dir]
-    ({!Config.t.body_buffer}) within the budget [spool]. *)
+    ([Braid_server.Config.t.body_buffer]) within the budget [spool]. *)
 
 val empty : t
 (** The body of a request without one: finished, shareable. *)
@@ -49,17 +49,17 @@ val read : t -> bytes -> int -> int -> (int, Braid_http.Parse_error.t) result
 
 val to_string : t -> (string, Braid_http.Parse_error.t) result
 (** [to_string t] reads the rest of the body (bounded by the body limit). While
-    the body arrives, at most {!Config.t.body_buffer} bytes of it are held in
-    memory: the rest waits in an unlinked temporary file, read back once the
-    body is complete. So only complete bodies take their size in memory, and a
-    declared length reserves nothing. The file's bytes are reserved from the
-    server's {!Spool_budget} before each write and given back when the read
-    ends, however it ends (cancellation included): a piece that does not fit is
-    [Error] with status [503] (other bodies hold the budget; the server adds
-    [Retry-After]) or [413] (the body, by its [Content-Length] or what it holds,
-    is larger than the whole budget), and the connection closes. A failure to
-    write or read that file (a full disk) raises [Unix.Unix_error] (a [500] if
-    the handler lets it through).
+    the body arrives, at most [Braid_server.Config.t.body_buffer] bytes of it
+    are held in memory: the rest waits in an unlinked temporary file, read back
+    once the body is complete. So only complete bodies take their size in
+    memory, and a declared length reserves nothing. The file's bytes are
+    reserved from the server's {!Spool_budget} before each write and given back
+    when the read ends, however it ends (cancellation included): a piece that
+    does not fit is [Error] with status [503] (other bodies hold the budget; the
+    server adds [Retry-After]) or [413] (the body, by its [Content-Length] or
+    what it holds, is larger than the whole budget), and the connection closes.
+    A failure to write or read that file (a full disk) raises [Unix.Unix_error]
+    (a [500] if the handler lets it through).
 
     Raises [Invalid_argument] as {!read} does. *)
 

@@ -52,11 +52,12 @@ val empty : t
 val add : ?max_body:int -> Braid_http.Method.t -> string -> Handler.t -> t -> t
 (** [add meth pattern handler t] is [t] with one more route, tried after the
     others. [max_body] is this route's body limit in bytes, in place of the
-    server's ({!Config.t.limits}): lower or higher. A body above it is answered
-    [413] naming the limit, unread if its [Content-Length] announced it (the
-    connection then closes), or when a chunked body passes it. The server lets a
-    declared length up to the largest route limit ({!largest_max_body}) through
-    its parser; routes without [max_body] keep the server's limit.
+    server's ([Braid_server.Config.t.limits]): lower or higher. A body above it
+    is answered [413] naming the limit, unread if its [Content-Length] announced
+    it (the connection then closes), or when a chunked body passes it. The
+    server lets a declared length up to the largest route limit
+    ({!largest_max_body}) through its parser; routes without [max_body] keep the
+    server's limit.
 
     Raises [Invalid_argument] if [max_body] is negative, or [pattern] does not
     start with ["/"], has an empty parameter name, or a [*] segment that is not

@@ -28,7 +28,7 @@ let inherited_number variable =
       Unix.putenv variable "";
       match int_of_string_opt n with
       | Some n when n >= 0 -> (
-          match System.inherited_fd n with
+          match Inherited.fd n with
           | fd ->
               Unix.set_close_on_exec fd;
               Ok (Some fd)

@@ -1,0 +1,1 @@
+external fd : int -> Unix.file_descr = "braid_inherited_fd"

@@ -1,0 +1,7 @@
+(** Descriptors passed by the parent process (systemd's socket activation, a
+    binary upgrade's predecessor). *)
+
+val fd : int -> Unix.file_descr
+(** [fd n] is the descriptor number [n], open in this process since it started
+    (passed by the parent). Raises [Unix.Unix_error (EBADF, _, _)] if [n] is not
+    open. *)
