@@ -136,7 +136,7 @@ let write_stream (c : Conn.t) (req : Request.t) ~time f ~chunked =
   let open_ = ref true in
   let check () =
     if not !open_ then
-      invalid_arg "Braid_server.Response.Writer: the stream is over"
+      invalid_arg "Braid_web.Response.Writer: the stream is over"
   in
   let write buf off len =
     check ();

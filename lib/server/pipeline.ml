@@ -39,7 +39,7 @@ let refused_upgrade (c : Conn.t) (req : Request.t) ~time why =
        {
          time;
          request = req;
-         exn = Invalid_argument ("Braid_server.Response.upgrade: " ^ why);
+         exn = Invalid_argument ("Braid_web.Response.upgrade: " ^ why);
          backtrace = Printexc.get_callstack 0;
        });
   Dispatch.error_page c (Some req) (Response.error 500 "")

@@ -5,7 +5,7 @@
 
     {[
       let hi request =
-        Braid_server.Response.string
+        Braid_web.Response.string
           ("hello " ^ Option.get (Braid_server.Handler.param request "name"))
       in
       let app = Braid_server.Router.(empty |> get "/hi/:name" hi) in

@@ -73,7 +73,7 @@ let is_domain_char = function
   | _ -> false
 
 let invalid fmt =
-  Printf.ksprintf (fun s -> invalid_arg ("Braid_server.Cookie: " ^ s)) fmt
+  Printf.ksprintf (fun s -> invalid_arg ("Braid_web.Cookie: " ^ s)) fmt
 
 let set_cookie ?max_age ?expires ?path ?domain ?(secure = false)
     ?(http_only = false) ?same_site name value =

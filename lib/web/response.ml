@@ -29,18 +29,18 @@ type t = { status : int; headers : (string * string) list; body : body }
 let check_status status =
   if not (Braid_http.Status.is_valid status) then
     invalid_arg
-      (Printf.sprintf "Braid_server.Response: status %d is not in 100-599"
+      (Printf.sprintf "Braid_web.Response: status %d is not in 100-599"
          status)
 
 let check_field (name, value) =
   if not (Braid_http.Headers.is_name name) then
     invalid_arg
-      (Printf.sprintf "Braid_server.Response: %S is not a field name (a token)"
+      (Printf.sprintf "Braid_web.Response: %S is not a field name (a token)"
          name);
   if not (Braid_http.Headers.is_value value) then
     invalid_arg
       (Printf.sprintf
-         "Braid_server.Response: the value of %s holds CR, LF, NUL or another \
+         "Braid_web.Response: the value of %s holds CR, LF, NUL or another \
           control character: %S"
          name value)
 
@@ -53,11 +53,11 @@ let check_body status body =
   | Upgrade _ when status <> 101 ->
       invalid_arg
         (Printf.sprintf
-           "Braid_server.Response: an upgrade must have status 101, not %d"
+           "Braid_web.Response: an upgrade must have status 101, not %d"
            status)
   | (Empty | String _ | Stream _ | File _) when status = 101 ->
       invalid_arg
-        "Braid_server.Response: status 101 is only for Response.upgrade"
+        "Braid_web.Response: status 101 is only for Response.upgrade"
   | _ -> ()
 
 (* A protocol of an [Upgrade] field: a token, or token "/" token (RFC 9110
@@ -129,7 +129,7 @@ let redirect ?(status = 301) location =
 let upgrade ?(headers = []) ~protocol run =
   if not (is_protocol protocol) then
     invalid_arg
-      (Printf.sprintf "Braid_server.Response.upgrade: %S is not a protocol"
+      (Printf.sprintf "Braid_web.Response.upgrade: %S is not a protocol"
          protocol);
   check_fields headers;
   let headers =

@@ -43,7 +43,7 @@ let current () =
   try Effect.perform Current
   with Effect.Unhandled Current ->
     invalid_arg
-      "Braid_server.Services: no services here (call it inside Services.run, \
+      "Braid_web.Services: no services here (call it inside Services.run, \
        as a server's connections and their fibers are)"
 
 let log e = (current ()).log e

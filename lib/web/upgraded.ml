@@ -30,7 +30,7 @@ let make ?peer ?(buffered = "") ?(shutting_down = fun () -> false) ~read ~write
 
 let check_valid t name =
   if t.finished then
-    invalid_arg ("Braid_server.Upgraded." ^ name ^ ": the upgrade has ended")
+    invalid_arg ("Braid_web.Upgraded." ^ name ^ ": the upgrade has ended")
 
 let buffered t = String.length t.pending - t.pending_pos
 let peer t = t.peer
@@ -48,9 +48,9 @@ let note_failure t = function
 let read t buf off len =
   check_valid t "read";
   if off < 0 || len < 0 || off > Bytes.length buf - len then
-    invalid_arg "Braid_server.Upgraded.read";
+    invalid_arg "Braid_web.Upgraded.read";
   if t.reading then
-    invalid_arg "Braid_server.Upgraded.read: another fiber is reading";
+    invalid_arg "Braid_web.Upgraded.read: another fiber is reading";
   let available = buffered t in
   if len = 0 then 0
   else if available > 0 then (
@@ -77,9 +77,9 @@ let read t buf off len =
 let write_bytes t buf off len =
   check_valid t "write";
   if off < 0 || len < 0 || off > Bytes.length buf - len then
-    invalid_arg "Braid_server.Upgraded.write_bytes";
+    invalid_arg "Braid_web.Upgraded.write_bytes";
   if t.writing then
-    invalid_arg "Braid_server.Upgraded.write: another fiber is writing";
+    invalid_arg "Braid_web.Upgraded.write: another fiber is writing";
   if len > 0 then (
     t.writing <- true;
     match t.write_fn buf off len with

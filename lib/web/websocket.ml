@@ -48,7 +48,7 @@ type t = {
 
 let of_upgraded ?(limits = default_limits) ?protocol up =
   if limits.max_frame < 125 || limits.max_message < 1 then
-    invalid_arg "Braid_server.Websocket: limits too small";
+    invalid_arg "Braid_web.Websocket: limits too small";
   {
     up;
     limits;
@@ -78,7 +78,7 @@ let peer t = Upgraded.peer t.up
 let check_domain t name =
   if not (Domain.self () == t.domain) then
     invalid_arg
-      ("Braid_server.Websocket." ^ name
+      ("Braid_web.Websocket." ^ name
      ^ ": called from another domain than the connection's")
 
 (* Once aborted, only the close frame {!receive} sends may go out. *)
@@ -129,14 +129,14 @@ let send_frame t opcode payload =
 let check_size t name len =
   if len > t.limits.max_message then
     invalid_arg
-      (Printf.sprintf "Braid_server.Websocket.%s: %d bytes, more than %d" name
+      (Printf.sprintf "Braid_web.Websocket.%s: %d bytes, more than %d" name
          len t.limits.max_message)
 
 let send_text t s =
   check_domain t "send_text";
   check_size t "send_text" (String.length s);
   if not (Utf8.is_valid s) then
-    invalid_arg "Braid_server.Websocket.send_text: not UTF-8";
+    invalid_arg "Braid_web.Websocket.send_text: not UTF-8";
   send_frame t Text s
 
 let send_binary t s =
@@ -147,7 +147,7 @@ let send_binary t s =
 let ping ?(payload = "") t =
   check_domain t "ping";
   if String.length payload > 125 then
-    invalid_arg "Braid_server.Websocket.ping: more than 125 bytes";
+    invalid_arg "Braid_web.Websocket.ping: more than 125 bytes";
   send_frame t Ping payload
 
 let close_payload code reason =
@@ -162,10 +162,10 @@ let send_close t payload =
 
 let check_close name code reason =
   if not (valid_code code) then
-    invalid_arg (Printf.sprintf "Braid_server.Websocket.%s: code %d" name code);
+    invalid_arg (Printf.sprintf "Braid_web.Websocket.%s: code %d" name code);
   if String.length reason > 123 || not (Utf8.is_valid reason) then
     invalid_arg
-      ("Braid_server.Websocket." ^ name
+      ("Braid_web.Websocket." ^ name
      ^ ": the reason is longer than 123 bytes or not UTF-8")
 
 let close ?(code = 1000) ?(reason = "") t =
@@ -364,7 +364,7 @@ let aborted_close t (code, reason) =
 (* [next_message] in a scope published in [reading], as [send_frame]'s. *)
 let receive t =
   if t.receiving then
-    invalid_arg "Braid_server.Websocket.receive: another fiber is receiving";
+    invalid_arg "Braid_web.Websocket.receive: another fiber is receiving";
   t.receiving <- true;
   Fun.protect
     ~finally:(fun () ->
@@ -437,7 +437,7 @@ let accept ?limits ?(protocols = fun _ -> None) ?(headers = [])
       | Some p when not (List.mem p offered) ->
           invalid_arg
             (Printf.sprintf
-               "Braid_server.Websocket.accept: %S is not among the offered \
+               "Braid_web.Websocket.accept: %S is not among the offered \
                 subprotocols"
                p)
       | _ -> ());
