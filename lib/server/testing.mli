@@ -6,9 +6,9 @@
     {[
       let hi request =
         Braid_web.Response.string
-          ("hello " ^ Option.get (Braid_server.Handler.param request "name"))
+          ("hello " ^ Option.get (Braid_web.Handler.param request "name"))
       in
-      let app = Braid_server.Router.(empty |> get "/hi/:name" hi) in
+      let app = Braid_web.Router.(empty |> get "/hi/:name" hi) in
       let r = Braid_server.Testing.call app "/hi/ada" in
       assert (r.status = 200 && r.body = "hello ada")
     ]}

@@ -48,11 +48,11 @@ val bad_request : Braid_http.Parse_error.t -> Response.t
     [Json], [Form]) answer [(value, Response.t) result], the error being the
     [4xx] the client deserves.
     {[
-      open Braid_server.Handler.Syntax
+      open Braid_web.Handler.Syntax
 
       let hello r =
-        let* name = Braid_server.Query.get r "name" in
-        Braid_server.Response.string (Option.value name ~default:"world")
+        let* name = Braid_web.Query.get r "name" in
+        Braid_web.Response.string (Option.value name ~default:"world")
     ]} *)
 module Syntax : sig
   val ( let* ) : ('a, Response.t) result -> ('a -> Response.t) -> Response.t
