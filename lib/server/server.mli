@@ -103,7 +103,7 @@ val run :
     port the kernel chose for port 0) once the first loop listens.
 
     With [listening], a socket already bound and listening (passed by systemd,
-    see [Braid_cli.Systemd.listeners]), the server accepts on it instead of
+    as the braid command receives them), the server accepts on it instead of
     binding [config.listen]: each loop accepts on a duplicate of it, closed when
     the loop ends; [listening] itself stays open, the caller's. [tls_listening]
     is the same for HTTPS ([config.tls]; ignored without it).

@@ -29,8 +29,7 @@ type t = { status : int; headers : (string * string) list; body : body }
 let check_status status =
   if not (Braid_http.Status.is_valid status) then
     invalid_arg
-      (Printf.sprintf "Braid_web.Response: status %d is not in 100-599"
-         status)
+      (Printf.sprintf "Braid_web.Response: status %d is not in 100-599" status)
 
 let check_field (name, value) =
   if not (Braid_http.Headers.is_name name) then
@@ -53,11 +52,9 @@ let check_body status body =
   | Upgrade _ when status <> 101 ->
       invalid_arg
         (Printf.sprintf
-           "Braid_web.Response: an upgrade must have status 101, not %d"
-           status)
+           "Braid_web.Response: an upgrade must have status 101, not %d" status)
   | (Empty | String _ | Stream _ | File _) when status = 101 ->
-      invalid_arg
-        "Braid_web.Response: status 101 is only for Response.upgrade"
+      invalid_arg "Braid_web.Response: status 101 is only for Response.upgrade"
   | _ -> ()
 
 (* A protocol of an [Upgrade] field: a token, or token "/" token (RFC 9110

@@ -43,8 +43,8 @@ let current () =
   try Effect.perform Current
   with Effect.Unhandled Current ->
     invalid_arg
-      "Braid_web.Services: no services here (call it inside Services.run, \
-       as a server's connections and their fibers are)"
+      "Braid_web.Services: no services here (call it inside Services.run, as a \
+       server's connections and their fibers are)"
 
 let log e = (current ()).log e
 let now () = (current ()).now ()

@@ -129,8 +129,8 @@ let send_frame t opcode payload =
 let check_size t name len =
   if len > t.limits.max_message then
     invalid_arg
-      (Printf.sprintf "Braid_web.Websocket.%s: %d bytes, more than %d" name
-         len t.limits.max_message)
+      (Printf.sprintf "Braid_web.Websocket.%s: %d bytes, more than %d" name len
+         t.limits.max_message)
 
 let send_text t s =
   check_domain t "send_text";
