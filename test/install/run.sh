@@ -27,7 +27,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/braid-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-say() { printf 'install-test: %s\n' "$*"; }
+start=$(date +%s)
+say() { printf 'install-test: [%3ss] %s\n' "$(($(date +%s) - start))" "$*"; }
 # Runs a command; prints its output only if it fails.
 quietly() {
   "$@" >"$tmp/log" 2>&1 || {
