@@ -1,6 +1,6 @@
 # Braid: the two set-up commands are `make setup` and `make test`.
 
-.PHONY: all setup build test cluster-test run bench bench-quick fmt clean
+.PHONY: all setup build test install-test cluster-test run bench bench-quick fmt clean
 
 all: build
 
@@ -17,7 +17,14 @@ test:
 	dune build @fmt
 	./scripts/check-docs.sh
 	dune test
+	./test/install/run.sh
 	./examples/cluster/rolling-restart.sh
+
+# Every package built alone against what it declares and installed; the
+# guide's hello-world and examples/webapp built outside the repository
+# against the installed packages (about 40 s; part of `make test`).
+install-test:
+	./test/install/run.sh
 
 # Three braid serve behind haproxy, restarted one by one under wrk: no
 # failed request (about 10 s; part of `make test`).
