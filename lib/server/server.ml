@@ -286,6 +286,72 @@ module Private = struct
     create_server ~direct_calls:true ~settings config
 end
 
+(* {1 Signals} *)
+
+(* A fiber that watches [signals] and hands each to [f]; [ready] is filled
+   once it is subscribed, so that no signal goes unseen once [on_listen]
+   has said the server serves. *)
+let watching signals f ~ready () =
+  Switch.run @@ fun sw ->
+  let subscription = Signal.subscribe ~sw signals in
+  Promise.fill ready ();
+  f (fun () -> ignore (Signal.wait subscription))
+
+let run_with_signals ?(shutdown_timeout = 10.) ?(on_terminate = ignore)
+    ?on_reload ?hand_over ?logger ?(on_listen = ignore) ?background ?listening
+    ?tls_listening t =
+  let watchers = ref [] in
+  let watch signals f =
+    let ready = Promise.create () in
+    watchers := (ready, watching signals f ~ready) :: !watchers
+  in
+  (* SIGTERM or SIGINT: a graceful shutdown; a second one: stop at once. *)
+  watch [ Sys.sigterm; Sys.sigint ] (fun next ->
+      next ();
+      on_terminate ();
+      shutdown t ~deadline:shutdown_timeout;
+      next ();
+      stop t);
+  Option.iter
+    (fun reload ->
+      watch [ Sys.sighup ] (fun next ->
+          while true do
+            next ();
+            reload ()
+          done))
+    on_reload;
+  (* Until a successor serves: then this server drains as for SIGTERM. *)
+  Option.iter
+    (fun hand_over ->
+      watch [ Sys.sigusr2 ] (fun next ->
+          let rec wait () =
+            next ();
+            if hand_over () then shutdown t ~deadline:shutdown_timeout
+            else wait ()
+          in
+          wait ()))
+    hand_over;
+  let watchers = List.rev !watchers in
+  (* Beside the server, in its first loop, under one switch. Order at
+     shutdown: the signal fiber starts the drain; the server closes its
+     listeners and waits for the connections of every loop (up to the
+     deadline); only then are these fibers cancelled, so the logger still
+     sees the last requests and flushes when cancelled. *)
+  let fibers =
+    List.map snd watchers
+    @ Option.to_list (Option.map (fun w () -> Log_writer.run w) logger)
+    @ Option.to_list background
+  in
+  let background () =
+    Switch.run @@ fun sw ->
+    List.iter (fun f -> ignore (Fiber.fork ~sw f)) fibers
+  in
+  let on_listen address =
+    List.iter (fun (ready, _) -> Promise.await ready) watchers;
+    on_listen address
+  in
+  run ~on_listen ~background ?listening ?tls_listening t
+
 (* {1 Library mode} *)
 
 let serve ?(config = Config.default) ?(log_level = Log_event.Info)
@@ -308,34 +374,12 @@ let serve ?(config = Config.default) ?(log_level = Log_event.Info)
   match create ~settings config with
   | Error _ as e -> e
   | Ok server -> (
-      let ready = Braid_sync.Promise.create () in
-      (* SIGTERM or SIGINT: a graceful shutdown; a second one: stop at once. *)
-      let on_signals () =
-        Braid_io.Switch.run @@ fun sw ->
-        let signals =
-          Braid_io.Signal.subscribe ~sw [ Sys.sigterm; Sys.sigint ]
-        in
-        Braid_sync.Promise.fill ready ();
-        ignore (Braid_io.Signal.wait signals);
-        Log.info "shutting down (a second signal stops at once)";
-        shutdown server ~deadline:shutdown_timeout;
-        ignore (Braid_io.Signal.wait signals);
-        stop server
-      in
-      let fibers =
-        on_signals
-        :: (fun () -> Log_writer.run writer)
-        :: Option.to_list background
-      in
-      let background () =
-        Braid_io.Switch.run @@ fun sw ->
-        List.iter (fun f -> ignore (Braid_io.Fiber.fork ~sw f)) fibers
-      in
-      let on_listen address =
-        Braid_sync.Promise.await ready;
-        Option.iter (fun f -> f address) on_listen
-      in
-      match run ~on_listen ~background server with
+      match
+        run_with_signals ~shutdown_timeout
+          ~on_terminate:(fun () ->
+            Log.info "shutting down (a second signal stops at once)")
+          ~logger:writer ?on_listen ?background server
+      with
       | () -> Ok ()
-      | exception Braid_io.Net.Error { op; error } ->
+      | exception Net.Error { op; error } ->
           Error (Printf.sprintf "%s: %s" op (Unix.error_message error)))
