@@ -4,7 +4,7 @@ module Promise = Braid_sync.Promise
 
 type serve = Config.t -> Net.socket -> Unix.sockaddr -> unit
 
-type server = {
+type shared = {
   admission : Admission.t;
   config : Config.t Atomic.t;
   metrics : Metrics.t option;

@@ -10,7 +10,7 @@ type serve = Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
     the connection holds (the context's [ended], {!Admission.ended}) when the
     connection ends, maybe from another fiber. *)
 
-type server = {
+type shared = {
   admission : Admission.t;
   config : Config.t Atomic.t;  (** Read at each accept. *)
   metrics : Metrics.t option;  (** Counts the connections accepted. *)
@@ -22,21 +22,25 @@ type server = {
 }
 (** What the loops of one server share. *)
 
+val stop : shared -> unit
+(** [stop shared] fills [shared.stopped] (once; later calls do nothing). Any
+    domain. *)
+
 val serve_connections :
-  server ->
+  shared ->
   sw:Braid_io.Switch.t ->
   (Braid_io.Net.socket * serve) list ->
   Connection.context ->
   unit
-(** [serve_connections server ~sw listeners context] accepts on each listener
+(** [serve_connections shared ~sw listeners context] accepts on each listener
     and serves each connection with the listener's [serve], in a fiber of its
     own on a switch of this loop's connections, beside the context's sweeper and
     unparker; a connection's failure is logged, never raised. It returns once
-    the connections have all ended: after [server.drain] is filled, when it
+    the connections have all ended: after [shared.drain] is filled, when it
     stops accepting, closes the listeners, lets idle connections send one last
     request for {!Control.drain_grace} (at most the deadline) and then closes
-    them, and cancels the others at the deadline (filling [server.stopped]); or
-    at once after [server.stopped] is filled, the connections cancelled. Parked
+    them, and cancels the others at the deadline (filling [shared.stopped]); or
+    at once after [shared.stopped] is filled, the connections cancelled. Parked
     connections are closed on the way out. Its watchers (forked on [sw]) are
     cancelled before it returns.
 

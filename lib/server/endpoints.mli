@@ -39,8 +39,8 @@ val find : t -> Braid_http.Method.t -> string -> Router.found option
     [metrics] with the open and idle connections, whether the server drains, the
     fibers of the answering loop, the spool budget's gauges and the process
     gauges (GC, the blocking pool); others [403]. The health endpoint answers
-    [200 ok] until the server drains, then [503]. Never blocks, no effect
-    performed but the handler's (none). *)
+    [200 ok] until the server drains, then [503]. [find] and the handlers it
+    returns never block and perform no effect. *)
 
 val in_front :
   t ->

@@ -15,7 +15,7 @@ type t = {
   tls_context : Braid_tls.Server_context.t option Atomic.t;
       (** The certificates new TLS connections get: replaced by [set_config]. *)
   draining : bool Atomic.t;
-  loops : Accept_loop.server;
+  loops : Accept_loop.shared;
       (** What the loops share: admission, the configuration, and the promises
           [stop] and [shutdown] fill. *)
   endpoints : Endpoints.t;
@@ -125,7 +125,7 @@ let https_address t =
   | Some address, Some (Ok port) -> Some (with_port address port)
   | _ -> None
 
-let stop t = ignore (Promise.try_fill t.loops.stopped (Ok ()))
+let stop t = Accept_loop.stop t.loops
 
 (* Each loop learns of the shutdown at once (it awaits [drain]) and counts
    the deadline from then on its services' clock. *)
