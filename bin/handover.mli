@@ -1,8 +1,10 @@
-(** Binary upgrade without a refused connection, nginx's way: the running server
-    starts a new copy of its executable and hands it the listening socket; once
-    the new process says it serves, the old one stops accepting and drains.
-    Connections that arrive meanwhile wait in the socket's accept queue, which
-    both processes share, so none is refused.
+(** The hand-over of the listening sockets to a new binary (what the log lines,
+    the manual and nginx call a binary upgrade; "upgrade" alone is HTTP's
+    [Upgrade] in this code), without a refused connection, nginx's way: the
+    running server starts a new copy of its executable and hands it the
+    listening socket; once the new process says it serves, the old one stops
+    accepting and drains. Connections that arrive meanwhile wait in the socket's
+    accept queue, which both processes share, so none is refused.
 
     The protocol is Braid's own (systemd's [LISTEN_PID] must name the child,
     which [posix_spawn] cannot know in advance): the child finds the socket's

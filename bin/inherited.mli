@@ -1,5 +1,5 @@
 (** Descriptors passed by the parent process (systemd's socket activation, a
-    binary upgrade's predecessor). *)
+    predecessor that handed its sockets over, {!Handover}). *)
 
 val fd : int -> Unix.file_descr
 (** [fd n] is the descriptor number [n], open in this process since it started

@@ -7,7 +7,7 @@ open Braid_server
 open Braid_web
 open Braid_cli
 
-(* {1 Signals and background fibers} *)
+(* {1 What the command adds to the server's signals} *)
 
 (* systemd's state notifications are advisory: one that cannot be sent is
    reported on stderr and the server goes on. *)
@@ -16,9 +16,6 @@ let notify state =
   | Ok () -> ()
   | Error msg -> prerr_endline ("braid: warning: " ^ msg)
 
-(* SIGTERM or SIGINT: a graceful shutdown; a second one: stop at once.
-   [ready] is filled once subscribed, so no signal goes unseen after the
-   "serving" line. *)
 (* The listening socket [braid serve] holds besides the loops' copies: closed
    when listening stops, so that the socket closes with the loops' copies
    (new connections are then refused) unless a successor holds one. *)
@@ -29,31 +26,16 @@ type listening = {
 }
 
 let stop_listening l =
-  (* Once: an upgrade and a SIGTERM during its drain both stop listening, and
-     a second close could hit a descriptor that reused the number. *)
+  (* Once: a hand-over and a SIGTERM during its drain both stop listening,
+     and a second close could hit a descriptor that reused the number. *)
   if not (Atomic.exchange l.closed true) then (
     Unix.close l.plain;
     Option.iter Unix.close l.tls)
 
-let on_termination server ~listening ~deadline ~ready () =
-  Braid_io.Switch.run @@ fun sw ->
-  let signals = Braid_io.Signal.subscribe ~sw [ Sys.sigterm; Sys.sigint ] in
-  Braid_sync.Promise.fill ready ();
-  ignore (Braid_io.Signal.wait signals);
+(* SIGTERM or SIGINT, before the server drains. *)
+let on_terminate ~listening () =
   notify "STOPPING=1";
-  stop_listening listening;
-  Server.shutdown server ~deadline;
-  ignore (Braid_io.Signal.wait signals);
-  Server.stop server
-
-(* The fibers that run beside the server, in its first loop, under one
-   switch. Order at shutdown: the signal fiber starts the drain; the server
-   closes its listeners and waits for the connections of every loop (up to
-   the deadline); only then are these fibers cancelled, so one that writes
-   logs still sees the last requests and may flush when cancelled. *)
-let background fibers () =
-  Braid_io.Switch.run @@ fun sw ->
-  List.iter (fun f -> ignore (Braid_io.Fiber.fork ~sw f)) fibers
+  stop_listening listening
 
 (* "HOST:PORT", an IPv6 address in brackets. *)
 let address_to_string = function
@@ -69,10 +51,7 @@ let address_to_string = function
    connections in progress keep theirs, and a file that does not load or
    check leaves the current one in force. What cannot change live (the
    address, the number of loops) is reported. Outcomes are always logged. *)
-let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
-  Braid_io.Switch.run @@ fun sw ->
-  let signals = Braid_io.Signal.subscribe ~sw [ Sys.sighup ] in
-  Braid_sync.Promise.fill ready ();
+let on_reload server writer ~defaults ~file ~flags ~activated () =
   let log text = Log_writer.error writer ~time:(Services.now ()) text in
   let reload path =
     let ( let* ) = Result.bind in
@@ -87,88 +66,79 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~ready () =
     let* () = Server.set_config server config in
     Ok (config, running)
   in
-  while true do
-    ignore (Braid_io.Signal.wait signals);
-    match (file, (Server.config server).tls) with
-    | None, None ->
-        log "warning: SIGHUP: no configuration file to re-read (--config)"
-    | path, _ -> (
-        (* Without a file, the certificates are what SIGHUP re-reads. *)
-        let source = Option.value path ~default:"the command line" in
-        notify "RELOADING=1";
-        Fun.protect ~finally:(fun () -> notify "READY=1") @@ fun () ->
-        let outcome = reload path in
-        Option.iter
-          (fun m -> Metrics.reloaded m ~ok:(Result.is_ok outcome))
-          (Server.metrics server);
-        match outcome with
-        | Error msg ->
+  match (file, (Server.config server).tls) with
+  | None, None ->
+      log "warning: SIGHUP: no configuration file to re-read (--config)"
+  | path, _ -> (
+      (* Without a file, the certificates are what SIGHUP re-reads. *)
+      let source = Option.value path ~default:"the command line" in
+      notify "RELOADING=1";
+      Fun.protect ~finally:(fun () -> notify "READY=1") @@ fun () ->
+      let outcome = reload path in
+      Option.iter
+        (fun m -> Metrics.reloaded m ~ok:(Result.is_ok outcome))
+        (Server.metrics server);
+      match outcome with
+      | Error msg ->
+          log
+            ("error: reload rejected, the configuration in force stays: " ^ msg)
+      | Ok ((config : Config.t), running) ->
+          Log_writer.set_paths writer ~access:config.access_log
+            ~error:config.error_log;
+          if config.listen <> running.listen && not activated then
             log
-              ("error: reload rejected, the configuration in force stays: "
-             ^ msg)
-        | Ok ((config : Config.t), running) ->
-            Log_writer.set_paths writer ~access:config.access_log
-              ~error:config.error_log;
-            if config.listen <> running.listen && not activated then
+              (Printf.sprintf
+                 ("warning: %s: Listen %s needs a restart; "
+                ^^ "still listening on the old address")
+                 source
+                 (address_to_string config.listen));
+          (match (config.tls, running.tls) with
+          | Some tls, Some was when tls.address <> was.address ->
               log
                 (Printf.sprintf
-                   ("warning: %s: Listen %s needs a restart; "
-                  ^^ "still listening on the old address")
+                   ("warning: %s: TlsListen %s needs a restart; "
+                  ^^ "still serving HTTPS on the old address")
                    source
-                   (address_to_string config.listen));
-            (match (config.tls, running.tls) with
-            | Some tls, Some was when tls.address <> was.address ->
-                log
-                  (Printf.sprintf
-                     ("warning: %s: TlsListen %s needs a restart; "
-                    ^^ "still serving HTTPS on the old address")
-                     source
-                     (address_to_string tls.address))
-            | Some _, None ->
-                log
-                  (Printf.sprintf
-                     "warning: %s: HTTPS needs a restart to be turned on" source)
-            | None, Some _ ->
-                log
-                  (Printf.sprintf
-                     "warning: %s: HTTPS needs a restart to be turned off; \
-                      still serving it with the certificates in force"
-                     source)
-            | _ -> ());
-            if config.domains <> running.domains then
+                   (address_to_string tls.address))
+          | Some _, None ->
               log
-                (Printf.sprintf "warning: %s: Domains %d needs a restart" source
-                   config.domains);
-            log ("info: configuration reloaded from " ^ source))
-  done
+                (Printf.sprintf
+                   "warning: %s: HTTPS needs a restart to be turned on" source)
+          | None, Some _ ->
+              log
+                (Printf.sprintf
+                   "warning: %s: HTTPS needs a restart to be turned off; still \
+                    serving it with the certificates in force"
+                   source)
+          | _ -> ());
+          if config.domains <> running.domains then
+            log
+              (Printf.sprintf "warning: %s: Domains %d needs a restart" source
+                 config.domains);
+          log ("info: configuration reloaded from " ^ source))
 
-(* SIGUSR2: a binary upgrade. A new copy of the executable (the file on disk
-   now: the new version) gets the listening socket; once it serves, this
-   process stops accepting and drains as for SIGTERM. If it fails to start,
-   this one goes on serving and says why. *)
-let on_upgrade server writer ~listening ~deadline ~ready () =
-  Braid_io.Switch.run @@ fun sw ->
-  let signals = Braid_io.Signal.subscribe ~sw [ Sys.sigusr2 ] in
-  Braid_sync.Promise.fill ready ();
+(* SIGUSR2: the hand-over to a new binary (what the log lines and the
+   manual call a binary upgrade). A new copy of the executable (the file on
+   disk now: the new version) gets the listening sockets; once it serves,
+   this process stops listening, and the server drains as for SIGTERM
+   ([true]). If it fails to start, this one goes on serving and says why
+   ([false]). *)
+let hand_over writer ~listening () =
   let log text = Log_writer.error writer ~time:(Services.now ()) text in
-  let rec wait () =
-    ignore (Braid_io.Signal.wait signals);
-    log ("info: upgrade: starting " ^ Sys.executable_name);
-    match
-      Handover.start_successor ~listening:listening.plain
-        ?tls_listening:listening.tls Sys.executable_name Sys.argv
-    with
-    | Ok pid ->
-        Printf.printf "braid: upgraded: process %d serves; draining\n%!" pid;
-        log (Printf.sprintf "info: upgrade: process %d serves; draining" pid);
-        notify (Printf.sprintf "MAINPID=%d" pid);
-        stop_listening listening;
-        Server.shutdown server ~deadline
-    | Error why ->
-        log ("error: upgrade failed, still serving: " ^ why);
-        wait ()
-  in
-  wait ()
+  log ("info: upgrade: starting " ^ Sys.executable_name);
+  match
+    Handover.start_successor ~listening:listening.plain
+      ?tls_listening:listening.tls Sys.executable_name Sys.argv
+  with
+  | Ok pid ->
+      Printf.printf "braid: upgraded: process %d serves; draining\n%!" pid;
+      log (Printf.sprintf "info: upgrade: process %d serves; draining" pid);
+      notify (Printf.sprintf "MAINPID=%d" pid);
+      stop_listening listening;
+      true
+  | Error why ->
+      log ("error: upgrade failed, still serving: " ^ why);
+      false
 
 (* {1 braid serve} *)
 
@@ -198,7 +168,7 @@ let serve flags config_file demo log_level shutdown_timeout =
     let* listening =
       match passed with
       | [] -> (
-          (* Handed over by a predecessor (binary upgrade), else bound here:
+          (* Handed over by a predecessor ({!Handover}), else bound here:
              one socket, which every loop accepts on and SIGUSR2 can hand
              over in turn. *)
           let* inherited = Handover.inherited () in
@@ -281,24 +251,7 @@ let serve flags config_file demo log_level shutdown_timeout =
         match Server.create ~settings config with
         | Error msg -> `Error (false, msg)
         | Ok server -> (
-            let ready = Braid_sync.Promise.create () in
-            let reload_ready = Braid_sync.Promise.create () in
-            let upgrade_ready = Braid_sync.Promise.create () in
-            let fibers =
-              [
-                on_termination server ~listening ~deadline:shutdown_timeout
-                  ~ready;
-                (fun () -> Log_writer.run writer);
-                on_reload server writer ~defaults ~file:config_file ~flags
-                  ~activated:passed ~ready:reload_ready;
-                on_upgrade server writer ~listening ~deadline:shutdown_timeout
-                  ~ready:upgrade_ready;
-              ]
-            in
             let on_listen address =
-              Braid_sync.Promise.await ready;
-              Braid_sync.Promise.await reload_ready;
-              Braid_sync.Promise.await upgrade_ready;
               Printf.printf
                 "braid: serving http://%s/%s%s with %d loop%s, up to %d \
                  connections\n\
@@ -320,8 +273,17 @@ let serve flags config_file demo log_level shutdown_timeout =
               Handover.ready ()
             in
             match
-              Server.run ~on_listen ~background:(background fibers)
-                ~listening:listening.plain ?tls_listening:listening.tls server
+              (* The signals and the logger as [Server.serve] has them; what
+                 is the command's own: systemd's notifications, the
+                 configuration file, the hand-over to a new binary. *)
+              Server.run_with_signals ~shutdown_timeout
+                ~on_terminate:(on_terminate ~listening)
+                ~on_reload:
+                  (on_reload server writer ~defaults ~file:config_file ~flags
+                     ~activated:passed)
+                ~hand_over:(hand_over writer ~listening)
+                ~logger:writer ~on_listen ~listening:listening.plain
+                ?tls_listening:listening.tls server
             with
             | () -> `Ok ()
             | exception Braid_io.Net.Error { op; error } ->

@@ -5,9 +5,9 @@
     [systemd-socket-activate], or any parent following the protocol) opens the
     listening sockets, starts the server with them as descriptors 3, 4, ... and
     says so in [LISTEN_PID], [LISTEN_FDS] and [LISTEN_FDNAMES]. The server then
-    never binds: a restart or an upgrade leaves the sockets open, and
-    connections arriving meanwhile wait in their backlog instead of being
-    refused.
+    never binds: a restart or a hand-over to a new binary leaves the sockets
+    open, and connections arriving meanwhile wait in their backlog instead of
+    being refused.
 
     {b Notifications} ([sd_notify(3)]): with [Type=notify], systemd waits for
     [READY=1] before it counts the service as started, and shows [RELOADING=1]

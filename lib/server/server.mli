@@ -146,6 +146,41 @@ val connections : t -> int
 (** The number of connections open now, over all loops (an accept in progress
     counts as one). For tests and monitoring. *)
 
+(** {1 Signals} *)
+
+val run_with_signals :
+  ?shutdown_timeout:float ->
+  ?on_terminate:(unit -> unit) ->
+  ?on_reload:(unit -> unit) ->
+  ?hand_over:(unit -> bool) ->
+  ?logger:Log_writer.t ->
+  ?on_listen:(Unix.sockaddr -> unit) ->
+  ?background:(unit -> unit) ->
+  ?listening:Unix.file_descr ->
+  ?tls_listening:Unix.file_descr ->
+  t ->
+  unit
+(** [run_with_signals t] is {!run} with the process's signals wired to the
+    server's lifecycle, as {!serve} and [braid serve] run it:
+    - SIGTERM or SIGINT: [on_terminate ()] (default: nothing), then {!shutdown}
+      with [shutdown_timeout] (default 10 s); a second one: {!stop}.
+    - SIGHUP, only with [on_reload]: [on_reload ()], at each signal (otherwise
+      SIGHUP keeps its disposition).
+    - SIGUSR2, only with [hand_over]: [hand_over ()], at each signal until it
+      returns [true] (a successor process serves now): then {!shutdown} as for
+      SIGTERM. It returns [false] when the hand-over failed and this server goes
+      on serving.
+
+    Each callback runs in a fiber of the first loop, with the services in force,
+    and may block it. The watching fibers, [logger]'s writer ({!Log_writer.run})
+    and [background] run beside the server as {!run}'s [background] does: forked
+    before [on_listen] is called, cancelled after the last connection of every
+    loop has ended, so the logger still writes the draining connections' events.
+    [on_listen] is called once every signal is watched: a signal sent after it
+    is not missed. [listening] and [tls_listening] are {!run}'s.
+
+    Blocks the calling domain as {!run}, and raises as it does. *)
+
 (** {1 Library mode} *)
 
 val serve :
@@ -159,7 +194,8 @@ val serve :
 (** [serve router] serves [router] as [braid serve] serves its routes, until the
     process gets SIGTERM or SIGINT: then it shuts down gracefully ({!shutdown}
     with [shutdown_timeout], default 10 s), and a second signal stops it at once
-    ({!stop}); [serve] then returns [Ok ()].
+    ({!stop}); [serve] then returns [Ok ()]. It runs the server with
+    {!run_with_signals}, logging the first signal at [Info].
 
     [config] (default {!Config.default}: 127.0.0.1:8080) gives the address, the
     document root and the limits. Messages up to [log_level] (default [Info]) go
