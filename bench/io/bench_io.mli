@@ -1,4 +1,4 @@
-(** Benchmarks of [braid.io], each next to an Lwt_unix peer in the same run.
+(** Benchmarks of [braid_io], each next to an Lwt_unix peer in the same run.
 
     Servers and timer workloads run in forked child processes, so that each peer
     starts from a fresh heap and the parent can read their CPU time. *)

@@ -1,4 +1,4 @@
-(** Benchmarks of [braid.lwt]. *)
+(** Benchmarks of [braid_lwt]. *)
 
 val experiment : Bench_harness.experiment
 (** [lwt-bridge]: nanoseconds per round trip Lwt thread -> Braid fiber -> Lwt

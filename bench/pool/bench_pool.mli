@@ -1,4 +1,4 @@
-(** Benchmarks of [braid.pool]. *)
+(** Benchmarks of [braid_pool]. *)
 
 val fib : Bench_harness.experiment
 (** [fib]: recursive fib 32, with subtasks down to a sequential cutoff of 20, on

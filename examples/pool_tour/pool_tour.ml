@@ -1,4 +1,4 @@
-(* A tour of braid.pool: CPU work on a work-stealing pool, awaited from
+(* A tour of braid_pool: CPU work on a work-stealing pool, awaited from
    fibers of another scheduler without blocking them.
    Run with `dune exec examples/pool_tour/pool_tour.exe`. *)
 

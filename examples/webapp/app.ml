@@ -1,4 +1,4 @@
-(* A small web application on braid.server: pages, a JSON API with a
+(* A small web application on braid_web and braid_server: pages, a JSON API with a
    cookie session, forms, query parameters, pool work, a streamed response,
    static files and a custom 404 page. docs/web-apps.md walks through it. *)
 

@@ -1,4 +1,4 @@
-(** Internal to [braid.http]: the line scanning shared by the request parser and
+(** Internal to [braid_http]: the line scanning shared by the request parser and
     the body reader. Not for users: its exceptions never escape the public
     functions of {!Request_parser} and {!Request_body}, which turn them into
     [Error] values. *)

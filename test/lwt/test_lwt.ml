@@ -719,7 +719,7 @@ let () =
   Test_support.Watchdog.start ~seconds:120. "test_lwt";
   let pool = Braid_pool.create ~domains:1 () in
   let case name f = Alcotest.test_case name `Quick (lwt f) in
-  Alcotest.run ~and_exit:false "braid.lwt"
+  Alcotest.run ~and_exit:false "braid_lwt"
     [
       ( "run",
         [

@@ -629,7 +629,7 @@ let stress_nested () =
 
 let () =
   Test_support.Watchdog.start ~seconds:120. "test_pool";
-  Alcotest.run "braid.pool"
+  Alcotest.run "braid_pool"
     [
       ( "submission",
         [
