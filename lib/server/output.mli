@@ -40,7 +40,6 @@ val add_string : t -> string -> unit
 val add_field : t -> string -> string -> unit
 (** [add_field t name value] appends ["name: value\r\n"]. *)
 
-val add_substring : t -> string -> int -> int -> unit
 val add_bytes : t -> bytes -> int -> int -> unit
 val add_char : t -> char -> unit
 
