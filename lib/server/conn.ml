@@ -17,7 +17,7 @@ type t = {
   out : Output.t;
   control : Control.t;
   services : Services.t;
-  await_input : (Control.t -> unit) option;
+  await_input : (unit -> unit) option;
   file_sender : (unit -> file_sender) option;
   mutable body : Body.t;
   mutable head_written : bool;

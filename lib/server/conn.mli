@@ -39,7 +39,7 @@ type t = {
           starts: the handlers above a connection's stack cannot change while it
           runs, so every request would get the same record. (Or the production
           record itself, in the benchmarks' direct-calls baseline.) *)
-  await_input : (Control.t -> unit) option;
+  await_input : (unit -> unit) option;
       (** Waits until the connection has bytes to read, without reading: the
           pipeline then waits for the next request holding no buffer. *)
   file_sender : (unit -> file_sender) option;

@@ -51,11 +51,7 @@ type context = {
       (** The services its TLS connections run under (those of the loop), looked
           up at the first: the pipeline would otherwise make that lookup, an
           effect, each time a parked one is woken. *)
-  mutable last_storage :
-    (Config.t
-    * [ `Bytes of bytes * bytes
-      | `Storage of Braid_http.Input.storage * Braid_http.Input.storage ])
-    option;
+  mutable last_storage : (Config.t * Pipeline.buffers) option;
       (** The buffers' storage for the configuration last asked for: a plain
           connection asks each time it leaves parking. *)
 }
@@ -484,29 +480,71 @@ let storage c (config : Config.t) =
   | Some (seen, storage) when seen == config -> storage
   | Some _ | None ->
       let storage =
-        `Storage
-          ( Buffer_pool.storage (pool c config.input_buffer),
-            Buffer_pool.storage (pool c config.output_buffer) )
+        {
+          Pipeline.input = Buffer_pool.storage (pool c config.input_buffer);
+          output = Buffer_pool.storage (pool c config.output_buffer);
+        }
       in
       c.last_storage <- Some (config, storage);
       storage
 
-(* Serves a connection registered for [drain] and [sweep]; they cancel its
-   scope, which ends it as [Peer_closed] (idle: nothing is owed; stuck in a
-   write: nothing can be delivered). *)
-let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
-    ~peer ~pending ~read ~write =
+(* Many connections holding buffers while they wait: give them back now
+   rather than a tick later, so that a crowd of idle connections never holds
+   a buffer each. Few: keep them, which saves taking them again at the next
+   request. *)
+let awaiting_input c (config : Config.t) await (control : Control.t) =
+  if Buffer_pool.out (pool c config.output_buffer) > crowd then
+    control.release ();
+  await ()
+
+(* A connection served by one fiber, registered for [drain] and [sweep];
+   they cancel its scope, which ends it as [Peer_closed] (idle: nothing is
+   owed; stuck in a write: nothing can be delivered). Parked, it waits for
+   input in its fiber again, outside its handlers, and goes on (without a
+   way to wait, it reads again). *)
+let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
+    ?interrupt ~peer ~read ~write () =
   adjust_tick c config.timeouts;
   let control = Control.create c.draining in
+  let await_input =
+    Option.map
+      (fun await () -> awaiting_input c config await control)
+      await_input
+  in
   let id = c.next_id in
   c.next_id <- id + 1;
+  let rec resume pipeline =
+    match Pipeline.resume pipeline with
+    | Pipeline.Parked ->
+        Option.iter (fun await -> await ()) await_input;
+        resume pipeline
+    | outcome -> outcome
+  in
   Fiber.Scope.run (fun scope ->
       Hashtbl.replace c.live id (Fibered { control; scope; pending; interrupt });
       note_peak c;
       match
-        Pipeline.serve ~control ~buffers ?await_input
-          ?fixed_services:c.fixed_services ?file_sender config c.dates ~peer
-          ~read ~write
+        let services =
+          match c.fixed_services with
+          | Some services -> services
+          | None -> Services.current ()
+        in
+        let pipeline =
+          Pipeline.create
+            {
+              server = config;
+              dates = c.dates;
+              control;
+              buffers = Some (storage c config);
+            }
+            { peer; read; write; await_input; file_sender = None }
+            services
+        in
+        match Pipeline.serve pipeline with
+        | Parked ->
+            Option.iter (fun await -> await ()) await_input;
+            resume pipeline
+        | outcome -> outcome
       with
       | outcome ->
           Hashtbl.remove c.live id;
@@ -518,21 +556,6 @@ let tracked ?await_input ?interrupt ?file_sender c (config : Config.t) buffers
           let bt = Printexc.get_raw_backtrace () in
           Hashtbl.remove c.live id;
           Printexc.raise_with_backtrace e bt)
-
-(* Many connections holding buffers while they wait: give them back now
-   rather than a tick later, so that a crowd of idle connections never holds
-   a buffer each. Few: keep them, which saves taking them again at the next
-   request. *)
-let awaiting_input c (config : Config.t) await (control : Control.t) =
-  if Buffer_pool.out (pool c config.output_buffer) > crowd then
-    control.release ();
-  await ()
-
-let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
-    ?interrupt ~peer ~read ~write () =
-  let await_input = Option.map (awaiting_input c config) await_input in
-  tracked ?await_input ?interrupt c config (storage c config) ~peer ~pending
-    ~read ~write
 
 let parked c =
   Hashtbl.fold
@@ -674,7 +697,7 @@ let park_if_crowded c (control : Control.t) socket =
    [crowd_in_fibers]). A connection parks only when it has nothing to
    read: a fresh one, which may have its request already (the loop knows
    nothing of it yet), is looked at first. *)
-let plain_wait c p (control : Control.t) =
+let plain_wait c p (control : Control.t) () =
   let socket = p.socket in
   if control.first then settle_readiness socket;
   if not (Fd.may_have_input socket) then (
@@ -692,13 +715,25 @@ let rec run_plain c p ~fiber ~resumed =
           p.state <- Running scope;
           match
             p.wrap.run (fun () ->
-                Pipeline.serve ~control ~buffers:(storage c p.config)
-                  ~await_input:(plain_wait c p)
-                  ~file_sender:(fun () -> file_sender socket)
-                  ~fixed_services:p.services ~fiberless:true ~resumed p.config
-                  c.dates ~peer:(Some p.peer)
-                  ~read:(counted c (Net.read_into socket))
-                  ~write:(Net.write_all socket))
+                let pipeline =
+                  Pipeline.create
+                    {
+                      server = p.config;
+                      dates = c.dates;
+                      control;
+                      buffers = Some (storage c p.config);
+                    }
+                    {
+                      peer = Some p.peer;
+                      read = counted c (Net.read_into socket);
+                      write = Net.write_all socket;
+                      await_input = Some (plain_wait c p control);
+                      file_sender = Some (fun () -> file_sender socket);
+                    }
+                    p.services
+                in
+                if resumed then Pipeline.resume pipeline
+                else Pipeline.serve pipeline)
           with
           | outcome -> Ok outcome
           | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
@@ -857,8 +892,8 @@ let plain_http_on_tls =
     "plain HTTP request sent to the HTTPS port"
 
 (* A TLS connection's deadlines, set at its accept as [Pipeline.serve] sets
-   a new connection's (the pipeline is always told [~resumed] for a TLS
-   one): the first request's head, ClientHello and handshake included, is
+   a new connection's (a TLS connection's pipeline is always
+   [Pipeline.resume]d): the first request's head, ClientHello and handshake included, is
    due [request_header] seconds after the accept, and the connection counts
    as waiting for it (evictable, closed by a drain) while it is silent. *)
 let start_control (control : Control.t) (config : Config.t) ~now =
@@ -899,7 +934,7 @@ let count_unfinished c s =
    loop may not know that nothing is left: a look (a peek) tells. The
    handshake's waits are its own: a connection parks in its handshake only
    when the sweeper interrupts it. *)
-let secure_wait c s tls (control : Control.t) =
+let secure_wait c s tls (control : Control.t) () =
   let socket = s.s_socket in
   (* Only a connection past its handshake (whose state lives in its fiber)
      and with no bytes held by OpenSSL (which no socket event announces)
@@ -915,7 +950,7 @@ let secure_wait c s tls (control : Control.t) =
    the request head's deadline (counted from the accept), so the connection
    can still be closed to admit others or by a drain. Between requests it
    parks as a plain connection does: the sweeper interrupts its idle wait
-   with [Unwind.Park], and the pipeline, [~fiberless], returns [Parked]. *)
+   with [Unwind.Park], and the pipeline returns [Parked]. *)
 let rec run_secure c s ~fiber =
   s.s_state <- Between;
   if s.s_doomed then (
@@ -953,12 +988,28 @@ and serve_secure c s tls ~fiber =
   let outcome =
     Braid.Private.Fiber.run_scope_in fiber (fun scope ->
         s.s_state <- Running scope;
+        let services =
+          match c.tls_services with
+          | Some services -> services
+          | None -> Services.current ()
+        in
         match
-          Pipeline.serve ~control:s.s_control ~buffers:(storage c config)
-            ~await_input:(secure_wait c s tls) ?fixed_services:c.tls_services
-            ~fiberless:true ~resumed:true config c.dates ~peer:(Some s.s_peer)
-            ~read:(counted c (Tls.read_into tls))
-            ~write:(Tls.write_all tls)
+          Pipeline.resume
+            (Pipeline.create
+               {
+                 server = config;
+                 dates = c.dates;
+                 control = s.s_control;
+                 buffers = Some (storage c config);
+               }
+               {
+                 peer = Some s.s_peer;
+                 read = counted c (Tls.read_into tls);
+                 write = Tls.write_all tls;
+                 await_input = Some (secure_wait c s tls s.s_control);
+                 file_sender = None;
+               }
+               services)
         with
         | outcome -> Ok outcome
         | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->

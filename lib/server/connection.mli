@@ -98,11 +98,11 @@ val serve_stream :
   unit ->
   Pipeline.outcome
 (** [serve_stream c config ~peer ~read ~write] serves one connection over [read]
-    and [write] (see {!Pipeline.serve}), registered in [c]: the sweeper and
+    and [write] (see {!Pipeline.transport}), registered in [c]: the sweeper and
     {!drain} may end it ([Peer_closed]). With [interrupt] (which wakes a fiber
     blocked in [await_input] or in [read] with the exception given), the sweeper
-    parks a connection idle for a tick: it waits outside its handlers (see
-    {!Pipeline.serve}).
+    parks a connection idle for a tick: it waits in [await_input] again outside
+    its handlers (see {!Pipeline.Parked}), in the same fiber.
     @raise Braid.Cancelled if the fiber is cancelled from elsewhere. *)
 
 val parked : context -> int

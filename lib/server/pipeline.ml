@@ -265,7 +265,7 @@ let rec loop (c : Conn.t) =
       control.parked <- false
   | Some await when control.phase = Idle -> (
       control.idle_wait <- Awaiting;
-      match await control with
+      match await () with
       | () -> control.idle_wait <- Not_waiting
       | exception e ->
           control.idle_wait <- Not_waiting;
@@ -367,24 +367,39 @@ let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
    through handlers as [Io_failed]. *)
 let failed e = Unwind.Io_failed (e, Printexc.get_raw_backtrace ())
 
-let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
-    ?(fiberless = false) ?(resumed = false) (config : Config.t) dates ~peer
-    ~read ~write:write_socket =
-  let control =
-    match control with
-    | Some c -> c
-    | None -> Control.create (Atomic.make false)
-  in
-  (* One lookup for the whole connection: nothing can install another
-     services handler between the handlers above this fiber and the request
-     loop, so every request would get the same record. *)
-  let services =
-    match fixed_services with Some s -> s | None -> Services.current ()
-  in
-  (* The first request's head is due [request_header] seconds after the
-     connection starts. *)
-  if not resumed then
-    Control.start control config.timeouts ~now:(services.monotonic_ns ());
+type buffers = {
+  input : Braid_http.Input.storage;
+  output : Braid_http.Input.storage;
+}
+
+type config = {
+  server : Config.t;
+  dates : Head_cache.t;
+  control : Control.t;
+  buffers : buffers option;
+}
+
+type transport = {
+  peer : Unix.sockaddr option;
+  read : bytes -> int -> int -> int;
+  write : bytes -> int -> int -> unit;
+  await_input : (unit -> unit) option;
+  file_sender : (unit -> Conn.file_sender) option;
+}
+
+type t = Conn.t
+
+let standalone server dates =
+  {
+    server;
+    dates;
+    control = Control.create (Atomic.make false);
+    buffers = None;
+  }
+
+let create { server = config; dates; control; buffers } transport
+    (services : Services.t) : t =
+  let write_socket = transport.write and read = transport.read in
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
   let rec counted_write buf off len =
@@ -428,14 +443,12 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
             (fun fd ~off ~len ->
               counted (fun () -> sender.send_file fd ~off ~len));
         })
-      file_sender
+      transport.file_sender
   in
   let out =
     match buffers with
-    | Some (`Storage (_, o)) ->
-        Output.create ~storage:o ~size:config.output_buffer write
-    | Some (`Bytes (_, o)) ->
-        Output.create ~buffer:o ~size:config.output_buffer write
+    | Some { output; _ } ->
+        Output.create ~storage:output ~size:config.output_buffer write
     | None -> Output.create ~size:config.output_buffer write
   in
   (* Whatever is buffered goes out before the connection waits for more:
@@ -452,69 +465,65 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
   in
   let input =
     match buffers with
-    | Some (`Storage (i, _)) -> Input.create ~storage:i ~read:read_more ()
-    | Some (`Bytes (i, _)) -> Input.create ~buffer:i ~read:read_more ()
+    | Some { input; _ } -> Input.create ~storage:input ~read:read_more ()
     | None -> Input.create ~size:config.input_buffer ~read:read_more ()
   in
   (* Back to their pool, if they came from one: a no-op for buffers already
      given back. *)
-  let release_buffers () =
-    Output.release out;
-    Input.release input
-  in
-  control.release <- release_buffers;
+  control.release <-
+    (fun () ->
+      Output.release out;
+      Input.release input);
   let head_limits =
     match services.largest_max_body with
     | Some m when m > config.limits.max_body ->
         { config.limits with max_body = m }
     | _ -> config.limits
   in
-  let c : Conn.t =
-    {
-      config;
-      head_limits;
-      dates;
-      peer;
-      input;
-      out;
-      control;
-      services;
-      await_input;
-      file_sender;
-      body = Body.empty;
-      head_written = false;
-      abandon_body = false;
-      upgraded_read = read;
-      upgraded_write = counted_write;
-    }
-  in
-  let requests () =
+  {
+    config;
+    head_limits;
+    dates;
+    peer = transport.peer;
+    input;
+    out;
+    control;
+    services;
+    await_input = transport.await_input;
+    file_sender;
+    body = Body.empty;
+    head_written = false;
+    abandon_body = false;
+    upgraded_read = read;
+    upgraded_write = counted_write;
+  }
+
+let release_buffers (c : Conn.t) =
+  Output.release c.out;
+  Input.release c.input
+
+let resume (c : Conn.t) =
+  match
     let outcome = try loop c with Unwind.Abort -> Server_closed in
-    Output.flush out;
-    release_buffers ();
+    Output.flush c.out;
+    release_buffers c;
     outcome
-  in
-  let rec serve_requests () =
-    match requests () with
-    | outcome -> outcome
-    | exception Unwind.Park ->
-        (* Asked while idle: the handlers' fibers end, and the stacks they
-           grew serving requests go back to the runtime while the connection
-           waits on its own small one. Its buffers, if a read held them (the
-           sweeper gives a wait's back itself), go back to their pool. *)
-        release_buffers ();
-        control.parked <- true;
-        if fiberless then
-          (* The caller waits for input with no fiber, and calls [serve]
-             again ([~resumed:true]) when it comes. *)
-          Parked
-        else (
-          (* [Park] comes from the sweeper, through the connection's
-             interrupt, into [await_input] or the idle read: the connection
-             waits in [await_input] again, outside its handlers (without
-             one, it reads again). *)
-          Option.iter (fun await -> await control) c.await_input;
-          serve_requests ())
-    | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
-  in
-  serve_requests ()
+  with
+  | outcome -> outcome
+  | exception Unwind.Park ->
+      (* Asked while idle: the handlers' fibers end, and the stacks they
+         grew serving requests go back to the runtime while the connection
+         waits outside them (its caller waits for input, and resumes it, or
+         a pipeline made anew, when it comes). Its buffers, if a read held
+         them (the sweeper gives a wait's back itself), go back to their
+         pool. *)
+      release_buffers c;
+      c.control.parked <- true;
+      Parked
+  | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
+
+let serve (c : Conn.t) =
+  (* The first request's head is due [request_header] seconds after the
+     connection starts. *)
+  Control.start c.control c.config.timeouts ~now:(c.services.monotonic_ns ());
+  resume c
