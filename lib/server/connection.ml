@@ -2,10 +2,6 @@ open Braid_web
 open Braid_web.Private
 open Braid_io
 
-type wrap = { run : 'a. (unit -> 'a) -> 'a }
-
-let no_wrap = { run = (fun f -> f ()) }
-
 type context = {
   fixed_services : Services.t option;
   dates : Head_cache.t;
@@ -80,11 +76,11 @@ and plain = {
   socket : Net.socket;
   peer : Unix.sockaddr;
   config : Config.t;  (** The configuration it was accepted with. *)
-  wrap : wrap;  (** The handlers its fibers run in (the HTTPS redirect). *)
   services : Services.t;
-      (** The services answering it, looked up once (inside [wrap]) when it was
-          accepted: a lookup is an effect, and the pipeline would otherwise make
-          one each time the connection leaves parking. *)
+      (** The services answering it, looked up once when it was accepted (in the
+          accepting fiber: those of its listener): a lookup is an effect, and
+          the pipeline would otherwise make one each time the connection leaves
+          parking. *)
   p_control : Control.t;
   id : int;
   wake : unit Braid.resumer;
@@ -704,17 +700,32 @@ let plain_wait c p (control : Control.t) () =
     park_if_crowded c control socket;
     wait_in_fiber c p.config control (fun () -> Fd.await_input socket))
 
+(* A fiber that serves plain connections in turn (its own, then woken
+   ones), and the services in force in it if known: those its connections'
+   handlers get when they perform service calls. *)
+type worker = { fiber : Braid.Fiber.t; services : Services.t option }
+
+(* [f] where [p]'s services are in force. A parked connection goes on in
+   whichever fiber takes it: one of its listener's (the HTTPS redirect's
+   have services of their own) or the unparker's. Usually the fiber has
+   them already, which a comparison tells: no handler installed, no
+   lookup. *)
+let in_services_of (p : plain) (worker : worker) f =
+  match worker.services with
+  | Some services when services == p.services -> f ()
+  | Some _ | None -> Services.run p.services f
+
 (* Serves [p] in the calling fiber until it ends or parks, then a woken
    connection if one waits ([next_ready]). *)
-let rec run_plain c p ~fiber ~resumed =
-  if p.doomed then ended c p ~fiber (Ok Pipeline.Peer_closed)
+let rec run_plain c p ~worker ~resumed =
+  if p.doomed then ended c p ~worker (Ok Pipeline.Peer_closed)
   else
     let control = p.p_control and socket = p.socket in
     let outcome =
-      Braid.Private.Fiber.run_scope_in fiber (fun scope ->
+      Braid.Private.Fiber.run_scope_in worker.fiber (fun scope ->
           p.state <- Running scope;
           match
-            p.wrap.run (fun () ->
+            in_services_of p worker (fun () ->
                 let pipeline =
                   Pipeline.create
                     {
@@ -742,13 +753,13 @@ let rec run_plain c p ~fiber ~resumed =
     in
     p.state <- Between;
     match outcome with
-    | Ok Parked -> park c p ~fiber
-    | ending -> ended c p ~fiber ending
+    | Ok Parked -> park c p ~worker
+    | ending -> ended c p ~worker ending
 
 (* The end of [p], closed gracefully if the server ended it; then a woken
    connection, if one waits. A failure other than the socket's is raised
    once [p] is closed. *)
-and ended c p ~fiber outcome =
+and ended c p ~worker outcome =
   (match outcome with
   | Ok (Pipeline.Peer_closed | Parked) -> finish_plain c p
   | Ok Server_closed ->
@@ -762,11 +773,11 @@ and ended c p ~fiber outcome =
   | Error (e, bt) ->
       finish_plain c p;
       Printexc.raise_with_backtrace e bt);
-  next_ready c ~fiber
+  next_ready c ~worker
 
 (* What [p] keeps while parked is itself, the socket's registration and the
    watch's resumer. Its fiber goes on with a woken connection, if any. *)
-and park c p ~fiber =
+and park c p ~worker =
   let control = p.p_control in
   (* They would keep the pipeline's buffers and records alive. *)
   control.release <- ignore;
@@ -775,20 +786,20 @@ and park c p ~fiber =
     (* To be closed; or bytes came while it was leaving its handlers; or the
        server is draining, and the unparker may have stopped: it waits in a
        read of its fiber, which [close_idle] ends. *)
-    run_plain c p ~fiber ~resumed:true
+    run_plain c p ~worker ~resumed:true
   else (
     Fd.watch_input p.socket p.wake;
     p.state <- Watching;
     c.parked_sockets <- c.parked_sockets + 1;
-    next_ready c ~fiber)
+    next_ready c ~worker)
 
 (* A fiber whose connection has parked or ended serves a woken one, if any,
    before it ends: the unparker would otherwise make a fiber for it, with
    its handlers, and grow its stack again. Tail calls: a fiber may serve
    any number of connections in turn. *)
-and next_ready c ~fiber =
+and next_ready c ~worker =
   match Queue.take_opt c.ready with
-  | Some p -> run_plain c p ~fiber ~resumed:true
+  | Some p -> run_plain c p ~worker ~resumed:true
   | None
     when List.compare_length_with c.idle_workers idle_workers_kept < 0
          && not (Atomic.get c.draining) -> (
@@ -797,7 +808,7 @@ and next_ready c ~fiber =
             c.idle_workers <- resume :: c.idle_workers;
             None)
       with
-      | p -> run_plain c p ~fiber ~resumed:true
+      | p -> run_plain c p ~worker ~resumed:true
       | exception No_more_work -> ())
   | None -> ()
 
@@ -809,7 +820,7 @@ let current_fiber () =
   | None ->
       invalid_arg "Braid_server.Connection: plain connections run in fibers"
 
-let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
+let serve c (config : Config.t) socket peer =
   no_delay socket;
   adjust_tick c config.timeouts;
   (* Before the connection is registered: if either fails (no services in
@@ -820,7 +831,7 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
       ( current_fiber (),
         match c.fixed_services with
         | Some services -> services
-        | None -> wrap.run Services.current )
+        | None -> Services.current () )
     with
     | found -> found
     | exception e ->
@@ -837,7 +848,6 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
       socket;
       peer;
       config;
-      wrap;
       services;
       p_control;
       id;
@@ -848,7 +858,7 @@ let serve ?(wrap = no_wrap) c (config : Config.t) socket peer =
   in
   Hashtbl.replace c.live id (Plain p);
   note_peak c;
-  run_plain c p ~fiber ~resumed:false
+  run_plain c p ~worker:{ fiber; services = Some services } ~resumed:false
 
 module Tls = Braid_tls.Connection
 
@@ -1127,36 +1137,53 @@ let serve_tls c (config : Config.t) certificates socket peer =
       (* Its ClientHello may be there already: then served in this fiber. *)
       run_secure c f ~fiber
 
-let rec unpark c ~spawn =
-  match Queue.take_opt c.ready with
-  | Some p ->
-      spawn (fun () -> run_plain c p ~fiber:(current_fiber ()) ~resumed:true);
-      (* One fiber at a time: the fibers already running take the woken
+(* The services in force in the unparker's fiber, which the fibers it
+   spawns inherit: looked up once. *)
+let unparker_services c =
+  match c.fixed_services with
+  | Some _ as services -> services
+  | None -> (
+      match Services.current () with
+      | services -> Some services
+      | exception Invalid_argument _ -> None)
+
+let unpark c ~spawn =
+  let services = unparker_services c in
+  let rec unpark () =
+    match Queue.take_opt c.ready with
+    | Some p ->
+        spawn (fun () ->
+            run_plain c p
+              ~worker:{ fiber = current_fiber (); services }
+              ~resumed:true);
+        (* One fiber at a time: the fibers already running take the woken
          connections as theirs park or end ([next_ready]), on stacks
          already grown. Another is made only while some stay queued past
          a turn of the run queue (those fibers wait, or have used their
          IO budget). *)
-      Fiber.yield ();
-      unpark c ~spawn
-  | None when not (Queue.is_empty c.woken_tls) ->
-      let f = Queue.take c.woken_tls in
-      spawn (fun () -> run_secure c f ~fiber:(current_fiber ()));
-      (* As for plain ones: the fibers of TLS connections that park take
+        Fiber.yield ();
+        unpark ()
+    | None when not (Queue.is_empty c.woken_tls) ->
+        let f = Queue.take c.woken_tls in
+        spawn (fun () -> run_secure c f ~fiber:(current_fiber ()));
+        (* As for plain ones: the fibers of TLS connections that park take
          the others first ([next_secure]). *)
-      Fiber.yield ();
-      unpark c ~spawn
-  | None when Atomic.get c.draining && c.parked_sockets = 0 -> ()
-  | None ->
-      (match
-         Braid.suspend (fun resume ->
-             c.unparker <- Some resume;
-             None)
-       with
-      | () -> ()
-      | exception e ->
-          c.unparker <- None;
-          raise e);
-      unpark c ~spawn
+        Fiber.yield ();
+        unpark ()
+    | None when Atomic.get c.draining && c.parked_sockets = 0 -> ()
+    | None ->
+        (match
+           Braid.suspend (fun resume ->
+               c.unparker <- Some resume;
+               None)
+         with
+        | () -> ()
+        | exception e ->
+            c.unparker <- None;
+            raise e);
+        unpark ()
+  in
+  unpark ()
 
 let close_parked c =
   let left =

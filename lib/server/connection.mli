@@ -11,12 +11,6 @@
 
 open Braid_web
 
-type wrap = { run : 'a. (unit -> 'a) -> 'a }
-(** What a connection's fibers run in: a plain connection gets a fiber again
-    when input comes after it parked (one that served another connection, or a
-    new one), and [run] installs there the handlers its first fiber had (the
-    HTTPS redirect's services, say). *)
-
 type context
 (** What the connections of one loop share: the [Date] cache, the draining flag,
     the connections in progress, spare buffers. Confined to that loop's domain.
@@ -118,13 +112,7 @@ val close_quietly : Braid_io.Net.socket -> unit
     still releases the descriptor (Linux), and the connection is over either
     way. *)
 
-val serve :
-  ?wrap:wrap ->
-  context ->
-  Config.t ->
-  Braid_io.Net.socket ->
-  Unix.sockaddr ->
-  unit
+val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
 (** [serve context config socket peer] serves [socket], which it owns from now:
     it closes it when the connection ends, and then calls the context's
     [ended peer]. Sets [TCP_NODELAY] (responses are written whole; Nagle's
@@ -137,13 +125,17 @@ val serve :
     waiting for two looks, or at once when 32 connections of the loop or more
     wait in their fibers: it waits for its next request with no fiber (its
     socket watched by the loop, {!Braid_io.Fd.watch_input}), and input gets it a
-    fiber again, run in [wrap] (default: nothing). An idle connection so costs
-    its socket's registration and a few hundred bytes. A fresh connection is
-    first looked at (a [recv] with [MSG_PEEK]): one whose request is not there
-    yet waits, and parks, like an idle one.
+    fiber again. An idle connection so costs its socket's registration and a few
+    hundred bytes. A fresh connection is first looked at (a [recv] with
+    [MSG_PEEK]): one whose request is not there yet waits, and parks, like an
+    idle one.
 
-    Call it from a fiber of the context's loop; the connection's services are
-    looked up once, inside [wrap].
+    Call it from a fiber of the context's loop, inside the services that are to
+    answer the connection ({!Braid_web.Services.run}: a listener's, such as the
+    HTTPS redirect's): they are looked up once, here (unless the context has
+    fixed ones), and the connection keeps them. Its handlers perform their
+    service calls in those services wherever it goes on after parking: in a
+    fiber with other services in force, they are installed around it.
 
     [serve] returns once the connection has ended or parked and no parked
     connection of the context woken by input waits for a fiber: the calling

@@ -716,16 +716,16 @@ let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
               let redirects =
                 redirecting t production ~port:(port_of (Net.local_addr l))
               in
-              { Connection.run = (fun f -> Services.run redirects f) })
+              fun f -> Services.run redirects f)
             tls_listener
         in
         fun (config : Config.t) socket peer ->
-          let wrap =
-            match config.tls with
-            | Some { redirect = true; _ } -> redirect
-            | _ -> None
-          in
-          Connection.serve ?wrap context config socket peer
+          match (config.tls, redirect) with
+          | Some { redirect = true; _ }, Some in_redirect ->
+              (* The connection keeps the services it is accepted in. *)
+              in_redirect (fun () ->
+                  Connection.serve context config socket peer)
+          | _ -> Connection.serve context config socket peer
       in
       let serve_tls config socket peer =
         match Atomic.get t.tls_context with
