@@ -2,8 +2,13 @@
     (a socket's connection, plain or TLS, waits for its next request with no
     fiber once parked, see {!serve} and {!serve_tls}), registered so that one
     sweeping fiber per loop enforces their idle and send deadlines and a
-    shutdown can close the idle ones; socket options and a graceful close for
-    sockets.
+    shutdown can close the idle ones.
+
+    The face of five private modules: [Registry] (the table of connections,
+    eviction, closing the idle), [Sweeper] (deadlines, parking the idle, memory
+    after a burst), [Parking] (waiting with no fiber, and the wake-up),
+    [Plain_socket] and [Tls_socket] (the transports and the life of a socket
+    connection).
 
     Everything here runs in fibers of the loop that owns the context, with the
     server's services in force ({!Braid_web.Services.run}): the deadlines follow
