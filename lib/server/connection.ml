@@ -33,10 +33,10 @@ open Registry
 let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
     ?interrupt ~peer ~read ~write () =
   adjust_tick c config.timeouts;
-  let control = Control.create c.draining in
+  let progress = Progress.create c.draining in
   let await_input =
     Option.map
-      (fun await () -> Parking.awaiting_input c config await control)
+      (fun await () -> Parking.awaiting_input c config await progress)
       await_input
   in
   let id = c.next_id in
@@ -49,7 +49,8 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
     | outcome -> outcome
   in
   Fiber.Scope.run (fun scope ->
-      Hashtbl.replace c.live id (Fibered { control; scope; pending; interrupt });
+      Hashtbl.replace c.live id
+        (Fibered { progress; scope; pending; interrupt });
       note_peak c;
       match
         let services =
@@ -62,7 +63,7 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
             {
               server = config;
               dates = c.dates;
-              control;
+              progress;
               buffers = Some (storage c config);
             }
             { peer; read; write; await_input; file_sender = None }

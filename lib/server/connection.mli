@@ -32,11 +32,13 @@ val context :
 (** [context ()] is the context of one loop. [draining] is the server's
     "shutting down" flag (shared by all loops, default a fresh one): once set,
     connections close after their current request. [fixed_services]: the
-    pipeline calls them directly instead of looking up the services in force per
-    request (the direct-calls baseline of the benchmarks). [received] counts the
-    bytes each socket read returns, [handshaken] the TLS handshakes (the
-    metrics). [ended peer] is called (in a fiber of the loop) when a connection
-    given to {!serve} ends. *)
+    connections' pipelines are given them instead of looking up the services in
+    force once per connection (the direct-calls baseline of the benchmarks);
+    they must be the services in force around the loop's connections, which
+    their handlers' own service calls get. [received] counts the bytes each
+    socket read returns, [handshaken] the TLS handshakes (the metrics).
+    [ended peer] is called (in a fiber of the loop) when a connection given to
+    {!serve} ends. *)
 
 val idle : context -> int
 (** Connections of the context waiting for a request, as of the sweeper's last

@@ -133,3 +133,10 @@ let fill_from t read =
   let n = read t.buf t.len (room t) in
   t.len <- t.len + n;
   n
+
+type file_sender = {
+  write_more : bytes -> int -> int -> unit;
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+}
+
+exception Cannot_send_file

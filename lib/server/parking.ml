@@ -49,9 +49,9 @@ let stop_idle_workers c =
    rather than a tick later, so that a crowd of idle connections never holds
    a buffer each. Few: keep them, which saves taking them again at the next
    request. *)
-let awaiting_input c (config : Config.t) await (control : Control.t) =
+let awaiting_input c (config : Config.t) await (progress : Progress.t) =
   if Buffer_pool.out (pool c config.output_buffer) > crowd then
-    control.release ();
+    progress.release ();
   await ()
 
 (* The resumer of a parked connection's watch: input, or an error (it is
@@ -73,9 +73,9 @@ let wake_parked c p : unit Braid.resumer =
 
 (* A socket connection's wait for its next request inside its fiber,
    counted for [crowd_in_fibers]. *)
-let wait_in_fiber c config control await =
+let wait_in_fiber c config progress await =
   c.waiting_in_fiber <- c.waiting_in_fiber + 1;
-  match awaiting_input c config await control with
+  match awaiting_input c config await progress with
   | () -> c.waiting_in_fiber <- c.waiting_in_fiber - 1
   | exception e ->
       c.waiting_in_fiber <- c.waiting_in_fiber - 1;
@@ -92,13 +92,13 @@ let settle_readiness socket =
 
 (* Beyond [crowd_in_fibers] waiting in their fibers, an idle connection
    with nothing to read parks at once (its buffers given back). *)
-let park_if_crowded c (control : Control.t) socket =
+let park_if_crowded c (progress : Progress.t) socket =
   if
     (not (Fd.may_have_input socket))
     && c.waiting_in_fiber >= crowd_in_fibers
     && not (Atomic.get c.draining)
   then (
-    control.release ();
+    progress.release ();
     raise Unwind.Park)
 
 (* The resumer of a parked TLS connection's watch: input, or an error (to
@@ -120,10 +120,10 @@ let wake_secure c s : unit Braid.resumer =
    it keeps is itself, the socket's registration and the watch's
    resumer); [false] if it must go on waiting in its fiber. *)
 let park_plain c p =
-  let control = p.p_control in
+  let progress = p.p_progress in
   (* They would keep the pipeline's buffers and records alive. *)
-  control.release <- ignore;
-  control.idle_rounds <- 0;
+  progress.release <- ignore;
+  progress.idle_rounds <- 0;
   if p.doomed || Fd.may_have_input p.socket || Atomic.get c.draining then
     (* To be closed; or bytes came while it was leaving its handlers; or the
        server is draining, and the unparker may have stopped: it waits in a
@@ -159,10 +159,10 @@ let next_plain c =
    once its socket is watched, [`Stays] if it must go on in its fiber,
    [`Failed] if its socket cannot be watched (to be closed). *)
 let park_secure c s =
-  let control = s.s_control in
+  let progress = s.s_progress in
   (* They would keep the pipeline's buffers and records alive. *)
-  control.release <- ignore;
-  control.idle_rounds <- 0;
+  progress.release <- ignore;
+  progress.idle_rounds <- 0;
   if
     s.s_doomed
     || Fd.may_have_input s.s_socket

@@ -29,12 +29,12 @@ val wake_unparker : context -> unit
 val stop_idle_workers : context -> unit
 (** Ends the idle workers' waits: their fibers end (at a drain). *)
 
-val awaiting_input : context -> Config.t -> (unit -> unit) -> Control.t -> unit
-(** [awaiting_input c config await control] is [await ()], after giving the
+val awaiting_input : context -> Config.t -> (unit -> unit) -> Progress.t -> unit
+(** [awaiting_input c config await progress] is [await ()], after giving the
     connection's buffers back if many connections hold some. Blocks the fiber as
     [await] does. *)
 
-val wait_in_fiber : context -> Config.t -> Control.t -> (unit -> unit) -> unit
+val wait_in_fiber : context -> Config.t -> Progress.t -> (unit -> unit) -> unit
 (** As {!awaiting_input}, counted among the connections waiting in their fibers.
 *)
 
@@ -43,7 +43,7 @@ val settle_readiness : Braid_io.Net.socket -> unit
     as readable: a peek tells whether a request is there, and if not the loop is
     told that a read would block. *)
 
-val park_if_crowded : context -> Control.t -> Braid_io.Net.socket -> unit
+val park_if_crowded : context -> Progress.t -> Braid_io.Net.socket -> unit
 (** With {!crowd_in_fibers} connections or more waiting in their fibers and
     nothing to read on the socket (and no drain), gives the connection's buffers
     back and raises [Unwind.Park]: the pipeline returns {!Pipeline.Parked}. *)

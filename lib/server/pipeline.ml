@@ -33,7 +33,7 @@ let asked_for (req : Request.t) protocol =
 
 (* The handler answered an upgrade the request did not ask for (or before
    reading its body): its mistake, a 500. *)
-let refused_upgrade (c : Conn.t) (req : Request.t) ~time why =
+let refused_upgrade (c : Pipeline_state.t) (req : Request.t) ~time why =
   c.services.log
     (Handler_failed
        {
@@ -46,9 +46,9 @@ let refused_upgrade (c : Conn.t) (req : Request.t) ~time why =
 
 (* The 101 is out: the connection is the callback's until it returns, then
    it closes. *)
-let run_upgrade (c : Conn.t) (req : Request.t) ~now ~protocol
+let run_upgrade (c : Pipeline_state.t) (req : Request.t) ~now ~protocol
     (response : Response.t) run =
-  let control = c.control in
+  let progress = c.progress in
   Framing.write_head ~upgrade:true c ~now ~status:101 ~headers:response.headers
     Unframed ~keep_alive:false ~version:req.version;
   c.services.log
@@ -68,10 +68,10 @@ let run_upgrade (c : Conn.t) (req : Request.t) ~now ~protocol
   let buffered = Bytes.sub_string input.buf input.pos n in
   Input.consume input n;
   Input.release input;
-  control.phase <- Upgraded;
+  progress.phase <- Upgraded;
   let up =
     Upgraded.make ?peer:c.peer ~buffered
-      ~shutting_down:(fun () -> Atomic.get control.draining)
+      ~shutting_down:(fun () -> Atomic.get progress.draining)
       ~read:c.upgraded_read ~write:c.upgraded_write ()
   in
   ignore protocol;
@@ -96,7 +96,7 @@ let run_upgrade (c : Conn.t) (req : Request.t) ~now ~protocol
              })
 
 (* Serves one parsed request; [true] if the connection goes on. *)
-let rec exchange (c : Conn.t) (req : Request.t) =
+let rec exchange (c : Pipeline_state.t) (req : Request.t) =
   let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
   let response, body = Dispatch.dispatch c req ~now ~path ~query in
@@ -125,7 +125,8 @@ and upgrade c req ~now response body ~protocol run =
           (Dispatch.error_page c (Some req) (Handler.bad_request e))
           body
 
-and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
+and respond (c : Pipeline_state.t) (req : Request.t) ~now
+    (response : Response.t) body =
   let is_stream = match response.body with Stream _ -> true | _ -> false in
   (* Settled before the head, so that the head tells the truth about the
      connection; a stream may read the body while it runs, so later. *)
@@ -148,7 +149,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
         | Ok contents -> (response, Some contents)
         | Error e ->
             (match e with
-            | Failed why -> Conn.log_error c (path ^ ": " ^ why)
+            | Failed why -> Pipeline_state.log_error c (path ^ ": " ^ why)
             | Not_found | Forbidden -> ());
             (Dispatch.error_page c (Some req) (Static.file_error e), None)
         | exception exn -> (Dispatch.failure c req ~time:now exn, None))
@@ -157,7 +158,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
   let chunked = is_stream && req.version = Http_1_1 in
   let keep_alive =
     req.keep_alive && body_ok
-    && (not (Atomic.get c.control.draining))
+    && (not (Atomic.get c.progress.draining))
     && (not (Response.wants_close response))
     && not (is_stream && (not chunked) && not no_content)
   in
@@ -194,8 +195,8 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
   keep_alive
 
 (* A request the parser refused; [true] if the connection goes on. *)
-let reject (c : Conn.t) (e : Parse_error.t) =
-  let keep_alive = (not e.close) && not (Atomic.get c.control.draining) in
+let reject (c : Pipeline_state.t) (e : Parse_error.t) =
+  let keep_alive = (not e.close) && not (Atomic.get c.progress.draining) in
   let now = Head_cache.now c.dates c.services in
   let response =
     match Dispatch.error_page c None (Response.error e.status e.reason) with
@@ -227,7 +228,7 @@ let internal_error = { Parse_error.status = 500; reason = ""; close = true }
 
 (* Pipelined responses wait in the buffer for the next read, but only up
    to its size: a flood of tiny pipelined requests must not grow it. *)
-let next (c : Conn.t) =
+let next (c : Pipeline_state.t) =
   if Output.length c.out >= c.config.output_buffer then Output.flush c.out
 
 (* Before waiting for a request: out go the buffered responses. A draining
@@ -237,43 +238,44 @@ let next (c : Conn.t) =
    (accepted just before listening stopped). Either may have its client's
    request on the way, which closing it now would reset (and an HTTP/1.1
    client need not retry): it waits for it, the first as briefly as a
-   connection idle when the drain began ([Control.drain_grace]), the fresh
+   connection idle when the drain began ([Progress.drain_grace]), the fresh
    one within its head's deadline. Connection.close_idle bounds both. *)
-let rec loop (c : Conn.t) =
-  let control = c.control in
+let rec loop (c : Pipeline_state.t) =
+  let progress = c.progress in
   if Input.length c.input = 0 then (
     Output.flush c.out;
     (* The first wait is bounded by the first request's deadline; a wait
        resumed after parking keeps the deadline it had. *)
-    if not (control.first || control.parked) then (
+    if not (progress.first || progress.parked) then (
       let now = c.services.monotonic_ns () in
-      control.idle_since <- now;
-      control.idle_deadline <-
+      progress.idle_since <- now;
+      progress.idle_deadline <-
         (now
         +
-        if Atomic.get control.draining then
-          Int.min control.keep_alive (Control.ns_of_seconds Control.drain_grace)
-        else control.keep_alive));
-    control.phase <- Idle)
-  else control.phase <- Head;
+        if Atomic.get progress.draining then
+          Int.min progress.keep_alive
+            (Progress.ns_of_seconds Progress.drain_grace)
+        else progress.keep_alive));
+    progress.phase <- Idle)
+  else progress.phase <- Head;
   (* Where the connection can tell when bytes arrive without reading
        them, it waits for them holding its buffers but not using them: the
-       sweeper may take them back if the wait lasts (Control.release). *)
+       sweeper may take them back if the wait lasts (Progress.release). *)
   (match c.await_input with
-  | Some _ when control.parked ->
+  | Some _ when progress.parked ->
       (* It waited outside: bytes are there. *)
-      control.parked <- false
-  | Some await when control.phase = Idle -> (
-      control.idle_wait <- Awaiting;
+      progress.parked <- false
+  | Some await when progress.phase = Idle -> (
+      progress.idle_wait <- Awaiting;
       match await () with
-      | () -> control.idle_wait <- Not_waiting
+      | () -> progress.idle_wait <- Not_waiting
       | exception e ->
-          control.idle_wait <- Not_waiting;
+          progress.idle_wait <- Not_waiting;
           raise e)
   | _ -> ());
   match Request_parser.read_request c.input c.head_limits with
   | exception Unwind.Timed_out ->
-      if control.phase = Idle then Peer_closed
+      if progress.phase = Idle then Peer_closed
       else (
         ignore (reject c request_timeout);
         Server_closed)
@@ -284,9 +286,9 @@ let rec loop (c : Conn.t) =
         loop c)
       else Server_closed
   | Ok req -> (
-      control.phase <- Body;
-      control.first <- false;
-      control.head_deadline <- 0;
+      progress.phase <- Body;
+      progress.first <- false;
+      progress.head_deadline <- 0;
       c.head_written <- false;
       c.abandon_body <- false;
       match
@@ -324,32 +326,32 @@ let rec loop (c : Conn.t) =
 
 (* The read of each phase under its timeout. Only a head that needs more
    than one read pays for the clock and a timer. *)
-let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
-    read buf off len =
+let timed_read (progress : Progress.t) (config : Config.t)
+    (services : Services.t) read buf off len =
   let timeouts = config.timeouts in
-  match control.phase with
+  match progress.phase with
   | Idle ->
       (* Bounded by [idle_deadline], enforced by the loop's sweeper: no
          timer per request. The sweeper may also interrupt it with
-         [Unwind.Park] if it waits (see [Control.Reading]). *)
-      control.idle_wait <- Reading;
+         [Unwind.Park] if it waits (see [Progress.Reading]). *)
+      progress.idle_wait <- Reading;
       let n =
         match read buf off len with
         | n ->
-            control.idle_wait <- Not_waiting;
+            progress.idle_wait <- Not_waiting;
             n
         | exception e ->
-            control.idle_wait <- Not_waiting;
+            progress.idle_wait <- Not_waiting;
             raise e
       in
-      control.phase <- Head;
+      progress.phase <- Head;
       n
   | Head -> (
       let now = services.monotonic_ns () in
-      if control.head_deadline = 0 then
-        control.head_deadline <-
-          now + Control.ns_of_seconds timeouts.request_header;
-      let remaining = float_of_int (control.head_deadline - now) *. 1e-9 in
+      if progress.head_deadline = 0 then
+        progress.head_deadline <-
+          now + Progress.ns_of_seconds timeouts.request_header;
+      let remaining = float_of_int (progress.head_deadline - now) *. 1e-9 in
       if remaining <= 0. then raise Unwind.Timed_out;
       match services.timeout remaining (fun () -> read buf off len) with
       | Some n -> n
@@ -367,6 +369,13 @@ let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
    through handlers as [Io_failed]. *)
 let failed e = Unwind.Io_failed (e, Printexc.get_raw_backtrace ())
 
+type file_sender = Output.file_sender = {
+  write_more : bytes -> int -> int -> unit;
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+}
+
+type progress = Progress.t
+
 type buffers = {
   input : Braid_http.Input.storage;
   output : Braid_http.Input.storage;
@@ -375,7 +384,7 @@ type buffers = {
 type config = {
   server : Config.t;
   dates : Head_cache.t;
-  control : Control.t;
+  progress : progress;
   buffers : buffers option;
 }
 
@@ -384,29 +393,29 @@ type transport = {
   read : bytes -> int -> int -> int;
   write : bytes -> int -> int -> unit;
   await_input : (unit -> unit) option;
-  file_sender : (unit -> Conn.file_sender) option;
+  file_sender : (unit -> file_sender) option;
 }
 
-type t = Conn.t
+type t = Pipeline_state.t
 
 let standalone server dates =
   {
     server;
     dates;
-    control = Control.create (Atomic.make false);
+    progress = Progress.create (Atomic.make false);
     buffers = None;
   }
 
-let create { server = config; dates; control; buffers } transport
+let create { server = config; dates; progress; buffers } transport
     (services : Services.t) : t =
   let write_socket = transport.write and read = transport.read in
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
   let rec counted_write buf off len =
     let piece = if len > send_piece then send_piece else len in
-    control.writes <- control.writes + 1;
+    progress.writes <- progress.writes + 1;
     write_socket buf off piece;
-    control.writes <- control.writes + 1;
+    progress.writes <- progress.writes + 1;
     if piece < len then counted_write buf (off + piece) (len - piece)
   in
   let write buf off len =
@@ -419,16 +428,16 @@ let create { server = config; dates; control; buffers } transport
      each piece of the file. *)
   let file_sender =
     Option.map
-      (fun make_sender () : Conn.file_sender ->
-        let sender : Conn.file_sender = make_sender () in
+      (fun make_sender () : Output.file_sender ->
+        let sender : Output.file_sender = make_sender () in
         let counted f =
-          control.writes <- control.writes + 1;
+          progress.writes <- progress.writes + 1;
           match f () with
           | v ->
-              control.writes <- control.writes + 1;
+              progress.writes <- progress.writes + 1;
               v
-          | exception ((Braid.Cancelled | Conn.Cannot_send_file) as e) ->
-              control.writes <- control.writes + 1;
+          | exception ((Braid.Cancelled | Output.Cannot_send_file) as e) ->
+              progress.writes <- progress.writes + 1;
               raise e
           | exception e -> raise (failed e)
         in
@@ -457,7 +466,7 @@ let create { server = config; dates; control; buffers } transport
      the body) refills it with no handler. *)
   let read_more buf off len =
     Output.flush out;
-    match timed_read control config services read buf off len with
+    match timed_read progress config services read buf off len with
     | n -> n
     | exception ((Braid.Cancelled | Unwind.Timed_out | Unwind.Park) as e) ->
         raise e
@@ -470,7 +479,7 @@ let create { server = config; dates; control; buffers } transport
   in
   (* Back to their pool, if they came from one: a no-op for buffers already
      given back. *)
-  control.release <-
+  progress.release <-
     (fun () ->
       Output.release out;
       Input.release input);
@@ -487,7 +496,7 @@ let create { server = config; dates; control; buffers } transport
     peer = transport.peer;
     input;
     out;
-    control;
+    progress;
     services;
     await_input = transport.await_input;
     file_sender;
@@ -498,11 +507,11 @@ let create { server = config; dates; control; buffers } transport
     upgraded_write = counted_write;
   }
 
-let release_buffers (c : Conn.t) =
+let release_buffers (c : Pipeline_state.t) =
   Output.release c.out;
   Input.release c.input
 
-let resume (c : Conn.t) =
+let resume (c : Pipeline_state.t) =
   match
     let outcome = try loop c with Unwind.Abort -> Server_closed in
     Output.flush c.out;
@@ -518,12 +527,12 @@ let resume (c : Conn.t) =
          them (the sweeper gives a wait's back itself), go back to their
          pool. *)
       release_buffers c;
-      c.control.parked <- true;
+      c.progress.parked <- true;
       Parked
   | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
 
-let serve (c : Conn.t) =
+let serve (c : Pipeline_state.t) =
   (* The first request's head is due [request_header] seconds after the
      connection starts. *)
-  Control.start c.control c.config.timeouts ~now:(c.services.monotonic_ns ());
+  Progress.start c.progress c.config.timeouts ~now:(c.services.monotonic_ns ());
   resume c

@@ -49,20 +49,30 @@ type outcome =
           [Unwind.Park] (see {!transport.await_input}). The caller waits for
           input as it likes (in the same fiber, or with none) and then calls
           {!resume} with this pipeline or one made anew by {!create} with the
-          same [control]: it reads at once, keeping the deadlines it had. Never
+          same [progress]: it reads at once, keeping the deadlines it had. Never
           returned to a caller whose transport cannot be interrupted. *)
+
+type file_sender = Output.file_sender = {
+  write_more : bytes -> int -> int -> unit;
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+}
+(** How a socket connection sends a file without copying it through the process
+    ({!Output.file_sender}). *)
+
+type progress = Progress.t
+(** A connection's phase and deadlines, shared with the loop's sweeper. *)
 
 type buffers = {
   input : Braid_http.Input.storage;
   output : Braid_http.Input.storage;
 }
 (** Where a connection takes its input and output buffers from when it needs
-    them, and gives them back to when it waits (a loop's {!Buffer_pool}s). *)
+    them, and gives them back to when it waits (a loop's buffer pools). *)
 
 type config = {
   server : Config.t;  (** Limits, timeouts, buffer sizes, document root. *)
   dates : Head_cache.t;  (** The [Date] field and rendered heads. *)
-  control : Control.t;
+  progress : progress;
       (** The connection's phase and deadlines, shared with the loop's sweeper;
           it outlives a pipeline made anew after parking. *)
   buffers : buffers option;
@@ -82,7 +92,7 @@ type transport = {
       (** Returns once the connection has bytes to read, without reading them:
           the pipeline then waits for each request after the first holding no
           buffer. *)
-  file_sender : (unit -> Conn.file_sender) option;
+  file_sender : (unit -> file_sender) option;
       (** Makes a sender of files by sendfile(2) ([Framing.write_file]), when
           the first file is sent; [None]: files are read and written. *)
 }
@@ -123,24 +133,24 @@ val create : config -> transport -> Braid_web.Services.t -> t
     request body ({!Braid_web.Body}) with no handler to inherit. Does no I/O. *)
 
 val serve : t -> outcome
-(** [serve t] starts the connection's deadlines ([Control.start]) and serves
+(** [serve t] starts the connection's deadlines ([Progress.start]) and serves
     requests until it ends or parks.
 
     The timeouts of [config.server] apply, on the services' clock: the first
     request's head must be complete within [timeouts.request_header] of the
     start; between requests the connection may stay idle [timeouts.keep_alive]
-    (enforced by the loop's sweeper, see [Control.idle_deadline]: it cancels the
-    fiber, and [serve] raises {!Braid.Cancelled}); a head, from its first byte,
-    must be complete within [timeouts.request_header] however slowly it trickles
-    (else [408] and [Server_closed]); each read of a body may wait
+    (enforced by the loop's sweeper, see [Progress.idle_deadline]: it cancels
+    the fiber, and [serve] raises {!Braid.Cancelled}); a head, from its first
+    byte, must be complete within [timeouts.request_header] however slowly it
+    trickles (else [408] and [Server_closed]); each read of a body may wait
     [timeouts.body] (else [408] if no response was started, and
     [Server_closed]); a handler may run [timeouts.handler] (else it is cancelled
     and the request gets [503] and [Connection: close]; only its blocking calls
     can be interrupted); each write may wait [timeouts.send] for the client to
-    take data (enforced by the sweeper, see [Control.send_stalled]). Sends and
+    take data (enforced by the sweeper, see [Progress.send_stalled]). Sends and
     the file sender's calls count as writes for the send timeout.
 
-    Once [control.draining] is set the connection finishes the request in
+    Once [progress.draining] is set the connection finishes the request in
     progress, answers it with [Connection: close], and ends instead of waiting
     for another ([Peer_closed] if it was idle).
 
@@ -151,5 +161,5 @@ val serve : t -> outcome
 val resume : t -> outcome
 (** [resume t] is {!serve} for a connection whose deadlines are set already:
     after {!Parked} (it reads at once, as if [await_input] had returned), or one
-    whose caller started [control] itself (a TLS connection, from its accept).
+    whose caller started [progress] itself (a TLS connection, from its accept).
 *)

@@ -7,7 +7,7 @@ open Parking
    that the
    kernel cannot send from that descriptor (checked before any byte moves):
    the pipeline then reads and writes. *)
-let file_sender socket : Conn.file_sender =
+let file_sender socket : Output.file_sender =
   {
     write_more = Net.write_more socket;
     send_file =
@@ -16,19 +16,19 @@ let file_sender socket : Conn.file_sender =
         | n -> n
         | exception
             Net.Error { op = "sendfile"; error = EINVAL | ENOSYS | ESPIPE } ->
-            raise Conn.Cannot_send_file);
+            raise Output.Cannot_send_file);
   }
 
 (* The wait of a plain connection for its next request (see
    [crowd_in_fibers]). A connection parks only when it has nothing to
    read: a fresh one, which may have its request already (the loop knows
    nothing of it yet), is looked at first. *)
-let plain_wait c p (control : Control.t) () =
+let plain_wait c p (progress : Progress.t) () =
   let socket = p.socket in
-  if control.first then settle_readiness socket;
+  if progress.first then settle_readiness socket;
   if not (Fd.may_have_input socket) then (
-    park_if_crowded c control socket;
-    wait_in_fiber c p.config control (fun () -> Fd.await_input socket))
+    park_if_crowded c progress socket;
+    wait_in_fiber c p.config progress (fun () -> Fd.await_input socket))
 
 (* A fiber that serves plain connections in turn (its own, then woken
    ones), and the services in force in it if known: those its connections'
@@ -50,7 +50,7 @@ let in_services_of (p : plain) (worker : worker) f =
 let rec run_plain c p ~worker ~resumed =
   if p.doomed then ended c p ~worker (Ok Pipeline.Peer_closed)
   else
-    let control = p.p_control and socket = p.socket in
+    let progress = p.p_progress and socket = p.socket in
     let outcome =
       Braid.Private.Fiber.run_scope_in worker.fiber (fun scope ->
           p.state <- Running scope;
@@ -61,14 +61,14 @@ let rec run_plain c p ~worker ~resumed =
                     {
                       server = p.config;
                       dates = c.dates;
-                      control;
+                      progress;
                       buffers = Some (storage c p.config);
                     }
                     {
                       peer = Some p.peer;
                       read = Sockets.counted c (Net.read_into socket);
                       write = Net.write_all socket;
-                      await_input = Some (plain_wait c p control);
+                      await_input = Some (plain_wait c p progress);
                       file_sender = Some (fun () -> file_sender socket);
                     }
                     p.services
@@ -145,14 +145,14 @@ let serve c (config : Config.t) socket peer =
   in
   let id = c.next_id in
   c.next_id <- id + 1;
-  let p_control = Control.create c.draining in
+  let p_progress = Progress.create c.draining in
   let rec p =
     {
       socket;
       peer;
       config;
       services;
-      p_control;
+      p_progress;
       id;
       wake = (fun result -> Parking.wake_parked c p result);
       state = Between;

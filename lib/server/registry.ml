@@ -58,7 +58,7 @@ and live = Fibered of fibered | Plain of plain | Secure of secure
 (* A connection served by one fiber from start to end (over a stream of the
    caller's: [serve_stream]). *)
 and fibered = {
-  control : Control.t;
+  progress : Progress.t;
   scope : Fiber.Scope.t;  (** Cancelling it ends the connection. *)
   interrupt : (exn -> unit) option;
       (** Wakes the connection's blocked read with an exception. *)
@@ -81,7 +81,7 @@ and plain = {
           accepting fiber: those of its listener): a lookup is an effect, and
           the pipeline would otherwise make one each time the connection leaves
           parking. *)
-  p_control : Control.t;
+  p_progress : Progress.t;
   id : int;
   wake : unit Braid.resumer;
       (** Its watch's resumer ([wake_parked]), made once: a closure made at each
@@ -100,8 +100,8 @@ and secure = {
   s_peer : Unix.sockaddr;
   s_config : Config.t;
   certificates : Braid_tls.Server_context.t;
-  s_control : Control.t;
-      (** Its deadlines from its accept (see [start_control]). *)
+  s_progress : Progress.t;
+      (** Its deadlines from its accept (see [start_progress]). *)
   s_id : int;
   mutable session : Braid_tls.Connection.t option;
       (** Made when its first bytes come: [None] while silent. *)
@@ -119,10 +119,10 @@ and state =
   | Woken  (** In [ready], or given a fiber that has not started. *)
   | Ended
 
-let control_of = function
-  | Fibered f -> f.control
-  | Plain p -> p.p_control
-  | Secure s -> s.s_control
+let progress_of = function
+  | Fibered f -> f.progress
+  | Plain p -> p.p_progress
+  | Secure s -> s.s_progress
 
 let max_spares = 64
 
@@ -237,7 +237,7 @@ let close_idle c =
         if woken_by_request l then idle
         else if
           (* One whose request has come (its fiber not yet run) reads it. *)
-          Control.is_idle (control_of l) && not (pending l)
+          Progress.is_idle (progress_of l) && not (pending l)
         then l :: idle
         else idle)
       c.live []
@@ -258,7 +258,7 @@ let close_idle c =
    Nothing is owed to the one closed. *)
 let evictable l =
   (not (woken_by_request l))
-  && Control.is_idle (control_of l)
+  && Progress.is_idle (progress_of l)
   && not (is_ending l)
 
 let evict_idle c ~now ~idle_for =
@@ -269,12 +269,12 @@ let evict_idle c ~now ~idle_for =
     Hashtbl.iter
       (fun id l ->
         if evictable l && not (List.mem id spared) then (
-          let control = control_of l in
-          if control.first then fresh_waiting := true;
-          if now - control.idle_since >= idle_for then
-            let oldest = if control.first then oldest_fresh else oldest_kept in
+          let progress = progress_of l in
+          if progress.first then fresh_waiting := true;
+          if now - progress.idle_since >= idle_for then
+            let oldest = if progress.first then oldest_fresh else oldest_kept in
             match !oldest with
-            | Some (_, o) when (control_of o).idle_since <= control.idle_since
+            | Some (_, o) when (progress_of o).idle_since <= progress.idle_since
               ->
                 ()
             | _ -> oldest := Some (id, l)))
@@ -335,7 +335,7 @@ let parked c =
     (fun _ l n ->
       match l with
       | Secure { s_state = Watching; _ } -> n + 1
-      | _ -> if (control_of l).parked then n + 1 else n)
+      | _ -> if (progress_of l).parked then n + 1 else n)
     c.live 0
 
 (* A failed close(2) of a socket still releases it (Linux); nothing is
@@ -377,7 +377,7 @@ let shut_down_upgraded c =
   let upgraded =
     Hashtbl.fold
       (fun _ l upgraded ->
-        if (control_of l).phase = Upgraded then l :: upgraded else upgraded)
+        if (progress_of l).phase = Upgraded then l :: upgraded else upgraded)
       c.live []
   in
   List.iter

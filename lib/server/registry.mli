@@ -1,5 +1,5 @@
 (** The connections of one event loop, in a table: what the sweeper, a drain, an
-    eviction and the metrics need of each (its {!Control.t}, how to end it,
+    eviction and the metrics need of each (its {!Progress.t}, how to end it,
     whether its request has come), and what they share (the [Date] cache, the
     draining flag, buffer pools, the counts of parked and waiting ones).
 
@@ -68,7 +68,7 @@ and live = Fibered of fibered | Plain of plain | Secure of secure
 (* A connection served by one fiber from start to end (over a stream of the
    caller's: [serve_stream]). *)
 and fibered = {
-  control : Control.t;
+  progress : Progress.t;
   scope : Fiber.Scope.t;  (** Cancelling it ends the connection. *)
   interrupt : (exn -> unit) option;
       (** Wakes the connection's blocked read with an exception. *)
@@ -91,7 +91,7 @@ and plain = {
           accepting fiber: those of its listener): a lookup is an effect, and
           the pipeline would otherwise make one each time the connection leaves
           parking. *)
-  p_control : Control.t;
+  p_progress : Progress.t;
   id : int;
   wake : unit Braid.resumer;
       (** Its watch's resumer ([wake_parked]), made once: a closure made at each
@@ -110,8 +110,8 @@ and secure = {
   s_peer : Unix.sockaddr;
   s_config : Config.t;
   certificates : Braid_tls.Server_context.t;
-  s_control : Control.t;
-      (** Its deadlines from its accept (see [start_control]). *)
+  s_progress : Progress.t;
+      (** Its deadlines from its accept (see [start_progress]). *)
   s_id : int;
   mutable session : Braid_tls.Connection.t option;
       (** Made when its first bytes come: [None] while silent. *)
@@ -129,7 +129,7 @@ and state =
   | Woken  (** In [ready], or given a fiber that has not started. *)
   | Ended
 
-val control_of : live -> Control.t
+val progress_of : live -> Progress.t
 
 val context :
   ?draining:bool Atomic.t ->

@@ -253,7 +253,7 @@ let look_again = 0.05
    connection, and a client at the limit sees resets). A second is far
    above a client's gap between requests and far below the keep-alive and
    header timeouts, after which the sweeper closes them anyway. *)
-let evictable_after = Control.ns_of_seconds 1.
+let evictable_after = Progress.ns_of_seconds 1.
 
 (* Takes a slot if one is free under the current limit; never waits. *)
 let try_acquire_slot t =
@@ -470,7 +470,7 @@ let serve_connections t ~sw listeners context =
          List.iter (fun (listener, _) -> Net.close listener) listeners;
          Connection.drain context;
          watch (fun () ->
-             Services.sleep (Float.min Control.drain_grace deadline);
+             Services.sleep (Float.min Progress.drain_grace deadline);
              Connection.close_idle context);
          watch (fun () ->
              Services.sleep deadline;

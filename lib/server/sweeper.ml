@@ -3,9 +3,9 @@ open Braid_io
 open Registry
 
 (* The sweeper's count of its looks at one idle wait: the second or later. *)
-let seen_twice (control : Control.t) =
-  control.idle_rounds <- control.idle_rounds + 1;
-  control.idle_rounds >= 2
+let seen_twice (progress : Progress.t) =
+  progress.idle_rounds <- progress.idle_rounds + 1;
+  progress.idle_rounds >= 2
 
 (* Marlow's timeout manager: one fiber per loop cancels the connections
    idle past their deadline or stuck in a write past theirs (a client that
@@ -23,14 +23,14 @@ let rec sweep c =
   let expired =
     Hashtbl.fold
       (fun _ l acc ->
-        let control = control_of l in
+        let progress = progress_of l in
         if not draining then release_if_waiting l;
-        if Control.is_idle control then incr idle;
+        if Progress.is_idle progress then incr idle;
         if
-          Control.is_idle control
-          && now >= Control.idle_deadline control
+          Progress.is_idle progress
+          && now >= Progress.idle_deadline progress
           && not (pending l)
-          || Control.send_stalled control ~now
+          || Progress.send_stalled progress ~now
         then l :: acc
         else acc)
       c.live []
@@ -77,26 +77,26 @@ and give_back_memory c ~idle =
    buffer, so the pipeline gives its buffers back once the read is
    interrupted, not the sweeper before. *)
 and release_if_waiting l =
-  let control = control_of l in
-  match control.idle_wait with
+  let progress = progress_of l in
+  match progress.idle_wait with
   | Awaiting ->
-      if seen_twice control then (
-        control.release ();
+      if seen_twice progress then (
+        progress.release ();
         park_waiting l)
-  | Reading -> if seen_twice control then park_waiting l
-  | Not_waiting -> control.idle_rounds <- 0
+  | Reading -> if seen_twice progress then park_waiting l
+  | Not_waiting -> progress.idle_rounds <- 0
 
 (* Its wait or idle read (so it runs) raises [Park]: the connection
    waits again outside its handlers. One whose wait cannot be interrupted
    keeps waiting where it is. *)
 and park_waiting = function
-  | Fibered { interrupt = Some interrupt; control; _ } ->
-      if not control.parked then interrupt Unwind.Park
+  | Fibered { interrupt = Some interrupt; progress; _ } ->
+      if not progress.parked then interrupt Unwind.Park
   | Fibered { interrupt = None; _ } -> ()
   | Plain p -> (
-      if not p.p_control.parked then
+      if not p.p_progress.parked then
         try Fd.interrupt p.socket Unwind.Park with Fd.Error _ -> ())
-  | Secure { s_state = Running _; s_control; s_socket; _ } -> (
-      if not s_control.parked then
+  | Secure { s_state = Running _; s_progress; s_socket; _ } -> (
+      if not s_progress.parked then
         try Fd.interrupt s_socket Unwind.Park with Fd.Error _ -> ())
   | Secure _ -> (* Not in a fiber: parked already, or about to run. *) ()

@@ -17,9 +17,9 @@ let plain_http_on_tls =
    [Pipeline.resume]d): the first request's head, ClientHello and handshake included, is
    due [request_header] seconds after the accept, and the connection counts
    as waiting for it (evictable, closed by a drain) while it is silent. *)
-let start_control (control : Control.t) (config : Config.t) ~now =
-  Control.start control config.timeouts ~now;
-  control.phase <- Idle
+let start_progress (progress : Progress.t) (config : Config.t) ~now =
+  Progress.start progress config.timeouts ~now;
+  progress.phase <- Idle
 
 (* A client speaking plain HTTP to the TLS port (its first byte a letter:
    a method, never a TLS record's type) is told so, as nginx does, rather
@@ -29,7 +29,7 @@ let answer_plain_http c s =
   Log.debug "plain HTTP request on the HTTPS port: answered 400";
   (* Busy, not idle: neither evicted nor timed out while it lingers (the
      linger has its own bound). *)
-  s.s_control.phase <- Body;
+  s.s_progress.phase <- Body;
   Fun.protect
     ~finally:(fun () -> finish_secure c s)
     (fun () ->
@@ -55,15 +55,15 @@ let count_unfinished c s =
    loop may not know that nothing is left: a look (a peek) tells. The
    handshake's waits are its own: a connection parks in its handshake only
    when the sweeper interrupts it. *)
-let secure_wait c s tls (control : Control.t) () =
+let secure_wait c s tls (progress : Progress.t) () =
   let socket = s.s_socket in
   (* Only a connection past its handshake (whose state lives in its fiber)
      and with no bytes held by OpenSSL (which no socket event announces)
      may wait outside its fiber. *)
   if Tls.handshaken tls && not (Tls.buffered tls) then (
     settle_readiness socket;
-    park_if_crowded c control socket);
-  wait_in_fiber c s.s_config control (fun () -> Tls.await_input tls)
+    park_if_crowded c progress socket);
+  wait_in_fiber c s.s_config progress (fun () -> Tls.await_input tls)
 
 (* A TLS connection in a fiber: at its accept, or woken. A silent one
    parks at once (its fiber goes on to end); its first bytes make its TLS
@@ -120,14 +120,14 @@ and serve_secure c s tls ~fiber =
                {
                  server = config;
                  dates = c.dates;
-                 control = s.s_control;
+                 progress = s.s_progress;
                  buffers = Some (storage c config);
                }
                {
                  peer = Some s.s_peer;
                  read = counted c (Tls.read_into tls);
                  write = Tls.write_all tls;
-                 await_input = Some (secure_wait c s tls s.s_control);
+                 await_input = Some (secure_wait c s tls s.s_progress);
                  file_sender = None;
                }
                services)
@@ -206,8 +206,8 @@ let serve_tls c (config : Config.t) certificates socket peer =
       c.ended peer;
       Printexc.raise_with_backtrace e bt
   | fiber, now ->
-      let s_control = Control.create c.draining in
-      start_control s_control config ~now;
+      let s_progress = Progress.create c.draining in
+      start_progress s_progress config ~now;
       let id = c.next_id in
       c.next_id <- id + 1;
       let rec f =
@@ -216,7 +216,7 @@ let serve_tls c (config : Config.t) certificates socket peer =
           s_peer = peer;
           s_config = config;
           certificates;
-          s_control;
+          s_progress;
           s_id = id;
           session = None;
           s_wake = (fun result -> wake_secure c f result);

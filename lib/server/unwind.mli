@@ -10,8 +10,8 @@ exception Abort
 (** The response cannot be completed (its head is out): close now. *)
 
 exception Timed_out
-(** A read waited longer than its phase allows ({!Control.t.phase} tells which).
-*)
+(** A read waited longer than its phase allows ({!Progress.t.phase} tells
+    which). *)
 
 exception Park
 (** An idle connection is asked to wait for its next request outside its
