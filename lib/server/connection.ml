@@ -41,11 +41,11 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
   in
   let id = c.next_id in
   c.next_id <- id + 1;
-  let rec resume pipeline =
-    match Pipeline.resume pipeline with
+  (* Parked: it waits again, outside its handlers, then goes on. *)
+  let rec until_ended pipeline = function
     | Pipeline.Parked ->
         Option.iter (fun await -> await ()) await_input;
-        resume pipeline
+        until_ended pipeline (Pipeline.resume pipeline)
     | outcome -> outcome
   in
   Fiber.Scope.run (fun scope ->
@@ -69,11 +69,7 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
             { peer; read; write; await_input; file_sender = None }
             services
         in
-        match Pipeline.serve pipeline with
-        | Parked ->
-            Option.iter (fun await -> await ()) await_input;
-            resume pipeline
-        | outcome -> outcome
+        until_ended pipeline (Pipeline.serve pipeline)
       with
       | outcome ->
           Hashtbl.remove c.live id;

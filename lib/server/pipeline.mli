@@ -154,8 +154,8 @@ val serve : t -> outcome
     progress, answers it with [Connection: close], and ends instead of waiting
     for another ([Peer_closed] if it was idle).
 
-    Its buffers (from [config.buffers]) are given back when it returns or
-    raises. Blocks only the calling fiber, if the transport does.
+    Its buffers (from [config.buffers]) are given back to their pool when it
+    returns. Blocks only the calling fiber, if the transport does.
     @raise Braid.Cancelled if the fiber is cancelled while blocked. *)
 
 val resume : t -> outcome
