@@ -14,9 +14,10 @@ let plain_http_on_tls =
 
 (* A TLS connection's deadlines, set at its accept as [Pipeline.serve] sets
    a new connection's (a TLS connection's pipeline is always
-   [Pipeline.resume]d): the first request's head, ClientHello and handshake included, is
-   due [request_header] seconds after the accept, and the connection counts
-   as waiting for it (evictable, closed by a drain) while it is silent. *)
+   [Pipeline.resume]d): the first request's head, ClientHello and handshake
+   included, is due [request_header] seconds after the accept, and the
+   connection counts as waiting for it (evictable, closed by a drain) while
+   it is silent. *)
 let start_progress (progress : Progress.t) (config : Config.t) ~now =
   Progress.start progress config.timeouts ~now;
   progress.phase <- Idle
