@@ -121,7 +121,7 @@ let serve_connections t ~sw listeners context =
          List.iter (fun (listener, _) -> Net.close listener) listeners;
          Connection.drain context;
          watch (fun () ->
-             Services.sleep (Float.min Control.drain_grace deadline);
+             Services.sleep (Float.min Progress.drain_grace deadline);
              Connection.close_idle context);
          watch (fun () ->
              Services.sleep deadline;

@@ -38,7 +38,7 @@ val serve_connections :
     unparker; a connection's failure is logged, never raised. It returns once
     the connections have all ended: after [shared.drain] is filled, when it
     stops accepting, closes the listeners, lets idle connections send one last
-    request for {!Control.drain_grace} (at most the deadline) and then closes
+    request for {!Progress.drain_grace} (at most the deadline) and then closes
     them, and cancels the others at the deadline (filling [shared.stopped]); or
     at once after [shared.stopped] is filled, the connections cancelled. Parked
     connections are closed on the way out. Its watchers (forked on [sw]) are

@@ -49,7 +49,7 @@ let look_again = 0.05
    connection, and a client at the limit sees resets). A second is far
    above a client's gap between requests and far below the keep-alive and
    header timeouts, after which the sweeper closes them anyway. *)
-let evictable_after = Control.ns_of_seconds 1.
+let evictable_after = Progress.ns_of_seconds 1.
 
 let try_acquire t =
   let active = t.slots.active in

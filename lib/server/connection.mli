@@ -2,20 +2,19 @@
     (a socket's connection, plain or TLS, waits for its next request with no
     fiber once parked, see {!serve} and {!serve_tls}), registered so that one
     sweeping fiber per loop enforces their idle and send deadlines and a
-    shutdown can close the idle ones; socket options and a graceful close for
-    sockets.
+    shutdown can close the idle ones.
+
+    The face of five private modules: [Registry] (the table of connections,
+    eviction, closing the idle), [Sweeper] (deadlines, parking the idle, memory
+    after a burst), [Parking] (waiting with no fiber, and the wake-up),
+    [Plain_socket] and [Tls_socket] (the transports and the life of a socket
+    connection).
 
     Everything here runs in fibers of the loop that owns the context, with the
     server's services in force ({!Braid_web.Services.run}): the deadlines follow
     their clock. Internal to the server. *)
 
 open Braid_web
-
-type wrap = { run : 'a. (unit -> 'a) -> 'a }
-(** What a connection's fibers run in: a plain connection gets a fiber again
-    when input comes after it parked (one that served another connection, or a
-    new one), and [run] installs there the handlers its first fiber had (the
-    HTTPS redirect's services, say). *)
 
 type context
 (** What the connections of one loop share: the [Date] cache, the draining flag,
@@ -33,11 +32,13 @@ val context :
 (** [context ()] is the context of one loop. [draining] is the server's
     "shutting down" flag (shared by all loops, default a fresh one): once set,
     connections close after their current request. [fixed_services]: the
-    pipeline calls them directly instead of looking up the services in force per
-    request (the direct-calls baseline of the benchmarks). [received] counts the
-    bytes each socket read returns, [handshaken] the TLS handshakes (the
-    metrics). [ended peer] is called (in a fiber of the loop) when a connection
-    given to {!serve} ends. *)
+    connections' pipelines are given them instead of looking up the services in
+    force once per connection (the direct-calls baseline of the benchmarks);
+    they must be the services in force around the loop's connections, which
+    their handlers' own service calls get. [received] counts the bytes each
+    socket read returns, [handshaken] the TLS handshakes (the metrics).
+    [ended peer] is called (in a fiber of the loop) when a connection given to
+    {!serve} ends. *)
 
 val idle : context -> int
 (** Connections of the context waiting for a request, as of the sweeper's last
@@ -98,11 +99,11 @@ val serve_stream :
   unit ->
   Pipeline.outcome
 (** [serve_stream c config ~peer ~read ~write] serves one connection over [read]
-    and [write] (see {!Pipeline.serve}), registered in [c]: the sweeper and
+    and [write] (see {!Pipeline.transport}), registered in [c]: the sweeper and
     {!drain} may end it ([Peer_closed]). With [interrupt] (which wakes a fiber
     blocked in [await_input] or in [read] with the exception given), the sweeper
-    parks a connection idle for a tick: it waits outside its handlers (see
-    {!Pipeline.serve}).
+    parks a connection idle for a tick: it waits in [await_input] again outside
+    its handlers (see {!Pipeline.Parked}), in the same fiber.
     @raise Braid.Cancelled if the fiber is cancelled from elsewhere. *)
 
 val parked : context -> int
@@ -118,13 +119,7 @@ val close_quietly : Braid_io.Net.socket -> unit
     still releases the descriptor (Linux), and the connection is over either
     way. *)
 
-val serve :
-  ?wrap:wrap ->
-  context ->
-  Config.t ->
-  Braid_io.Net.socket ->
-  Unix.sockaddr ->
-  unit
+val serve : context -> Config.t -> Braid_io.Net.socket -> Unix.sockaddr -> unit
 (** [serve context config socket peer] serves [socket], which it owns from now:
     it closes it when the connection ends, and then calls the context's
     [ended peer]. Sets [TCP_NODELAY] (responses are written whole; Nagle's
@@ -137,13 +132,17 @@ val serve :
     waiting for two looks, or at once when 32 connections of the loop or more
     wait in their fibers: it waits for its next request with no fiber (its
     socket watched by the loop, {!Braid_io.Fd.watch_input}), and input gets it a
-    fiber again, run in [wrap] (default: nothing). An idle connection so costs
-    its socket's registration and a few hundred bytes. A fresh connection is
-    first looked at (a [recv] with [MSG_PEEK]): one whose request is not there
-    yet waits, and parks, like an idle one.
+    fiber again. An idle connection so costs its socket's registration and a few
+    hundred bytes. A fresh connection is first looked at (a [recv] with
+    [MSG_PEEK]): one whose request is not there yet waits, and parks, like an
+    idle one.
 
-    Call it from a fiber of the context's loop; the connection's services are
-    looked up once, inside [wrap].
+    Call it from a fiber of the context's loop, inside the services that are to
+    answer the connection ({!Braid_web.Services.run}: a listener's, such as the
+    HTTPS redirect's): they are looked up once, here (unless the context has
+    fixed ones), and the connection keeps them. Its handlers perform their
+    service calls in those services wherever it goes on after parking: in a
+    fiber with other services in force, they are installed around it.
 
     [serve] returns once the connection has ended or parked and no parked
     connection of the context woken by input waits for a fiber: the calling

@@ -1,7 +1,7 @@
 open Braid_web
 open Braid_http
 
-let error_page (c : Conn.t) req (response : Response.t) =
+let error_page (c : Pipeline_state.t) req (response : Response.t) =
   if response.status < 400 then response
   else
     match c.services.error_page req response with
@@ -10,12 +10,12 @@ let error_page (c : Conn.t) req (response : Response.t) =
         let backtrace = Printexc.get_raw_backtrace () in
         if Unwind.is_connections_own exn then
           Printexc.raise_with_backtrace exn backtrace;
-        Conn.log_error c
+        Pipeline_state.log_error c
           ("the error page raised " ^ Printexc.to_string exn
          ^ "; the server's own page was sent");
         response
 
-let failure (c : Conn.t) (req : Request.t) ~time exn =
+let failure (c : Pipeline_state.t) (req : Request.t) ~time exn =
   let backtrace = Printexc.get_raw_backtrace () in
   if Unwind.is_connections_own exn then
     Printexc.raise_with_backtrace exn backtrace;
@@ -23,7 +23,7 @@ let failure (c : Conn.t) (req : Request.t) ~time exn =
   error_page c (Some req) (Response.error 500 "")
 
 (* The handler was cancelled: its body may be half read. *)
-let handler_timed_out (c : Conn.t) (req : Request.t) ~time seconds =
+let handler_timed_out (c : Pipeline_state.t) (req : Request.t) ~time seconds =
   c.abandon_body <- true;
   c.services.log
     (Message
@@ -40,7 +40,7 @@ let handler_timed_out (c : Conn.t) (req : Request.t) ~time seconds =
        ~headers:[ ("Connection", "close") ]
        503 "handler timed out")
 
-let run_handler (c : Conn.t) (handler : Handler.t) request ~time =
+let run_handler (c : Pipeline_state.t) (handler : Handler.t) request ~time =
   match
     match c.config.timeouts.handler with
     | Some seconds -> (
@@ -52,7 +52,7 @@ let run_handler (c : Conn.t) (handler : Handler.t) request ~time =
   | r -> r
   | exception exn -> failure c request.head ~time exn
 
-let dispatch (c : Conn.t) (req : Request.t) ~now ~path ~query =
+let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   (* Routes and files see the path with its dot-segments resolved, so that
      /./fib/3 and /%66ib/3 reach the same route, and rules on paths cannot be
      dodged with dots. *)

@@ -5,13 +5,14 @@
 open Braid_web
 
 val error_page :
-  Conn.t -> Braid_http.Request.t option -> Response.t -> Response.t
+  Pipeline_state.t -> Braid_http.Request.t option -> Response.t -> Response.t
 (** [error_page c request response] is the application's page for the server's
     own [response] ({!Router.on_error}) when its status is 400 or more, else
     [response]. If the page raises, [response] and an error message.
     @raise exn if the page raised the connection's own exception. *)
 
-val failure : Conn.t -> Braid_http.Request.t -> time:float -> exn -> Response.t
+val failure :
+  Pipeline_state.t -> Braid_http.Request.t -> time:float -> exn -> Response.t
 (** [failure c request ~time exn] is the answer to a handler that raised [exn]:
     a [500] (through {!error_page}), and a [Handler_failed] event (at [time],
     with the backtrace).
@@ -20,7 +21,7 @@ val failure : Conn.t -> Braid_http.Request.t -> time:float -> exn -> Response.t
       the connection. *)
 
 val dispatch :
-  Conn.t ->
+  Pipeline_state.t ->
   Braid_http.Request.t ->
   now:float ->
   path:string ->

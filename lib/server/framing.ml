@@ -46,8 +46,8 @@ let write_rest out ~headers framing ~upgrade ~keep_alive
     Output.add_string out "Connection: keep-alive\r\n";
   Output.add_string out "\r\n"
 
-let write_head ?(upgrade = false) (c : Conn.t) ~now ~status ~headers framing
-    ~keep_alive ~(version : Request.version) =
+let write_head ?(upgrade = false) (c : Pipeline_state.t) ~now ~status ~headers
+    framing ~keep_alive ~(version : Request.version) =
   let out = c.out in
   c.head_written <- true;
   Output.add_string out (Status.status_line status);
@@ -77,13 +77,14 @@ let file_piece = 262144
 (* A body that does not fit beside the head in the output buffer: the head
    leaves with MSG_MORE, so that the kernel sends it in the packet of the
    body's first bytes rather than alone. *)
-let flush_head (c : Conn.t) ~length =
+let flush_head (c : Pipeline_state.t) ~length =
   match c.file_sender with
   | Some sender when length > Output.room c.out ->
       Output.flush_with c.out (sender ()).write_more
   | _ -> ()
 
-let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
+let write_file (c : Pipeline_state.t) (contents : File.contents) ~offset ~length
+    =
   match contents with
   | In_memory s ->
       (* The file changed size since its stat: the framing is lost. *)
@@ -103,7 +104,7 @@ let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
       (* Fewer bytes than asked: the file shrank, and the Content-Length
          promised cannot be kept. Where sendfile does not apply, nothing
          was sent: the same bytes are read and written instead. *)
-      let rec send (sender : Conn.file_sender) fd offset remaining =
+      let rec send (sender : Output.file_sender) fd offset remaining =
         if remaining > 0 then
           let piece =
             if remaining > file_piece then file_piece else remaining
@@ -111,7 +112,7 @@ let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
           match sender.send_file fd ~off:offset ~len:piece with
           | n when n < piece -> raise Unwind.Abort
           | _ -> send sender fd (offset + piece) (remaining - piece)
-          | exception Conn.Cannot_send_file -> copy offset remaining
+          | exception Output.Cannot_send_file -> copy offset remaining
       in
       Fun.protect ~finally:close (fun () ->
           match
@@ -126,10 +127,11 @@ let write_file (c : Conn.t) (contents : File.contents) ~offset ~length =
           | exception e when Unwind.is_connections_own e ->
               Printexc.raise_with_backtrace e (Printexc.get_raw_backtrace ())
           | exception e ->
-              Conn.log_error c ("reading a file: " ^ Printexc.to_string e);
+              Pipeline_state.log_error c
+                ("reading a file: " ^ Printexc.to_string e);
               raise Unwind.Abort)
 
-let write_stream (c : Conn.t) (req : Request.t) ~time f ~chunked =
+let write_stream (c : Pipeline_state.t) (req : Request.t) ~time f ~chunked =
   let sent = ref 0 and limit = c.config.output_buffer in
   (* Valid while [f] runs only: a fiber [f] forked and left running must not
      write into this connection's buffer afterwards. *)

@@ -16,7 +16,7 @@ val of_response : Response.t -> chunked:bool -> t
 
 val write_head :
   ?upgrade:bool ->
-  Conn.t ->
+  Pipeline_state.t ->
   now:float ->
   status:int ->
   headers:(string * string) list ->
@@ -31,13 +31,14 @@ val write_head :
     it). With [upgrade], the [Connection] field is [Upgrade] instead (a [101]).
 *)
 
-val write_file : Conn.t -> File.contents -> offset:int -> length:int -> unit
+val write_file :
+  Pipeline_state.t -> File.contents -> offset:int -> length:int -> unit
 (** [write_file c contents ~offset ~length] sends that region of an opened file,
     closing it after. A region that does not fit beside the head in the output
     buffer is sent with [c.file_sender] when the connection has one and the file
     a descriptor (sendfile(2), the head sent just before with [MSG_MORE] so that
     both share a packet), else read into the output buffer and written; where
-    sendfile does not apply ({!Conn.Cannot_send_file}), it is read and written
+    sendfile does not apply ({!Output.Cannot_send_file}), it is read and written
     from there. Blocks the fiber while the socket is full, and the domain while
     the disk reads the file.
     @raise Unwind.Abort
@@ -45,7 +46,7 @@ val write_file : Conn.t -> File.contents -> offset:int -> length:int -> unit
       read failed (logged): the head is out, the connection must close. *)
 
 val write_stream :
-  Conn.t ->
+  Pipeline_state.t ->
   Braid_http.Request.t ->
   time:float ->
   (Response.Writer.t -> unit) ->

@@ -62,11 +62,6 @@ let rec grow t need =
 
 let ensure t need = if Bytes.length t.buf - t.len < need then grow t need
 
-let add_substring t s off len =
-  ensure t len;
-  Bytes.unsafe_blit_string s off t.buf t.len len;
-  t.len <- t.len + len
-
 let add_string t s =
   let len = String.length s in
   if Bytes.length t.buf - t.len < len then grow t len;
@@ -138,3 +133,10 @@ let fill_from t read =
   let n = read t.buf t.len (room t) in
   t.len <- t.len + n;
   n
+
+type file_sender = {
+  write_more : bytes -> int -> int -> unit;
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+}
+
+exception Cannot_send_file

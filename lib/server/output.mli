@@ -40,7 +40,6 @@ val add_string : t -> string -> unit
 val add_field : t -> string -> string -> unit
 (** [add_field t name value] appends ["name: value\r\n"]. *)
 
-val add_substring : t -> string -> int -> int -> unit
 val add_bytes : t -> bytes -> int -> int -> unit
 val add_char : t -> char -> unit
 
@@ -66,3 +65,22 @@ val flush_with : t -> (bytes -> int -> int -> unit) -> unit
 (** [flush_with t write] sends everything buffered with [write] instead of the
     write function of {!create} (one that tells the kernel more follows, say).
 *)
+
+(** {1 Files past the buffer} *)
+
+type file_sender = {
+  write_more : bytes -> int -> int -> unit;
+      (** Sends everything, as the connection's write, telling the kernel that
+          more follows at once ([MSG_MORE]): for the head before a file. *)
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+      (** [send_file fd ~off ~len] sends [len] bytes of the file [fd] from [off]
+          by sendfile(2) ({!Braid_io.Net.sendfile}) and returns how many: fewer
+          only if the file ended first. Raises {!Cannot_send_file}, having sent
+          nothing, where the kernel cannot send from [fd]. *)
+}
+(** How a socket connection sends a file without copying it through the process.
+    Both count as the connection's writes for the send timeout. *)
+
+exception Cannot_send_file
+(** Raised by [send_file] where sendfile(2) does not apply: the bytes must be
+    read and written instead. *)

@@ -8,95 +8,8 @@ type outcome = Peer_closed | Server_closed | Parked
    finishes a piece within the send timeout, however large the response. *)
 let send_piece = 65536
 
-(* Whether [req] asked for [protocol] (RFC 9110 §7.8): only an HTTP/1.1
-   request can, with the protocol in its Upgrade field and "upgrade" among
-   its connection options. *)
-let asked_for (req : Request.t) protocol =
-  let name p =
-    match String.index_opt p '/' with Some i -> String.sub p 0 i | None -> p
-  in
-  req.version = Http_1_1
-  && Headers.has_token req.headers "connection" "upgrade"
-  && List.exists
-       (fun v ->
-         List.exists
-           (fun p ->
-             let p = String.trim p in
-             String.equal (String.lowercase_ascii p)
-               (String.lowercase_ascii protocol)
-             || (not (String.contains protocol '/'))
-                && String.equal
-                     (String.lowercase_ascii (name p))
-                     (String.lowercase_ascii protocol))
-           (String.split_on_char ',' v))
-       (Headers.find_all req.headers "upgrade")
-
-(* The handler answered an upgrade the request did not ask for (or before
-   reading its body): its mistake, a 500. *)
-let refused_upgrade (c : Conn.t) (req : Request.t) ~time why =
-  c.services.log
-    (Handler_failed
-       {
-         time;
-         request = req;
-         exn = Invalid_argument ("Braid_web.Response.upgrade: " ^ why);
-         backtrace = Printexc.get_callstack 0;
-       });
-  Dispatch.error_page c (Some req) (Response.error 500 "")
-
-(* The 101 is out: the connection is the callback's until it returns, then
-   it closes. *)
-let run_upgrade (c : Conn.t) (req : Request.t) ~now ~protocol
-    (response : Response.t) run =
-  let control = c.control in
-  Framing.write_head ~upgrade:true c ~now ~status:101 ~headers:response.headers
-    Unframed ~keep_alive:false ~version:req.version;
-  c.services.log
-    (Access
-       {
-         peer = c.peer;
-         time = now;
-         request = Some req;
-         status = 101;
-         body_bytes = 0;
-       });
-  Output.flush c.out;
-  Output.release c.out;
-  (* The bytes read past the request: the new protocol's first. *)
-  let input = c.input in
-  let n = Input.length input in
-  let buffered = Bytes.sub_string input.buf input.pos n in
-  Input.consume input n;
-  Input.release input;
-  control.phase <- Upgraded;
-  let up =
-    Upgraded.make ?peer:c.peer ~buffered
-      ~shutting_down:(fun () -> Atomic.get control.draining)
-      ~read:c.upgraded_read ~write:c.upgraded_write ()
-  in
-  ignore protocol;
-  match run up with
-  | () -> Upgraded.finish up
-  | exception Upgraded.Shutdown -> Upgraded.finish up
-  | exception e ->
-      let bt = Printexc.get_raw_backtrace () in
-      Upgraded.finish up;
-      if Unwind.is_connections_own e then Printexc.raise_with_backtrace e bt
-      else if Upgraded.failed_io up e then
-        (* A reset: the connection's end, as for a request's read. *)
-        raise (Unwind.Io_failed (e, bt))
-      else
-        c.services.log
-          (Handler_failed
-             {
-               time = Head_cache.now c.dates c.services;
-               request = req;
-               exn = e;
-               backtrace = bt;
-             })
-
 (* Serves one parsed request; [true] if the connection goes on. *)
-let rec exchange (c : Conn.t) (req : Request.t) =
+let rec exchange (c : Pipeline_state.t) (req : Request.t) =
   let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
   let response, body = Dispatch.dispatch c req ~now ~path ~query in
@@ -106,26 +19,28 @@ let rec exchange (c : Conn.t) (req : Request.t) =
 
 and upgrade c req ~now response body ~protocol run =
   if c.abandon_body then respond c req ~now response body
-  else if not (asked_for req protocol) then
+  else if not (Protocol_switch.asked_for req protocol) then
     respond c req ~now
-      (refused_upgrade c req ~time:now
+      (Protocol_switch.refused c req ~time:now
          (Printf.sprintf "the request did not ask for %S" protocol))
       body
   else
     match Settlement.settle body with
     | Consumed ->
-        run_upgrade c req ~now ~protocol response run;
+        Protocol_switch.run c req ~now ~protocol response run;
         false
     | Unread ->
         respond c req ~now
-          (refused_upgrade c req ~time:now "the request's body was not read")
+          (Protocol_switch.refused c req ~time:now
+             "the request's body was not read")
           body
     | Failed e ->
         respond c req ~now
           (Dispatch.error_page c (Some req) (Handler.bad_request e))
           body
 
-and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
+and respond (c : Pipeline_state.t) (req : Request.t) ~now
+    (response : Response.t) body =
   let is_stream = match response.body with Stream _ -> true | _ -> false in
   (* Settled before the head, so that the head tells the truth about the
      connection; a stream may read the body while it runs, so later. *)
@@ -148,7 +63,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
         | Ok contents -> (response, Some contents)
         | Error e ->
             (match e with
-            | Failed why -> Conn.log_error c (path ^ ": " ^ why)
+            | Failed why -> Pipeline_state.log_error c (path ^ ": " ^ why)
             | Not_found | Forbidden -> ());
             (Dispatch.error_page c (Some req) (Static.file_error e), None)
         | exception exn -> (Dispatch.failure c req ~time:now exn, None))
@@ -157,7 +72,7 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
   let chunked = is_stream && req.version = Http_1_1 in
   let keep_alive =
     req.keep_alive && body_ok
-    && (not (Atomic.get c.control.draining))
+    && (not (Atomic.get c.progress.draining))
     && (not (Response.wants_close response))
     && not (is_stream && (not chunked) && not no_content)
   in
@@ -194,8 +109,8 @@ and respond (c : Conn.t) (req : Request.t) ~now (response : Response.t) body =
   keep_alive
 
 (* A request the parser refused; [true] if the connection goes on. *)
-let reject (c : Conn.t) (e : Parse_error.t) =
-  let keep_alive = (not e.close) && not (Atomic.get c.control.draining) in
+let reject (c : Pipeline_state.t) (e : Parse_error.t) =
+  let keep_alive = (not e.close) && not (Atomic.get c.progress.draining) in
   let now = Head_cache.now c.dates c.services in
   let response =
     match Dispatch.error_page c None (Response.error e.status e.reason) with
@@ -227,7 +142,7 @@ let internal_error = { Parse_error.status = 500; reason = ""; close = true }
 
 (* Pipelined responses wait in the buffer for the next read, but only up
    to its size: a flood of tiny pipelined requests must not grow it. *)
-let next (c : Conn.t) =
+let next (c : Pipeline_state.t) =
   if Output.length c.out >= c.config.output_buffer then Output.flush c.out
 
 (* Before waiting for a request: out go the buffered responses. A draining
@@ -237,43 +152,44 @@ let next (c : Conn.t) =
    (accepted just before listening stopped). Either may have its client's
    request on the way, which closing it now would reset (and an HTTP/1.1
    client need not retry): it waits for it, the first as briefly as a
-   connection idle when the drain began ([Control.drain_grace]), the fresh
+   connection idle when the drain began ([Progress.drain_grace]), the fresh
    one within its head's deadline. Connection.close_idle bounds both. *)
-let rec loop (c : Conn.t) =
-  let control = c.control in
+let rec loop (c : Pipeline_state.t) =
+  let progress = c.progress in
   if Input.length c.input = 0 then (
     Output.flush c.out;
     (* The first wait is bounded by the first request's deadline; a wait
        resumed after parking keeps the deadline it had. *)
-    if not (control.first || control.parked) then (
+    if not (progress.first || progress.parked) then (
       let now = c.services.monotonic_ns () in
-      control.idle_since <- now;
-      control.idle_deadline <-
+      progress.idle_since <- now;
+      progress.idle_deadline <-
         (now
         +
-        if Atomic.get control.draining then
-          Int.min control.keep_alive (Control.ns_of_seconds Control.drain_grace)
-        else control.keep_alive));
-    control.phase <- Idle)
-  else control.phase <- Head;
+        if Atomic.get progress.draining then
+          Int.min progress.keep_alive
+            (Progress.ns_of_seconds Progress.drain_grace)
+        else progress.keep_alive));
+    progress.phase <- Idle)
+  else progress.phase <- Head;
   (* Where the connection can tell when bytes arrive without reading
        them, it waits for them holding its buffers but not using them: the
-       sweeper may take them back if the wait lasts (Control.release). *)
+       sweeper may take them back if the wait lasts (Progress.release). *)
   (match c.await_input with
-  | Some _ when control.parked ->
+  | Some _ when progress.parked ->
       (* It waited outside: bytes are there. *)
-      control.parked <- false
-  | Some await when control.phase = Idle -> (
-      control.idle_wait <- Awaiting;
-      match await control with
-      | () -> control.idle_wait <- Not_waiting
+      progress.parked <- false
+  | Some await when progress.phase = Idle -> (
+      progress.idle_wait <- Awaiting;
+      match await () with
+      | () -> progress.idle_wait <- Not_waiting
       | exception e ->
-          control.idle_wait <- Not_waiting;
+          progress.idle_wait <- Not_waiting;
           raise e)
   | _ -> ());
   match Request_parser.read_request c.input c.head_limits with
   | exception Unwind.Timed_out ->
-      if control.phase = Idle then Peer_closed
+      if progress.phase = Idle then Peer_closed
       else (
         ignore (reject c request_timeout);
         Server_closed)
@@ -284,9 +200,9 @@ let rec loop (c : Conn.t) =
         loop c)
       else Server_closed
   | Ok req -> (
-      control.phase <- Body;
-      control.first <- false;
-      control.head_deadline <- 0;
+      progress.phase <- Body;
+      progress.first <- false;
+      progress.head_deadline <- 0;
       c.head_written <- false;
       c.abandon_body <- false;
       match
@@ -324,32 +240,32 @@ let rec loop (c : Conn.t) =
 
 (* The read of each phase under its timeout. Only a head that needs more
    than one read pays for the clock and a timer. *)
-let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
-    read buf off len =
+let timed_read (progress : Progress.t) (config : Config.t)
+    (services : Services.t) read buf off len =
   let timeouts = config.timeouts in
-  match control.phase with
+  match progress.phase with
   | Idle ->
       (* Bounded by [idle_deadline], enforced by the loop's sweeper: no
          timer per request. The sweeper may also interrupt it with
-         [Unwind.Park] if it waits (see [Control.Reading]). *)
-      control.idle_wait <- Reading;
+         [Unwind.Park] if it waits (see [Progress.Reading]). *)
+      progress.idle_wait <- Reading;
       let n =
         match read buf off len with
         | n ->
-            control.idle_wait <- Not_waiting;
+            progress.idle_wait <- Not_waiting;
             n
         | exception e ->
-            control.idle_wait <- Not_waiting;
+            progress.idle_wait <- Not_waiting;
             raise e
       in
-      control.phase <- Head;
+      progress.phase <- Head;
       n
   | Head -> (
       let now = services.monotonic_ns () in
-      if control.head_deadline = 0 then
-        control.head_deadline <-
-          now + Control.ns_of_seconds timeouts.request_header;
-      let remaining = float_of_int (control.head_deadline - now) *. 1e-9 in
+      if progress.head_deadline = 0 then
+        progress.head_deadline <-
+          now + Progress.ns_of_seconds timeouts.request_header;
+      let remaining = float_of_int (progress.head_deadline - now) *. 1e-9 in
       if remaining <= 0. then raise Unwind.Timed_out;
       match services.timeout remaining (fun () -> read buf off len) with
       | Some n -> n
@@ -367,31 +283,53 @@ let timed_read (control : Control.t) (config : Config.t) (services : Services.t)
    through handlers as [Io_failed]. *)
 let failed e = Unwind.Io_failed (e, Printexc.get_raw_backtrace ())
 
-let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
-    ?(fiberless = false) ?(resumed = false) (config : Config.t) dates ~peer
-    ~read ~write:write_socket =
-  let control =
-    match control with
-    | Some c -> c
-    | None -> Control.create (Atomic.make false)
-  in
-  (* One lookup for the whole connection: nothing can install another
-     services handler between the handlers above this fiber and the request
-     loop, so every request would get the same record. *)
-  let services =
-    match fixed_services with Some s -> s | None -> Services.current ()
-  in
-  (* The first request's head is due [request_header] seconds after the
-     connection starts. *)
-  if not resumed then
-    Control.start control config.timeouts ~now:(services.monotonic_ns ());
+type file_sender = Output.file_sender = {
+  write_more : bytes -> int -> int -> unit;
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+}
+
+type progress = Progress.t
+
+type buffers = {
+  input : Braid_http.Input.storage;
+  output : Braid_http.Input.storage;
+}
+
+type config = {
+  server : Config.t;
+  dates : Head_cache.t;
+  progress : progress;
+  buffers : buffers option;
+}
+
+type transport = {
+  peer : Unix.sockaddr option;
+  read : bytes -> int -> int -> int;
+  write : bytes -> int -> int -> unit;
+  await_input : (unit -> unit) option;
+  file_sender : (unit -> file_sender) option;
+}
+
+type t = Pipeline_state.t
+
+let standalone server dates =
+  {
+    server;
+    dates;
+    progress = Progress.create (Atomic.make false);
+    buffers = None;
+  }
+
+let create { server = config; dates; progress; buffers } transport
+    (services : Services.t) : t =
+  let write_socket = transport.write and read = transport.read in
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
   let rec counted_write buf off len =
     let piece = if len > send_piece then send_piece else len in
-    control.writes <- control.writes + 1;
+    progress.writes <- progress.writes + 1;
     write_socket buf off piece;
-    control.writes <- control.writes + 1;
+    progress.writes <- progress.writes + 1;
     if piece < len then counted_write buf (off + piece) (len - piece)
   in
   let write buf off len =
@@ -404,16 +342,16 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
      each piece of the file. *)
   let file_sender =
     Option.map
-      (fun make_sender () : Conn.file_sender ->
-        let sender : Conn.file_sender = make_sender () in
+      (fun make_sender () : Output.file_sender ->
+        let sender : Output.file_sender = make_sender () in
         let counted f =
-          control.writes <- control.writes + 1;
+          progress.writes <- progress.writes + 1;
           match f () with
           | v ->
-              control.writes <- control.writes + 1;
+              progress.writes <- progress.writes + 1;
               v
-          | exception ((Braid.Cancelled | Conn.Cannot_send_file) as e) ->
-              control.writes <- control.writes + 1;
+          | exception ((Braid.Cancelled | Output.Cannot_send_file) as e) ->
+              progress.writes <- progress.writes + 1;
               raise e
           | exception e -> raise (failed e)
         in
@@ -428,14 +366,12 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
             (fun fd ~off ~len ->
               counted (fun () -> sender.send_file fd ~off ~len));
         })
-      file_sender
+      transport.file_sender
   in
   let out =
     match buffers with
-    | Some (`Storage (_, o)) ->
-        Output.create ~storage:o ~size:config.output_buffer write
-    | Some (`Bytes (_, o)) ->
-        Output.create ~buffer:o ~size:config.output_buffer write
+    | Some { output; _ } ->
+        Output.create ~storage:output ~size:config.output_buffer write
     | None -> Output.create ~size:config.output_buffer write
   in
   (* Whatever is buffered goes out before the connection waits for more:
@@ -444,7 +380,7 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
      the body) refills it with no handler. *)
   let read_more buf off len =
     Output.flush out;
-    match timed_read control config services read buf off len with
+    match timed_read progress config services read buf off len with
     | n -> n
     | exception ((Braid.Cancelled | Unwind.Timed_out | Unwind.Park) as e) ->
         raise e
@@ -452,69 +388,65 @@ let serve ?control ?buffers ?await_input ?fixed_services ?file_sender
   in
   let input =
     match buffers with
-    | Some (`Storage (i, _)) -> Input.create ~storage:i ~read:read_more ()
-    | Some (`Bytes (i, _)) -> Input.create ~buffer:i ~read:read_more ()
+    | Some { input; _ } -> Input.create ~storage:input ~read:read_more ()
     | None -> Input.create ~size:config.input_buffer ~read:read_more ()
   in
   (* Back to their pool, if they came from one: a no-op for buffers already
      given back. *)
-  let release_buffers () =
-    Output.release out;
-    Input.release input
-  in
-  control.release <- release_buffers;
+  progress.release <-
+    (fun () ->
+      Output.release out;
+      Input.release input);
   let head_limits =
     match services.largest_max_body with
     | Some m when m > config.limits.max_body ->
         { config.limits with max_body = m }
     | _ -> config.limits
   in
-  let c : Conn.t =
-    {
-      config;
-      head_limits;
-      dates;
-      peer;
-      input;
-      out;
-      control;
-      services;
-      await_input;
-      file_sender;
-      body = Body.empty;
-      head_written = false;
-      abandon_body = false;
-      upgraded_read = read;
-      upgraded_write = counted_write;
-    }
-  in
-  let requests () =
+  {
+    config;
+    head_limits;
+    dates;
+    peer = transport.peer;
+    input;
+    out;
+    progress;
+    services;
+    await_input = transport.await_input;
+    file_sender;
+    body = Body.empty;
+    head_written = false;
+    abandon_body = false;
+    upgraded_read = read;
+    upgraded_write = counted_write;
+  }
+
+let release_buffers (c : Pipeline_state.t) =
+  Output.release c.out;
+  Input.release c.input
+
+let resume (c : Pipeline_state.t) =
+  match
     let outcome = try loop c with Unwind.Abort -> Server_closed in
-    Output.flush out;
-    release_buffers ();
+    Output.flush c.out;
+    release_buffers c;
     outcome
-  in
-  let rec serve_requests () =
-    match requests () with
-    | outcome -> outcome
-    | exception Unwind.Park ->
-        (* Asked while idle: the handlers' fibers end, and the stacks they
-           grew serving requests go back to the runtime while the connection
-           waits on its own small one. Its buffers, if a read held them (the
-           sweeper gives a wait's back itself), go back to their pool. *)
-        release_buffers ();
-        control.parked <- true;
-        if fiberless then
-          (* The caller waits for input with no fiber, and calls [serve]
-             again ([~resumed:true]) when it comes. *)
-          Parked
-        else (
-          (* [Park] comes from the sweeper, through the connection's
-             interrupt, into [await_input] or the idle read: the connection
-             waits in [await_input] again, outside its handlers (without
-             one, it reads again). *)
-          Option.iter (fun await -> await control) c.await_input;
-          serve_requests ())
-    | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
-  in
-  serve_requests ()
+  with
+  | outcome -> outcome
+  | exception Unwind.Park ->
+      (* Asked while idle: the handlers' fibers end, and the stacks they
+         grew serving requests go back to the runtime while the connection
+         waits outside them (its caller waits for input, and resumes it, or
+         a pipeline made anew, when it comes). Its buffers, if a read held
+         them (the sweeper gives a wait's back itself), go back to their
+         pool. *)
+      release_buffers c;
+      c.progress.parked <- true;
+      Parked
+  | exception Unwind.Io_failed (e, bt) -> Printexc.raise_with_backtrace e bt
+
+let serve (c : Pipeline_state.t) =
+  (* The first request's head is due [request_header] seconds after the
+     connection starts. *)
+  Progress.start c.progress c.config.timeouts ~now:(c.services.monotonic_ns ());
+  resume c

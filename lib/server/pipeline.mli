@@ -31,7 +31,6 @@
     Internal: the public ways to run it are {!Server} and
     {!Braid_web.In_memory}. *)
 
-open Braid_web
 open Braid_web.Private
 
 type outcome =
@@ -45,84 +44,122 @@ type outcome =
           gracefully: stop sending, then discard what the peer still sends for a
           moment, so that the last response is not destroyed by a reset. *)
   | Parked
-      (** Only with [~fiberless:true]: the connection is idle, holds no buffer,
-          and waits for its next request with no fiber of its own. The caller
-          watches for input and calls [serve ~resumed:true] with the same
-          [control] when it comes. *)
+      (** The connection is idle, holds no buffer, and waits for its next
+          request outside the handlers the pipeline ran in: asked by
+          [Unwind.Park] (see {!transport.await_input}). The caller waits for
+          input as it likes (in the same fiber, or with none) and then calls
+          {!resume} with this pipeline or one made anew by {!create} with the
+          same [progress]: it reads at once, keeping the deadlines it had. Never
+          returned to a caller whose transport cannot be interrupted. *)
 
-val serve :
-  ?control:Control.t ->
-  ?buffers:
-    [ `Bytes of bytes * bytes
-    | `Storage of Braid_http.Input.storage * Braid_http.Input.storage ] ->
-  ?await_input:(Control.t -> unit) ->
-  ?fixed_services:Services.t ->
-  ?file_sender:(unit -> Conn.file_sender) ->
-  ?fiberless:bool ->
-  ?resumed:bool ->
-  Config.t ->
-  Head_cache.t ->
-  peer:Unix.sockaddr option ->
-  read:(bytes -> int -> int -> int) ->
-  write:(bytes -> int -> int -> unit) ->
-  outcome
-(** [serve config dates ~peer ~read ~write] serves one connection until it ends,
-    with the services in force ({!Braid_web.Services.current}, looked up once:
-    the handlers around the connection cannot change while it runs), or
-    [fixed_services] (the benchmarks' baseline: no effect at all).
+type file_sender = Output.file_sender = {
+  write_more : bytes -> int -> int -> unit;
+  send_file : Unix.file_descr -> off:int -> len:int -> int;
+}
+(** How a socket connection sends a file without copying it through the process
+    ({!Output.file_sender}). *)
 
-    The timeouts of [config] apply, on the services' clock: the first request's
-    head must be complete within [timeouts.request_header] of the start; between
-    requests the connection may stay idle [timeouts.keep_alive] (enforced by the
-    loop's sweeper, see [Control.idle_deadline]: it cancels [serve], which then
-    returns [Peer_closed]); a head, from its first byte, must be complete within
-    [timeouts.request_header] however slowly it trickles (else [408] and
-    [Server_closed]); each read of a body may wait [timeouts.body] (else [408]
-    if no response was started, and [Server_closed]); a handler may run
-    [timeouts.handler] (else it is cancelled and the request gets [503] and
-    [Connection: close]; only its blocking calls can be interrupted); each write
-    may wait [timeouts.send] for the client to take data (enforced by the
-    sweeper, see [Control.send_stalled]). Writes are handed to [write] at most
-    64 KiB at a time (files sent by [file_sender], 256 KiB), so a client that
-    keeps reading a large response is never taken for stalled.
+type progress = Progress.t
+(** A connection's phase and deadlines, shared with the loop's sweeper. *)
 
-    With [buffers = `Bytes (input, output)], those are the storage of the input
-    and output buffers instead of new ones of the sizes [config] gives (they are
-    free again when [serve] returns or raises); with [`Storage (input, output)]
-    buffers are taken from there when needed and given back when the connection
-    waits. With [await_input] (a function that returns once the connection has
-    bytes to read, without reading them), the connection waits for each request
-    after the first holding no buffer.
+type buffers = {
+  input : Braid_http.Input.storage;
+  output : Braid_http.Input.storage;
+}
+(** Where a connection takes its input and output buffers from when it needs
+    them, and gives them back to when it waits (a loop's buffer pools). *)
+
+type config = {
+  server : Config.t;  (** Limits, timeouts, buffer sizes, document root. *)
+  dates : Head_cache.t;  (** The [Date] field and rendered heads. *)
+  progress : progress;
+      (** The connection's phase and deadlines, shared with the loop's sweeper;
+          it outlives a pipeline made anew after parking. *)
+  buffers : buffers option;
+      (** [None]: buffers of the connection's own, of the sizes [server] gives,
+          dropped with it. *)
+}
+(** What the pipeline of one connection is set up with, apart from the bytes and
+    the application. *)
+
+type transport = {
+  peer : Unix.sockaddr option;
+  read : bytes -> int -> int -> int;
+      (** [read buf off len] returns at least one byte, or [0] at end of stream.
+      *)
+  write : bytes -> int -> int -> unit;  (** [write buf off len] sends all. *)
+  await_input : (unit -> unit) option;
+      (** Returns once the connection has bytes to read, without reading them:
+          the pipeline then waits for each request after the first holding no
+          buffer. *)
+  file_sender : (unit -> file_sender) option;
+      (** Makes a sender of files by sendfile(2) ([Framing.write_file]), when
+          the first file is sent; [None]: files are read and written. *)
+}
+(** How bytes move: a plain socket, a TLS session and an in-memory test each
+    build one. [read], [write] and the sender's functions may block the fiber (a
+    socket) and may raise (a reset): their exceptions come out of {!serve} and
+    {!resume} unchanged.
 
     An idle wait in [await_input] may raise [Unwind.Park] (at once, or when the
     sweeper interrupts it), once the connection's buffers are given back; so may
-    the read for a request's first bytes ([read], interrupted by the sweeper
-    when it waits: [await_input] returned with nothing to read), and the buffers
-    are then given back here. The connection then leaves the handlers it runs in
-    (the fiber's), whose fiber stacks grew while serving requests, calls
-    [await_input] again outside them with [control.parked] set (that call must
-    not raise [Park]), and goes back in when it returns, with the same idle
-    deadline. An idle keep-alive connection thus holds one small stack. With
-    [fiberless] (default false), [serve] returns [Parked] instead of calling
-    [await_input] again, and the caller's fiber may end: [serve ~resumed:true]
-    with the same [control] goes on where it left off (the deadlines are those
-    of [control]; it reads at once, as if [await_input] had returned).
+    [read] for a request's first bytes (interrupted by the sweeper when it
+    waits: [await_input] returned with nothing to read), and the buffers are
+    then given back here. The pipeline then returns {!Parked}. *)
 
-    With [control], once its flag is set the connection finishes the request in
+type t
+(** One connection's pipeline: its buffers (taken when needed), its parser input
+    and output, the request in progress. Owned by the fiber that runs it. *)
+
+val standalone : Config.t -> Head_cache.t -> config
+(** [standalone server dates] is the setup of a connection no sweeper watches
+    and no server drains, with buffers of its own (tests, {!Testing}). *)
+
+val create : config -> transport -> Braid_web.Services.t -> t
+(** [create config transport services] is the pipeline of one connection over
+    [transport], answered by [services]: the services in force around the
+    connection, which the caller looks up once ({!Braid_web.Services.current};
+    the handlers around a connection cannot change while it runs), or any record
+    (the benchmarks' direct-calls baseline gives the production one). The
+    pipeline calls the record's functions directly. Handlers it runs perform
+    their own service calls: the caller runs {!serve} where the same services
+    are in force.
+
+    Writes are handed to [transport.write] at most 64 KiB at a time (files sent
+    by its [file_sender], 256 KiB), so a client that keeps reading a large
+    response is never taken for stalled. The connection's input reads with
+    [transport.read] itself (it is its own reader,
+    {!Braid_http.Input.create}[ ~read]): a fiber the handler forks may read the
+    request body ({!Braid_web.Body}) with no handler to inherit. Does no I/O. *)
+
+val serve : t -> outcome
+(** [serve t] starts the connection's deadlines ([Progress.start]) and serves
+    requests until it ends or parks.
+
+    The timeouts of [config.server] apply, on the services' clock: the first
+    request's head must be complete within [timeouts.request_header] of the
+    start; between requests the connection may stay idle [timeouts.keep_alive]
+    (enforced by the loop's sweeper, see [Progress.idle_deadline]: it cancels
+    the fiber, and [serve] raises {!Braid.Cancelled}); a head, from its first
+    byte, must be complete within [timeouts.request_header] however slowly it
+    trickles (else [408] and [Server_closed]); each read of a body may wait
+    [timeouts.body] (else [408] if no response was started, and
+    [Server_closed]); a handler may run [timeouts.handler] (else it is cancelled
+    and the request gets [503] and [Connection: close]; only its blocking calls
+    can be interrupted); each write may wait [timeouts.send] for the client to
+    take data (enforced by the sweeper, see [Progress.send_stalled]). Sends and
+    the file sender's calls count as writes for the send timeout.
+
+    Once [progress.draining] is set the connection finishes the request in
     progress, answers it with [Connection: close], and ends instead of waiting
     for another ([Peer_closed] if it was idle).
 
-    The connection's input reads with [read] itself (it is its own reader,
-    {!Braid_http.Input.create}[ ~read]): a fiber the handler forks may read the
-    request body ({!Braid_web.Body}) with no handler to inherit.
-
-    With [file_sender] (a socket connection), files are sent from their
-    descriptors with sendfile(2) ([Framing.write_file]), by a sender made when
-    the first file is sent; its functions count as writes for the send timeout,
-    and their exceptions come out of [serve] as [write]'s do.
-
-    [read buf off len] returns at least one byte, or [0] at end of stream;
-    [write buf off len] sends everything. Both may block the fiber (a socket)
-    and may raise (a reset): their exceptions come out of [serve] unchanged.
-    Blocks only the calling fiber, if [read] and [write] do.
+    Its buffers (from [config.buffers]) are given back to their pool when it
+    returns. Blocks only the calling fiber, if the transport does.
     @raise Braid.Cancelled if the fiber is cancelled while blocked. *)
+
+val resume : t -> outcome
+(** [resume t] is {!serve} for a connection whose deadlines are set already:
+    after {!Parked} (it reads at once, as if [await_input] had returned), or one
+    whose caller started [progress] itself (a TLS connection, from its accept).
+*)

@@ -3,7 +3,7 @@ open Braid_http
 
 let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"
 
-let body_for (c : Conn.t) (req : Request.t) limits =
+let body_for (c : Pipeline_state.t) (req : Request.t) limits =
   let body =
     match req.body with
     | No_body -> Body.empty

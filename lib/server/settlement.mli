@@ -3,7 +3,8 @@
 
 open Braid_web
 
-val body_for : Conn.t -> Braid_http.Request.t -> Braid_http.Limits.t -> Body.t
+val body_for :
+  Pipeline_state.t -> Braid_http.Request.t -> Braid_http.Limits.t -> Body.t
 (** [body_for c request limits] is the body of [request] under [limits] (the
     route may have lowered the body limit), sending [100 Continue] before its
     first read if the client asked for it. It becomes [c.body], which the

@@ -122,8 +122,14 @@ let call ?(meth = Braid_http.Method.GET) ?(headers = []) ?body
       largest_max_body = Router.largest_max_body router;
     }
   in
+  let transport : Pipeline.transport =
+    { peer = None; read; write; await_input = None; file_sender = None }
+  in
   ignore
     (Services.run services (fun () ->
-         Pipeline.serve config (Head_cache.create ()) ~peer:None ~read ~write)
+         Pipeline.serve
+           (Pipeline.create
+              (Pipeline.standalone config (Head_cache.create ()))
+              transport services))
       : Pipeline.outcome);
   parse ~head_only:(meth = HEAD) (Buffer.contents out)

@@ -137,13 +137,23 @@ let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
   in
   let outcome =
     In_memory.run mem (fun () ->
-        (* [direct]: the pipeline calls the in-memory services without an
-           effect, as the benchmarks' baseline does with the production
-           ones. *)
-        let fixed_services =
-          if direct then Some (In_memory.services mem) else None
+        (* [direct]: the pipeline is given the in-memory services without
+           looking them up, as the benchmarks' baseline is given the
+           production ones. *)
+        let services =
+          if direct then In_memory.services mem else Services.current ()
         in
-        Pipeline.serve ?fixed_services config (dates ()) ~peer:None ~read ~write)
+        Pipeline.serve
+          (Pipeline.create
+             (Pipeline.standalone config (dates ()))
+             {
+               peer = None;
+               read;
+               write;
+               await_input = None;
+               file_sender = None;
+             }
+             services))
   in
   { outcome; output = Buffer.contents out; writes = List.rev !writes; mem }
 
@@ -810,10 +820,20 @@ let file_vanishing () =
     input := "";
     n
   in
+  let write b o l = Buffer.add_subbytes out b o l in
   ignore
     (Services.run services (fun () ->
-         Pipeline.serve config (dates ()) ~peer:None ~read ~write:(fun b o l ->
-             Buffer.add_subbytes out b o l)));
+         Pipeline.serve
+           (Pipeline.create
+              (Pipeline.standalone config (dates ()))
+              {
+                peer = None;
+                read;
+                write;
+                await_input = None;
+                file_sender = None;
+              }
+              services)));
   let rs, _ = Wire.parse (Buffer.contents out) in
   check_statuses "404, not a broken 200" [ 404 ] rs
 

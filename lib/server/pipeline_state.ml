@@ -1,13 +1,6 @@
 open Braid_web
 open Braid_web.Private
 
-type file_sender = {
-  write_more : bytes -> int -> int -> unit;
-  send_file : Unix.file_descr -> off:int -> len:int -> int;
-}
-
-exception Cannot_send_file
-
 type t = {
   config : Config.t;
   head_limits : Braid_http.Limits.t;
@@ -15,10 +8,10 @@ type t = {
   peer : Unix.sockaddr option;
   input : Braid_http.Input.t;
   out : Output.t;
-  control : Control.t;
+  progress : Progress.t;
   services : Services.t;
-  await_input : (Control.t -> unit) option;
-  file_sender : (unit -> file_sender) option;
+  await_input : (unit -> unit) option;
+  file_sender : (unit -> Output.file_sender) option;
   mutable body : Body.t;
   mutable head_written : bool;
   mutable abandon_body : bool;

@@ -1,5 +1,7 @@
-(** What a connection's pipeline and its loop's sweeper share: which phase the
-    connection is in, its deadlines, and its progress writing.
+(** A connection's progress, as its pipeline records it and its loop's sweeper
+    judges it: which phase the connection is in, its deadlines, how far it got
+    writing, how it waits between requests. It outlives the pipeline (a parked
+    connection keeps it, and the pipeline made anew when it goes on).
 
     Confined to the connection's loop (the sweeper runs there too), except
     [draining], the server's "shutting down" flag, set from any domain. Internal
@@ -71,8 +73,8 @@ val drain_grace : float
     arrives well within it, and an idle client delays the shutdown no longer. *)
 
 val create : bool Atomic.t -> t
-(** [create draining] is the control of a new connection (phase [Body] until the
-    pipeline starts waiting). *)
+(** [create draining] is the progress of a new connection (phase [Body] until
+    the pipeline starts waiting). *)
 
 val start : t -> Config.timeouts -> now:int -> unit
 (** [start c timeouts ~now] sets the deadlines of a connection that starts at

@@ -1,26 +1,10 @@
-(** What the modules of one connection's pipeline share: its configuration, its
-    input and output buffers, its control, and the services answering it. Owned
-    by the connection's fiber. Internal. *)
+(** The state of one connection's pipeline ({!Pipeline.t}), which the modules of
+    the pipeline ([Dispatch], [Framing], [Settlement]) share: its configuration,
+    its input and output buffers, its progress, and the services answering it.
+    Owned by the connection's fiber. Internal. *)
 
 open Braid_web
 open Braid_web.Private
-
-type file_sender = {
-  write_more : bytes -> int -> int -> unit;
-      (** Sends everything, as the connection's write, telling the kernel that
-          more follows at once ([MSG_MORE]): for the head before a file. *)
-  send_file : Unix.file_descr -> off:int -> len:int -> int;
-      (** [send_file fd ~off ~len] sends [len] bytes of the file [fd] from [off]
-          by sendfile(2) ({!Braid_io.Net.sendfile}) and returns how many: fewer
-          only if the file ended first. Raises {!Cannot_send_file}, having sent
-          nothing, where the kernel cannot send from [fd]. *)
-}
-(** How a socket connection sends a file without copying it through the process.
-    Both count as the connection's writes for the send timeout. *)
-
-exception Cannot_send_file
-(** Raised by [send_file] where sendfile(2) does not apply: the bytes must be
-    read and written instead. *)
 
 type t = {
   config : Config.t;
@@ -33,16 +17,16 @@ type t = {
   peer : Unix.sockaddr option;
   input : Braid_http.Input.t;
   out : Output.t;
-  control : Control.t;
+  progress : Progress.t;
   services : Services.t;
       (** The services in force around the connection, looked up once when it
           starts: the handlers above a connection's stack cannot change while it
           runs, so every request would get the same record. (Or the production
           record itself, in the benchmarks' direct-calls baseline.) *)
-  await_input : (Control.t -> unit) option;
+  await_input : (unit -> unit) option;
       (** Waits until the connection has bytes to read, without reading: the
           pipeline then waits for the next request holding no buffer. *)
-  file_sender : (unit -> file_sender) option;
+  file_sender : (unit -> Output.file_sender) option;
       (** On a socket: files are sent with sendfile(2), by a sender made when
           first needed (most responses need none, and a connection's pipeline is
           set up again each time it leaves parking). [None] (an in-memory

@@ -1,0 +1,22 @@
+(** What plain and TLS socket connections share: [TCP_NODELAY], the count of
+    bytes read, a graceful close. In fibers of the connection's loop. Internal.
+*)
+
+val no_delay : Braid_io.Net.socket -> unit
+(** Sets [TCP_NODELAY] (responses are written whole); ignores an error. *)
+
+val counted :
+  Registry.context -> (bytes -> int -> int -> int) -> bytes -> int -> int -> int
+(** [counted c read] is [read], its results counted by [c]'s [received] if any.
+*)
+
+val lingering : Registry.context -> Config.t -> Braid_io.Net.socket -> unit
+(** [lingering c config socket] stops sending, then discards what the peer still
+    sends until it closes, for at most [config.linger] seconds and 1 MiB (so
+    that the kernel does not answer unread data with a reset, destroying the
+    last response), with a buffer from [c]'s pool. Blocks the fiber.
+    @raise Braid_io.Net.Error if a read fails. *)
+
+val current_fiber : unit -> Braid.Fiber.t
+(** The calling fiber: socket connections run only in fibers of the loop.
+    @raise Invalid_argument outside a fiber. *)
