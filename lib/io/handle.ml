@@ -39,3 +39,27 @@ let wait fd ~write ~op =
 
 let wait_checked fd ~write ~op =
   try Loop.await_checked fd ~write with Loop.Closed -> fail op Unix.EBADF
+
+type wanted = Readable | Acceptable | Writable
+
+(* The one "call; if it would block, wait for readiness; retry" loop (Eio's
+   [do_nonblocking]). Ownership is checked once, by the caller, before the
+   first call; after each wake-up only whether another fiber closed the
+   descriptor meanwhile (its number could already name another file). *)
+let rec nonblocking fd wanted ~op ~blocked call =
+  if wanted = Readable && not (Loop.may_be_readable fd) then
+    wait_then_retry fd wanted ~op ~blocked call
+  else
+    match call (Loop.unix fd) with
+    | result when blocked result ->
+        if wanted = Readable then Loop.nothing_more_to_read fd;
+        wait_then_retry fd wanted ~op ~blocked call
+    | result -> result
+    | exception Unix.Unix_error (error, _, _) -> fail op error
+
+and wait_then_retry fd wanted ~op ~blocked call =
+  wait_checked fd ~write:(wanted = Writable) ~op;
+  if not (Loop.is_open fd) then fail op Unix.EBADF;
+  nonblocking fd wanted ~op ~blocked call
+
+let would_block n = n < 0

@@ -37,3 +37,36 @@ val wait : Loop.fd -> write:bool -> op:string -> unit
 val wait_checked : Loop.fd -> write:bool -> op:string -> unit
 (** {!Loop.await_checked}, raising {!Error} [{op; error = EBADF}] if the
     descriptor gets closed. *)
+
+(** {1 Non-blocking calls} *)
+
+(** The readiness a call that would block waits for. *)
+type wanted =
+  | Readable
+      (** To read: the call is skipped (the fiber waits first) while the loop
+          knows that [fd] was drained ({!Loop.may_be_readable}), and a call that
+          would block records the drain ({!Loop.nothing_more_to_read}). *)
+  | Acceptable  (** To read, without that record: a listener's accept. *)
+  | Writable
+
+val nonblocking :
+  Loop.fd ->
+  wanted ->
+  op:string ->
+  blocked:('a -> bool) ->
+  (Unix.file_descr -> 'a) ->
+  'a
+(** [nonblocking fd wanted ~op ~blocked call] is [call (Loop.unix fd)], the
+    first result of which [blocked] is false: after each that would block, the
+    calling fiber waits for [fd] to be ready as [wanted] says, then calls again.
+    The one place a braid.io operation waits for a descriptor and retries. The
+    caller checks ownership first ({!usable}); [call] must not raise but
+    [Unix.Unix_error] (EINTR retried inside). Blocks only the calling fiber.
+
+    Raises {!Error} [{op; error}] if [call] raises
+    [Unix.Unix_error (error, _, _)], or with [EBADF] if [fd] gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled while it waits. *)
+
+val would_block : int -> bool
+(** [would_block n] is [n < 0]: what {!Syscall}'s calls return when they would
+    block. *)

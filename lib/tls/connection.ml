@@ -59,7 +59,12 @@ let usable t ~op =
 
 (* Callers check [usable] once on entry; after a wait the connection may
    have been closed by another fiber, so it is checked again before OpenSSL
-   is called. *)
+   is called. The TLS loops below wait here, not through braid.io's one
+   retry loop ([Handle.nonblocking], internal): which readiness to wait for
+   is OpenSSL's answer to each attempt (a read may need to write, during a
+   renegotiation or a handshake, and a write to read), its failures come
+   from OpenSSL's error queue rather than errno, and what must still hold
+   after a wake-up is the TLS state's health as well as the socket's. *)
 let wait t ~op = function
   | Wants_input ->
       Fd.read_would_block t.socket;
