@@ -6,11 +6,18 @@ module Udp = Udp
 module Time = Time
 module Signal = Signal
 module Process = Process
-module Epoll = Epoll
 module Blocking = Blocking
 module Buf_read = Buf_read
 module File = File
 module Path = Path
+
+module Private = struct
+  module Epoll = struct
+    include Epoll
+  end
+end
+
+module Epoll = Private.Epoll
 
 let run = Loop.run
 

@@ -43,7 +43,6 @@ module Udp = Udp
 module Time = Time
 module Signal = Signal
 module Process = Process
-module Epoll = Epoll
 module Blocking = Blocking
 module Buf_read = Buf_read
 module File = File
@@ -147,3 +146,23 @@ val stats : unit -> stats
     cancellation leaves no registration behind.
 
     Raises [Invalid_argument] outside a fiber of {!run}. *)
+
+(** {1 Internals}
+
+    The loop's own modules (the loop, its system calls, its timer heap) are
+    private to braid.io. What else may use is here. *)
+
+module Private : sig
+  (** The binding to [epoll(7)] and [eventfd(2)] the loop is built on, for tests
+      and for code that runs a loop of its own (the echo benchmark's raw
+      baseline). Not braid.io's face: a thin binding that blocks the domain and
+      raises [Unix.Unix_error], as the [Unix] library does. *)
+  module Epoll : module type of struct
+    include Epoll
+  end
+end
+
+(**/**)
+
+module Epoll = Private.Epoll
+(* The old path of {!Private.Epoll}, for bench/io/echo.ml until it moves. *)
