@@ -11,6 +11,10 @@ module Buf_read = Buf_read
 module File = File
 module Path = Path
 
+exception Io_error = Io_error.Io_error
+
+let error_message = Io_error.message
+
 module Private = struct
   module Epoll = struct
     include Epoll

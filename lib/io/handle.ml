@@ -1,14 +1,6 @@
-exception Error of { op : string; error : Unix.error }
+exception Error = Io_error.Io_error
 
-let () =
-  Printexc.register_printer (function
-    | Error { op; error } ->
-        Some
-          (Printf.sprintf "Braid_io.Net.Error(%s: %s)" op
-             (Unix.error_message error))
-    | _ -> None)
-
-let fail op error = raise (Error { op; error })
+let fail = Io_error.fail
 
 let close fd =
   try Loop.close fd with Unix.Unix_error (error, _, _) -> fail "close" error
@@ -23,7 +15,10 @@ let attach ~sw fd =
       raise e
 
 let register ~sw loop unix ~socket ~stream ~op =
-  match Loop.register loop unix ~socket ~stream ~op with
+  match
+    try Loop.register loop unix ~socket ~stream ~op
+    with Unix.Unix_error (error, _, _) -> fail "epoll_ctl" error
+  with
   | fd ->
       attach ~sw fd;
       fd

@@ -1,11 +1,12 @@
-(** What {!Fd} and {!Net} share: the error exception and ownership of a
-    registered descriptor by a switch. Internal. *)
+(** What {!Fd}, {!Net} and {!Udp} share: ownership of a registered descriptor by
+    a switch, and the one loop that retries a call that would block. Internal.
+*)
 
-exception Error of { op : string; error : Unix.error }
-(** See {!Fd.Error}. *)
+exception Error of { op : string; error : Unix.error; detail : string }
+(** {!Braid_io.Io_error}. *)
 
 val fail : string -> Unix.error -> 'a
-(** [fail op error] raises {!Error}. *)
+(** [fail op error] raises {!Error} [{op; error; detail = ""}]. *)
 
 val close : Loop.fd -> unit
 (** {!Loop.close}, raising {!Error} [{op = "close"}]. *)
@@ -24,7 +25,8 @@ val register :
   op:string ->
   Loop.fd
 (** [register ~sw loop unix ~socket ~op] is {!Loop.register} then {!attach};
-    [unix] is closed if either fails. *)
+    [unix] is closed if either fails. Raises {!Error} [{op = "epoll_ctl"}] if
+    epoll refuses [unix]. *)
 
 val usable : Loop.fd -> op:string -> unit
 (** {!Loop.check_usable}, raising {!Error} [{op; error = EBADF}] if the
@@ -63,7 +65,7 @@ val nonblocking :
     caller checks ownership first ({!usable}); [call] must not raise but
     [Unix.Unix_error] (EINTR retried inside). Blocks only the calling fiber.
 
-    Raises {!Error} [{op; error}] if [call] raises
+    Raises {!Error} [{op; error; _}] if [call] raises
     [Unix.Unix_error (error, _, _)], or with [EBADF] if [fd] gets closed.
     @raise Braid.Cancelled if the fiber is cancelled while it waits. *)
 

@@ -2,7 +2,7 @@ type socket = Fd.t
 
 exception Error = Handle.Error
 
-let fail op error = raise (Error { op; error })
+let fail = Handle.fail
 
 let tcp ip port =
   match Unix.inet_addr_of_string ip with
@@ -248,7 +248,7 @@ let connect_any ~sw ?attempt_timeout addrs =
            one raised. *)
         match attempt ~sw ~attempt_timeout addr with
         | s -> s
-        | exception Error { op = "connect"; error = _ } -> try_each rest)
+        | exception Error { op = "connect"; _ } -> try_each rest)
   in
   try_each addrs
 
