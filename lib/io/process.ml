@@ -118,12 +118,14 @@ let status t =
   check_loop t ~op:"Braid_io.Process.status";
   reap t
 
+let kill_now t signal =
+  try Unix.kill t.pid signal
+  with Unix.Unix_error (error, _, _) -> Io_error.fail "kill" error
+
 let signal t signal =
   check_loop t ~op:"Braid_io.Process.signal";
   match t.state with
-  | Running -> (
-      try Unix.kill t.pid signal
-      with Unix.Unix_error (error, _, _) -> Io_error.fail "kill" error)
+  | Running -> kill_now t signal
   | Exited _ | Reaped_elsewhere -> ()
 
 let kill t = signal t Sys.sigkill
@@ -134,7 +136,7 @@ let release t =
   match reap t with
   | Some _ -> ()
   | None ->
-      Unix.kill t.pid Sys.sigkill;
+      kill_now t Sys.sigkill;
       ignore (await t : Unix.process_status)
   | exception Io_error.Io_error { error = Unix.ECHILD; _ } ->
       (* Something else reaped the child (a waitpid on -1, or SIGCHLD
