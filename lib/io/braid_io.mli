@@ -189,7 +189,7 @@ val stats : unit -> stats
 (** {1 Internals}
 
     The loop's own modules (the loop, its system calls, its timer heap) are
-    private to braid.io. What else may use is here. *)
+    private to braid.io. What other libraries may use is here. *)
 
 module Private : sig
   (** The binding to [epoll(7)] and [eventfd(2)] the loop is built on, for tests
