@@ -62,8 +62,9 @@ val nonblocking :
     first result of which [blocked] is false: after each that would block, the
     calling fiber waits for [fd] to be ready as [wanted] says, then calls again.
     The one place a braid.io operation waits for a descriptor and retries. The
-    caller checks ownership first ({!usable}); [call] must not raise but
-    [Unix.Unix_error] (EINTR retried inside). Blocks only the calling fiber.
+    caller checks ownership first ({!usable}); [call] may raise
+    [Unix.Unix_error] only ({!Syscall}'s stubs retry EINTR themselves). Blocks
+    only the calling fiber.
 
     Raises {!Error} [{op; error; _}] if [call] raises
     [Unix.Unix_error (error, _, _)], or with [EBADF] if [fd] gets closed.
