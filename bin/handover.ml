@@ -106,7 +106,7 @@ let start_successor ~listening ?tls_listening ?(timeout = 30.) program argv =
           (List.tl (Array.to_list argv)))
   in
   match started with
-  | exception Unix.Unix_error (e, _, _) ->
+  | exception Braid_io.Io_error { error = e; _ } ->
       Unix.close ready_r;
       Error (Printf.sprintf "%s: %s" program (Unix.error_message e))
   | pid -> (

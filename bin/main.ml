@@ -286,10 +286,8 @@ let serve flags config_file demo log_level shutdown_timeout =
                 ?tls_listening:listening.tls server
             with
             | () -> `Ok ()
-            | exception Braid_io.Net.Error { op; error } ->
-                `Error
-                  (false, Printf.sprintf "%s: %s" op (Unix.error_message error))
-            )
+            | exception (Braid_io.Io_error _ as e) ->
+                `Error (false, Option.get (Braid_io.error_message e)))
       in
       Option.iter Braid_pool.shutdown pool;
       result

@@ -81,7 +81,7 @@ let run ~port ~paths ~rate ~seconds ~timeout =
                    latencies.(slot) <- (finish -. start) :: latencies.(slot);
                    if finish <= window then incr in_window
                | Some false | None -> failed.(slot) <- failed.(slot) + 1
-               | exception (Net.Error _ | Unix.Unix_error _) ->
+               | exception (Braid_io.Io_error _ | Unix.Unix_error _) ->
                    failed.(slot) <- failed.(slot) + 1);
                decr in_flight))
       done);

@@ -17,7 +17,7 @@
 open Bench_harness
 module Net = Braid_io.Net
 module Switch = Braid_io.Switch
-module Epoll = Braid_io.Epoll
+module Epoll = Braid_io.Private.Epoll
 
 let connections = 100
 let message_size = 64

@@ -258,8 +258,8 @@ let measure s scenario ~seconds =
             client_share = o.client_cpu /. o.seconds;
           }
   | exception (Failure msg | Invalid_argument msg) -> Error msg
-  | exception Braid_io.Net.Error { op; error } ->
-      Error (op ^ ": " ^ Unix.error_message error)
+  | exception (Braid_io.Io_error _ as e) ->
+      Error (Option.get (Braid_io.error_message e))
 
 let record table key v =
   Hashtbl.replace table key

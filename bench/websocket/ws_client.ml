@@ -23,11 +23,11 @@ let fill t =
   match Net.read_into t.sock t.buf start (Bytes.length t.buf - start) with
   | 0 -> failwith "the server closed the connection"
   | n -> t.len <- t.len + n
-  | exception Net.Error _ -> failwith "reading from the server failed"
+  | exception Braid_io.Io_error _ -> failwith "reading from the server failed"
 
 let write t s =
   try Net.write_string t.sock s
-  with Net.Error _ -> failwith "writing to the server failed"
+  with Braid_io.Io_error _ -> failwith "writing to the server failed"
 
 let key = "dGhlIHNhbXBsZSBub25jZQ=="
 
@@ -43,7 +43,7 @@ let index_of ~sub b off len =
 let connect ~sw ~port ~path =
   let sock =
     try Net.connect ~sw (Net.tcp "127.0.0.1" port)
-    with Net.Error _ -> failwith "connecting to the server failed"
+    with Braid_io.Io_error _ -> failwith "connecting to the server failed"
   in
   let mask = String.init 4 (fun _ -> Char.chr (Random.int 256)) in
   let t = { sock; mask; buf = Bytes.create 65536; off = 0; len = 0 } in

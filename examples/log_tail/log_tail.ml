@@ -68,8 +68,8 @@ let main log pattern command collector output jobs timeout poll from_start
         | () -> `Ok 0
         | exception Braid_io.Net.Unknown_host host ->
             fail ("unknown collector host " ^ host)
-        | exception Unix.Unix_error (e, call, path) ->
-            fail (Printf.sprintf "%s %s: %s" call path (Unix.error_message e)))
+        | exception (Braid_io.Io_error _ as e) ->
+            fail (Option.get (Braid_io.error_message e)))
 
 let () =
   let open Cmdliner in

@@ -85,7 +85,7 @@ let run_command ~timeout command line =
     ignore
       (Fiber.fork ~sw (fun () ->
            (try Fd.write_string (Process.stdin p) (line ^ "\n")
-            with Fd.Error { error = EPIPE; _ } ->
+            with Io_error { error = EPIPE; _ } ->
               (* The command exited without reading its input: its business,
                  and its exit status tells the story. *)
               ());
@@ -98,8 +98,8 @@ let run_command ~timeout command line =
   | None -> ("timeout", "")
   (* A command that cannot start (no /bin/sh, no descriptors left) or whose
      pipes fail is an event like any other, not the end of the service. *)
-  | exception (Unix.Unix_error (e, op, _) | Fd.Error { op; error = e }) ->
-      (Printf.sprintf "error: %s: %s" op (Unix.error_message e), "")
+  | exception (Io_error _ as e) ->
+      (Printf.sprintf "error: %s" (Option.get (error_message e)), "")
 
 (* {1 Reporting} *)
 
@@ -141,9 +141,9 @@ let reporter ~sw config =
     | Some (socket, addr) -> (
         let b = Bytes.of_string summary in
         try Udp.send_to socket addr b 0 (Bytes.length b)
-        with Udp.Error { op; error } ->
+        with Io_error _ as e ->
           (* Losing a datagram is what UDP allows; the file still has it. *)
-          Printf.eprintf "log_tail: %s: %s\n%!" op (Unix.error_message error)));
+          Printf.eprintf "log_tail: %s\n%!" (Option.get (error_message e))));
     write (summary ^ "\n")
 
 (* {1 Following the log} *)
@@ -181,14 +181,14 @@ let follow ~sw ~poll ~from_start ~ready path on_line =
   let rec open_log () =
     match File.open_in ~sw path with
     | file -> file
-    | exception Unix.Unix_error (ENOENT, _, _) ->
+    | exception Io_error { error = ENOENT; _ } ->
         Time.sleep poll;
         open_log ()
   in
   let rec watch file (st : Unix.stats) offset =
     let offset = drain file offset in
     match Path.stat path with
-    | exception Unix.Unix_error (ENOENT, _, _) ->
+    | exception Io_error { error = ENOENT; _ } ->
         (* Renamed away, and the new file is not there yet. *)
         Time.sleep poll;
         watch file st offset
@@ -212,7 +212,7 @@ let follow ~sw ~poll ~from_start ~ready path on_line =
   let file, start =
     match File.open_in ~sw path with
     | file -> (file, if from_start then `Start else `End)
-    | exception Unix.Unix_error (ENOENT, _, _) ->
+    | exception Io_error { error = ENOENT; _ } ->
         (* Created after we started: all of it is new. *)
         (open_log (), `Start)
   in

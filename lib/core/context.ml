@@ -1,4 +1,7 @@
+(* [name] is for a debugger's eyes: no code reads it. *)
 type 'a key = { id : int; name : string; witness : 'a Type.Id.t }
+[@@warning "-69"]
+
 type binding = Binding : 'a key * 'a -> binding
 type handler = { run : 'a. (unit -> 'a) -> 'a }
 
@@ -13,8 +16,6 @@ let next_id = Atomic.make 0
 
 let create_key ?(name = "anonymous") () =
   { id = Atomic.fetch_and_add next_id 1; name; witness = Type.Id.make () }
-
-let key_name k = k.name
 
 let rec find_in : type a. a key -> binding list -> a option =
  fun key -> function
@@ -36,7 +37,6 @@ let add key v t =
 
 let remove key t = { t with bindings = others key t.bindings }
 let add_handler h t = { t with handlers = h :: t.handlers }
-let has_handlers t = match t.handlers with [] -> false | _ :: _ -> true
 
 (* [handlers] is innermost first: each step wraps what is built so far, so
    the last one (the first added) ends up outermost. *)

@@ -23,8 +23,6 @@ val create_key : ?name:string -> unit -> 'a key
 (** [create_key ()] is a new key, distinct from every other. [name] is for
     debugging only. *)
 
-val key_name : 'a key -> string
-
 val find : 'a key -> t -> 'a option
 (** [find key t] is the value [key] is bound to in [t]. *)
 
@@ -43,8 +41,6 @@ type handler = { run : 'a. (unit -> 'a) -> 'a }
 
 val add_handler : handler -> t -> t
 (** [add_handler h t] is [t] with [h] innermost. *)
-
-val has_handlers : t -> bool
 
 val run_handlers : t -> (unit -> 'a) -> 'a
 (** [run_handlers t f] runs [f ()] inside every handler of [t], the first added

@@ -68,5 +68,15 @@ let track t ops fiber body =
         if Option.is_some (Fiber.Private.unobserved_failure fiber) then
           t.failed <- fiber :: t.failed)
 
+let single_threaded t runnable ~enqueue =
+  let rec ops =
+    {
+      enqueue;
+      spawn =
+        (fun fiber body -> Task_queue.push runnable (track t ops fiber body));
+    }
+  in
+  ops
+
 let result t ~main handle =
   Fiber.Private.result_of_run ~main handle ~failed:t.failed

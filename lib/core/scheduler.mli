@@ -40,6 +40,14 @@ val track : tally -> ops -> Fiber.t -> (unit -> unit) -> unit -> unit
     task that runs it ({!run_fiber} [ops fiber body]); when [body] finishes,
     [fiber] is counted out, and kept if its failure went unobserved. *)
 
+val single_threaded :
+  tally -> Task_queue.t -> enqueue:((unit -> unit) -> unit) -> ops
+(** [single_threaded tally runnable ~enqueue] is the operations of a scheduler
+    whose fibers run on one thread from the run queue [runnable]: [enqueue] as
+    given, and a [spawn] that pushes onto [runnable] the task {!track} makes (so
+    [tally] counts the new fiber at once). The FIFO scheduler's and the IO
+    loop's. *)
+
 val result : tally -> main:Fiber.t -> 'a Fiber.handle -> 'a
 (** [result tally ~main handle] is {!Fiber.result_of_run} with the tally's
     unobserved failures. *)

@@ -40,16 +40,7 @@ let enqueue t task =
 let spin_pauses = 4_000
 
 let make_ops t =
-  let rec ops =
-    {
-      Private.Scheduler.enqueue = enqueue t;
-      spawn =
-        (fun fiber body ->
-          Private.Task_queue.push t.runnable
-            (Private.Scheduler.track t.fibers ops fiber body));
-    }
-  in
-  ops
+  Private.Scheduler.single_threaded t.fibers t.runnable ~enqueue:(enqueue t)
 
 (* Resumptions from other threads join the back of the ring before each
    task runs, so fibers that keep yielding cannot starve them. *)

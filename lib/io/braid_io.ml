@@ -6,12 +6,21 @@ module Udp = Udp
 module Time = Time
 module Signal = Signal
 module Process = Process
-module Epoll = Epoll
 module Blocking = Blocking
 module Buf_read = Buf_read
 module File = File
 module Path = Path
 module File_access = File_access
+
+exception Io_error = Io_error.Io_error
+
+let error_message = Io_error.message
+
+module Private = struct
+  module Epoll = struct
+    include Epoll
+  end
+end
 
 let run = Loop.run
 

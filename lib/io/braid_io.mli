@@ -43,12 +43,50 @@ module Udp = Udp
 module Time = Time
 module Signal = Signal
 module Process = Process
-module Epoll = Epoll
 module Blocking = Blocking
 module Buf_read = Buf_read
 module File = File
 module Path = Path
 module File_access = File_access
+
+(** {1 Errors} *)
+
+exception Io_error of { op : string; error : Unix.error; detail : string }
+(** The one exception braid.io's modules raise when the system refuses an
+    operation, and braid.tls's when TLS fails (Eio's [Io], Unix's [Unix_error]):
+    - [op] names the operation: ["read"], ["write"], ["accept"], ["connect"],
+      ["sendfile"] ({!Fd}, {!Net}, {!Udp}); the system call for files, paths and
+      processes (["open"], ["pread"], ["stat"], ["rename"], ["posix_spawn"],
+      ["waitpid"], ["kill"]); ["handshake"], ["read"] or ["write"] for TLS.
+    - [error] says why, as [errno] does. Using a closed descriptor or file, or
+      closing a descriptor while a fiber waits on it, is [EBADF]. A TLS failure
+      (a failed handshake, a corrupt record, a peer's alert, a peer gone
+      mid-handshake) is [EPROTO] ([Braid_tls.eproto]: [Unix.error] has no
+      constructor for it), which a TCP socket itself never reports.
+    - [detail] is what else is known, or [""]: the path a file or path call
+      acted on, the program a spawn could not start, OpenSSL's reason for a TLS
+      failure. Sockets have none.
+
+    [EINTR] and [EAGAIN] never surface: they are retried or waited out.
+    {!Fd.Error}, {!Net.Error} and {!Udp.Error} are this exception under older
+    names. Failures that are no system call's stay apart: cancellation
+    ({!Braid.Cancelled}), misuse ([Invalid_argument]), a host name without
+    address ({!Net.Unknown_host}), an end of stream ([End_of_file] where a
+    function says so), a line too long ({!Buf_read.Too_long}), and the raw
+    {!Private.Epoll}, which raises [Unix.Unix_error] as [Unix] does.
+    {[
+      let first_line path =
+        match Path.load path with
+        | data -> Some (List.hd (String.split_on_char '\n' data))
+        | exception Io_error { error = Unix.ENOENT; _ } -> None
+    ]} *)
+
+val error_message : exn -> string option
+(** [error_message e] is [Some "op: reason (detail)"] if [e] is {!Io_error},
+    e.g. ["open: No such file or directory (/etc/missing)"] or
+    ["read: Connection reset by peer"] (no parentheses when [detail] is empty),
+    and [None] for any other exception. [Printexc.to_string] prints {!Io_error}
+    as ["Braid_io.Io_error(...)"] around the same text. *)
 
 (** {1 Running loops} *)
 
@@ -148,3 +186,18 @@ val stats : unit -> stats
     cancellation leaves no registration behind.
 
     Raises [Invalid_argument] outside a fiber of {!run}. *)
+
+(** {1 Internals}
+
+    The loop's own modules (the loop, its system calls, its timer heap) are
+    private to braid.io. What other libraries may use is here. *)
+
+module Private : sig
+  (** The binding to [epoll(7)] and [eventfd(2)] the loop is built on, for tests
+      and for code that runs a loop of its own (the echo benchmark's raw
+      baseline). Not braid.io's face: a thin binding that blocks the domain and
+      raises [Unix.Unix_error], as the [Unix] library does. *)
+  module Epoll : module type of struct
+    include Epoll
+  end
+end

@@ -34,7 +34,8 @@ val line : ?max:int -> t -> string option
     newline is returned as a line.
 
     Raises [Too_long max] if no newline comes within [max] bytes (default
-    65536); the bytes stay buffered. Raises {!Fd.Error} as the read does. *)
+    65536); the bytes stay buffered. Raises {!Braid_io.Io_error} as the read
+    does. *)
 
 val until : ?max:int -> t -> char -> string option
 (** [until ~max r c] is the bytes before the next [c] (which is consumed), or

@@ -18,7 +18,6 @@ let writable = 0x004
 let error = 0x008
 let hang_up = 0x010
 let read_hang_up = 0x2000
-let one_shot = 1 lsl 30
 let edge_triggered = 1 lsl 31
 
 let check_token token =

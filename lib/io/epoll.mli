@@ -35,9 +35,6 @@ val hang_up : flags
 val read_hang_up : flags
 (** [EPOLLRDHUP]: the peer shut down its writing side. *)
 
-val one_shot : flags
-(** [EPOLLONESHOT]. *)
-
 val edge_triggered : flags
 (** [EPOLLET]. *)
 

@@ -71,29 +71,15 @@ let check_range name buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
     invalid_arg ("Braid_io." ^ name ^ ": invalid range")
 
-(* Ownership is checked once per operation; after each wake-up only
-   whether another fiber closed the descriptor meanwhile (its number could
-   already name another file). *)
-let rec read fd buf off len =
-  if not (Loop.may_be_readable fd) then wait_then_read fd buf off len
-  else
-    let unix = Loop.unix fd in
-    match
-      if Loop.is_socket fd then Syscall.recv unix buf off len
-      else Syscall.read unix buf off len
-    with
-    | -1 ->
-        Loop.nothing_more_to_read fd;
-        wait_then_read fd buf off len
-    | n ->
-        Loop.read_returned fd ~wanted:len n;
-        n
-    | exception Unix.Unix_error (error, _, _) -> fail "read" error
-
-and wait_then_read fd buf off len =
-  Handle.wait_checked fd ~write:false ~op:"read";
-  if not (Loop.is_open fd) then fail "read" Unix.EBADF;
-  read fd buf off len
+let read fd buf off len =
+  let n =
+    Handle.nonblocking fd Readable ~op:"read" ~blocked:Handle.would_block
+      (fun unix ->
+        if Loop.is_socket fd then Syscall.recv unix buf off len
+        else Syscall.read unix buf off len)
+  in
+  Loop.read_returned fd ~wanted:len n;
+  n
 
 let read_into fd buf off len =
   check_range "read_into" buf off len;
@@ -103,17 +89,13 @@ let read_into fd buf off len =
 
 let rec write fd buf off len =
   if len > 0 then
-    let unix = Loop.unix fd in
-    match
-      if Loop.is_socket fd then Syscall.send unix buf off len
-      else Syscall.write unix buf off len
-    with
-    | -1 ->
-        Handle.wait_checked fd ~write:true ~op:"write";
-        if not (Loop.is_open fd) then fail "write" Unix.EBADF;
-        write fd buf off len
-    | n -> write fd buf (off + n) (len - n)
-    | exception Unix.Unix_error (error, _, _) -> fail "write" error
+    let n =
+      Handle.nonblocking fd Writable ~op:"write" ~blocked:Handle.would_block
+        (fun unix ->
+          if Loop.is_socket fd then Syscall.send unix buf off len
+          else Syscall.write unix buf off len)
+    in
+    write fd buf (off + n) (len - n)
 
 let write_all fd buf off len =
   check_range "write_all" buf off len;

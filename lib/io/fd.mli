@@ -13,12 +13,13 @@
 
 type t = Loop.fd
 
-exception Error of { op : string; error : Unix.error }
-(** An operation failed: [op] names it (["read"], ["write"], ["accept"],
-    ["connect"], ["listen"], ["shutdown"], ["close"], ...), [error] says why.
-    Using a closed descriptor, or closing it while a fiber waits on it, gives
-    [Unix.EBADF]. [EINTR] and [EAGAIN] never surface: they are retried or waited
-    out. Also raised by {!Net} (it is {!Net.Error}). *)
+exception Error of { op : string; error : Unix.error; detail : string }
+(** {!Braid_io.Io_error}, braid.io's one exception, under the name it had first:
+    an operation failed, [op] names it (["read"], ["write"], ["accept"],
+    ["connect"], ["listen"], ["shutdown"], ["close"], ...), [error] says why,
+    and [detail] is [""] (a descriptor has no path to name). Using a closed
+    descriptor, or closing it while a fiber waits on it, gives [Unix.EBADF].
+    [EINTR] and [EAGAIN] never surface: they are retried or waited out. *)
 
 val of_unix : sw:Braid.Switch.t -> Unix.file_descr -> t
 (** [of_unix ~sw fd] takes ownership of [fd]: sets it non-blocking, registers it

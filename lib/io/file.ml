@@ -53,7 +53,7 @@ type create =
 
 let path t = t.path
 let is_open t = Mutex.protect t.lock (fun () -> not t.closing)
-let closed t op = Unix.Unix_error (EBADF, op, t.path)
+let closed t op = Io_error.Io_error { op; error = EBADF; detail = t.path }
 
 (* [close(2)] on a pool thread, for a close that nobody waits for. *)
 let close_unwatched fd =

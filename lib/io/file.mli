@@ -36,11 +36,12 @@
     descriptor from under a call still running on a pool thread: the descriptor
     is released when the last such call ends.
 
-    {b Errors.} Failures raise [Unix.Unix_error (error, call, path)], as the
-    [Unix] library does: [call] names the operation (["open"], ["pread"],
-    ["write"], ["fstat"], ...) and [path] is the path the file was opened with.
-    Using a closed file raises [Unix.Unix_error (EBADF, call, path)]. (Sockets
-    raise {!Fd.Error}, which has no path to name.) *)
+    {b Errors.} Failures raise {!Braid_io.Io_error} [{op; error; detail}], the
+    parts of a [Unix.Unix_error] with names: [op] names the system call
+    (["open"], ["pread"], ["write"], ["fstat"], ...) and [detail] is the path
+    the file was opened with. Using a closed file raises
+    [{op; error = EBADF; detail = path}]. (Sockets raise the same exception with
+    [detail = ""]: they have no path to name.) *)
 
 type t
 (** An open file. *)
@@ -64,8 +65,8 @@ val open_in : sw:Braid.Switch.t -> string -> t
 (** [open_in ~sw path] opens the existing file [path] for reading, owned by
     [sw]. Blocks only the calling fiber.
 
-    Raises [Unix.Unix_error (error, "open", path)]. Raises [Invalid_argument] if
-    [sw] has finished (the file is then closed). *)
+    Raises {!Braid_io.Io_error} [{op = "open"; error; detail = path}]. Raises
+    [Invalid_argument] if [sw] has finished (the file is then closed). *)
 
 val open_out : sw:Braid.Switch.t -> ?append:bool -> create:create -> string -> t
 (** [open_out ~sw ~append ~create path] opens [path] for writing, owned by [sw].
@@ -95,10 +96,10 @@ val close : t -> unit
     Idempotent; the switch will not close it again. Shielded from cancellation:
     once started, the close is never dropped.
 
-    Raises [Unix.Unix_error (error, "close", path)] if [close(2)] fails (the
-    descriptor is released anyway). A close deferred until a running call ends
-    reports no error: nobody waits for it, and [close(2)] errors only mean
-    something for written data, which {!sync} checks. *)
+    Raises {!Braid_io.Io_error} [{op = "close"; error; detail = path}] if
+    [close(2)] fails (the descriptor is released anyway). A close deferred until
+    a running call ends reports no error: nobody waits for it, and [close(2)]
+    errors only mean something for written data, which {!sync} checks. *)
 
 (** {1 Reading and writing at an offset}
 
@@ -113,7 +114,8 @@ val pread : t -> bytes -> int -> int -> file_offset:int -> int
     when the call returns.
 
     Raises [Invalid_argument] if [off] and [len] are not a valid range of [buf]
-    or [file_offset < 0]. Raises [Unix.Unix_error (error, "pread", path)]. *)
+    or [file_offset < 0]. Raises {!Braid_io.Io_error}
+    [{op = "pread"; error; detail = path}]. *)
 
 val pread_exact : t -> bytes -> int -> int -> file_offset:int -> unit
 (** [pread_exact t buf off len ~file_offset] fills the [len] bytes of [buf] at
@@ -128,8 +130,8 @@ val pwrite_all : t -> bytes -> int -> int -> file_offset:int -> unit
     soon as [pwrite_all] returns or is cancelled. One pool call however large
     the write; after a cancellation the write may still complete.
 
-    Raises [Invalid_argument] as {!pread}. Raises
-    [Unix.Unix_error (error, "pwrite", path)]. *)
+    Raises [Invalid_argument] as {!pread}. Raises {!Braid_io.Io_error}
+    [{op = "pwrite"; error; detail = path}]. *)
 
 (** {1 Streaming at the file's position}
 
@@ -144,7 +146,7 @@ val read_into : t -> bytes -> int -> int -> int
     when the call returns.
 
     Raises [Invalid_argument] if [off] and [len] are not a valid range of [buf].
-    Raises [Unix.Unix_error (error, "read", path)]. *)
+    Raises {!Braid_io.Io_error} [{op = "read"; error; detail = path}]. *)
 
 val read_all : t -> string
 (** [read_all t] reads [t] from its position to its end, in one pool call.
@@ -156,7 +158,7 @@ val write_all : t -> bytes -> int -> int -> unit
     {!pwrite_all}.
 
     Raises [Invalid_argument] if [off] and [len] are not a valid range of [buf].
-    Raises [Unix.Unix_error (error, "write", path)]. *)
+    Raises {!Braid_io.Io_error} [{op = "write"; error; detail = path}]. *)
 
 val write_string : t -> string -> unit
 (** [write_string t s] writes all of [s], as {!write_all}. *)
@@ -165,16 +167,18 @@ val write_string : t -> string -> unit
 
 val stat : t -> Unix.stats
 (** [stat t] is the file's metadata ([fstat(2)]; sizes are exact on a 64-bit
-    system). Raises [Unix.Unix_error (error, "fstat", path)]. *)
+    system). Raises {!Braid_io.Io_error} [{op = "fstat"; error; detail = path}].
+*)
 
 val size : t -> int
 (** [size t] is the file's size in bytes, as {!stat}. *)
 
 val truncate : t -> int -> unit
 (** [truncate t size] cuts [t] to [size] bytes or extends it with zeros
-    ([ftruncate(2)]). Raises [Unix.Unix_error (error, "ftruncate", path)]. *)
+    ([ftruncate(2)]). Raises {!Braid_io.Io_error}
+    [{op = "ftruncate"; error; detail = path}]. *)
 
 val sync : t -> unit
 (** [sync t] returns once the file's data and metadata are on the disk
     ([fsync(2)]): the way to learn that earlier writes really failed. Raises
-    [Unix.Unix_error (error, "fsync", path)]. *)
+    {!Braid_io.Io_error} [{op = "fsync"; error; detail = path}]. *)

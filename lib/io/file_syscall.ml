@@ -63,8 +63,4 @@ let read_to_end fd =
   in
   fill (Bytes.create (max 1 hint)) 0
 
-let with_path op path f =
-  try f ()
-  with Unix.Unix_error (error, _, _) ->
-    let backtrace = Printexc.get_raw_backtrace () in
-    Printexc.raise_with_backtrace (Unix.Unix_error (error, op, path)) backtrace
+let with_path = Io_error.with_detail

@@ -45,4 +45,4 @@ val read_to_end : Unix.file_descr -> string
 
 val with_path : string -> string -> (unit -> 'a) -> 'a
 (** [with_path op path f] is [f ()], with any [Unix.Unix_error (error, _, _)] it
-    raises re-raised as [Unix.Unix_error (error, op, path)]. *)
+    raises re-raised as {!Braid_io.Io_error} [{op; error; detail = path}]. *)

@@ -1,14 +1,6 @@
-exception Error of { op : string; error : Unix.error }
+exception Error = Io_error.Io_error
 
-let () =
-  Printexc.register_printer (function
-    | Error { op; error } ->
-        Some
-          (Printf.sprintf "Braid_io.Net.Error(%s: %s)" op
-             (Unix.error_message error))
-    | _ -> None)
-
-let fail op error = raise (Error { op; error })
+let fail = Io_error.fail
 
 let close fd =
   try Loop.close fd with Unix.Unix_error (error, _, _) -> fail "close" error
@@ -23,7 +15,10 @@ let attach ~sw fd =
       raise e
 
 let register ~sw loop unix ~socket ~stream ~op =
-  match Loop.register loop unix ~socket ~stream ~op with
+  match
+    try Loop.register loop unix ~socket ~stream ~op
+    with Unix.Unix_error (error, _, _) -> fail "epoll_ctl" error
+  with
   | fd ->
       attach ~sw fd;
       fd
@@ -39,3 +34,27 @@ let wait fd ~write ~op =
 
 let wait_checked fd ~write ~op =
   try Loop.await_checked fd ~write with Loop.Closed -> fail op Unix.EBADF
+
+type wanted = Readable | Acceptable | Writable
+
+(* The one "call; if it would block, wait for readiness; retry" loop (Eio's
+   [do_nonblocking]). Ownership is checked once, by the caller, before the
+   first call; after each wake-up only whether another fiber closed the
+   descriptor meanwhile (its number could already name another file). *)
+let rec nonblocking fd wanted ~op ~blocked call =
+  if wanted = Readable && not (Loop.may_be_readable fd) then
+    wait_then_retry fd wanted ~op ~blocked call
+  else
+    match call (Loop.unix fd) with
+    | result when blocked result ->
+        if wanted = Readable then Loop.nothing_more_to_read fd;
+        wait_then_retry fd wanted ~op ~blocked call
+    | result -> result
+    | exception Unix.Unix_error (error, _, _) -> fail op error
+
+and wait_then_retry fd wanted ~op ~blocked call =
+  wait_checked fd ~write:(wanted = Writable) ~op;
+  if not (Loop.is_open fd) then fail op Unix.EBADF;
+  nonblocking fd wanted ~op ~blocked call
+
+let would_block n = n < 0

@@ -1,11 +1,12 @@
-(** What {!Fd} and {!Net} share: the error exception and ownership of a
-    registered descriptor by a switch. Internal. *)
+(** What {!Fd}, {!Net} and {!Udp} share: ownership of a registered descriptor by
+    a switch, and the one loop that retries a call that would block. Internal.
+*)
 
-exception Error of { op : string; error : Unix.error }
-(** See {!Fd.Error}. *)
+exception Error of { op : string; error : Unix.error; detail : string }
+(** {!Braid_io.Io_error}. *)
 
 val fail : string -> Unix.error -> 'a
-(** [fail op error] raises {!Error}. *)
+(** [fail op error] raises {!Error} [{op; error; detail = ""}]. *)
 
 val close : Loop.fd -> unit
 (** {!Loop.close}, raising {!Error} [{op = "close"}]. *)
@@ -24,7 +25,8 @@ val register :
   op:string ->
   Loop.fd
 (** [register ~sw loop unix ~socket ~op] is {!Loop.register} then {!attach};
-    [unix] is closed if either fails. *)
+    [unix] is closed if either fails. Raises {!Error} [{op = "epoll_ctl"}] if
+    epoll refuses [unix]. *)
 
 val usable : Loop.fd -> op:string -> unit
 (** {!Loop.check_usable}, raising {!Error} [{op; error = EBADF}] if the
@@ -37,3 +39,37 @@ val wait : Loop.fd -> write:bool -> op:string -> unit
 val wait_checked : Loop.fd -> write:bool -> op:string -> unit
 (** {!Loop.await_checked}, raising {!Error} [{op; error = EBADF}] if the
     descriptor gets closed. *)
+
+(** {1 Non-blocking calls} *)
+
+(** The readiness a call that would block waits for. *)
+type wanted =
+  | Readable
+      (** To read: the call is skipped (the fiber waits first) while the loop
+          knows that [fd] was drained ({!Loop.may_be_readable}), and a call that
+          would block records the drain ({!Loop.nothing_more_to_read}). *)
+  | Acceptable  (** To read, without that record: a listener's accept. *)
+  | Writable
+
+val nonblocking :
+  Loop.fd ->
+  wanted ->
+  op:string ->
+  blocked:('a -> bool) ->
+  (Unix.file_descr -> 'a) ->
+  'a
+(** [nonblocking fd wanted ~op ~blocked call] is [call (Loop.unix fd)], the
+    first result of which [blocked] is false: after each that would block, the
+    calling fiber waits for [fd] to be ready as [wanted] says, then calls again.
+    The one place a braid.io operation waits for a descriptor and retries. The
+    caller checks ownership first ({!usable}); [call] may raise
+    [Unix.Unix_error] only ({!Syscall}'s stubs retry EINTR themselves). Blocks
+    only the calling fiber.
+
+    Raises {!Error} [{op; error; _}] if [call] raises
+    [Unix.Unix_error (error, _, _)], or with [EBADF] if [fd] gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled while it waits. *)
+
+val would_block : int -> bool
+(** [would_block n] is [n < 0]: what {!Syscall}'s calls return when they would
+    block. *)

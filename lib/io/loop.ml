@@ -453,16 +453,7 @@ let create () =
           t)
 
 let make_ops t =
-  let rec ops =
-    {
-      Private.Scheduler.enqueue = enqueue t;
-      spawn =
-        (fun fiber body ->
-          Private.Task_queue.push t.runnable
-            (Private.Scheduler.track t.fibers ops fiber body));
-    }
-  in
-  ops
+  Private.Scheduler.single_threaded t.fibers t.runnable ~enqueue:(enqueue t)
 
 let foreign_batch = 1024
 

@@ -2,7 +2,7 @@ type socket = Fd.t
 
 exception Error = Handle.Error
 
-let fail op error = raise (Error { op; error })
+let fail = Handle.fail
 
 let tcp ip port =
   match Unix.inet_addr_of_string ip with
@@ -16,17 +16,13 @@ let read_into = Fd.read_into
 let write_all = Fd.write_all
 let write_string = Fd.write_string
 
-(* Ownership is checked once per call; after each wake-up only whether
-   another fiber closed the socket meanwhile, as [Fd.write_all] does. *)
 let rec send_more s buf off len =
   if len > 0 then
-    match Syscall.send_more (Fd.to_unix s) buf off len with
-    | -1 ->
-        Handle.wait_checked s ~write:true ~op:"write";
-        if not (Fd.is_open s) then fail "write" Unix.EBADF;
-        send_more s buf off len
-    | n -> send_more s buf (off + n) (len - n)
-    | exception Unix.Unix_error (error, _, _) -> fail "write" error
+    let n =
+      Handle.nonblocking s Writable ~op:"write" ~blocked:Handle.would_block
+        (fun unix -> Syscall.send_more unix buf off len)
+    in
+    send_more s buf (off + n) (len - n)
 
 let write_more s buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
@@ -40,14 +36,12 @@ let write_more s buf off len =
 let rec send_file s file ~off ~len ~sent =
   if sent = len then sent
   else
-    match Syscall.sendfile (Fd.to_unix s) file off (len - sent) with
-    | -1 ->
-        Handle.wait_checked s ~write:true ~op:"sendfile";
-        if not (Fd.is_open s) then fail "sendfile" Unix.EBADF;
-        send_file s file ~off ~len ~sent
+    match
+      Handle.nonblocking s Writable ~op:"sendfile" ~blocked:Handle.would_block
+        (fun unix -> Syscall.sendfile unix file off (len - sent))
+    with
     | 0 -> sent (* The file ended before [len]. *)
     | n -> send_file s file ~off:(off + n) ~len ~sent:(sent + n)
-    | exception Unix.Unix_error (error, _, _) -> fail "sendfile" error
 
 let sendfile s file ~off ~len =
   if off < 0 || len < 0 then invalid_arg "Braid_io.Net.sendfile: invalid range";
@@ -102,14 +96,14 @@ let listen ~sw ?(backlog = 4096) ?(reuse_addr = true) ?(reuse_port = false) addr
       (try Fd.close s with Error _ -> ());
       fail "listen" error
 
-let rec accept_raw listener =
+let accept_raw listener =
   Handle.usable listener ~op:"accept";
-  match Syscall.accept (Fd.to_unix listener) with
+  match
+    Handle.nonblocking listener Acceptable ~op:"accept" ~blocked:Option.is_none
+      Syscall.accept
+  with
   | Some connection -> connection
-  | None ->
-      Handle.wait listener ~write:false ~op:"accept";
-      accept_raw listener
-  | exception Unix.Unix_error (error, _, _) -> fail "accept" error
+  | None -> assert false
 
 let accept ~sw listener =
   let unix, addr = accept_raw listener in
@@ -165,7 +159,8 @@ let accept_fork ~sw ~on_error listener handle =
       raise e
 
 (* A Unix-domain connect with a full backlog fails with EAGAIN and nothing
-   signals when to retry: poll gently. *)
+   signals when to retry (no readiness to wait for, so not
+   [Handle.nonblocking]): poll gently. *)
 let unix_backlog_retry_ns = 1_000_000
 
 let rec connect_unix s addr =
@@ -253,7 +248,7 @@ let connect_any ~sw ?attempt_timeout addrs =
            one raised. *)
         match attempt ~sw ~attempt_timeout addr with
         | s -> s
-        | exception Error { op = "connect"; error = _ } -> try_each rest)
+        | exception Error { op = "connect"; _ } -> try_each rest)
   in
   try_each addrs
 

@@ -33,13 +33,13 @@
 type socket = Fd.t
 (** A socket is a descriptor: {!Fd.await_readable} and friends apply. *)
 
-exception Error of { op : string; error : Unix.error }
-(** The same exception as {!Fd.Error}: [op] names the failed operation
-    (["listen"], ["accept"], ["connect"], ["read"], ["write"], ["sendfile"],
-    ["shutdown"], ["close"], ...) and [error] the reason, e.g. [ECONNREFUSED]
-    for [connect], [ECONNRESET] for [read], [EPIPE] for [write] to a closed
-    peer, [EBADF] for a socket closed before or during the operation. [EINTR]
-    and [EAGAIN] never surface. *)
+exception Error of { op : string; error : Unix.error; detail : string }
+(** {!Braid_io.Io_error} (and {!Fd.Error}), with [detail = ""]: [op] names the
+    failed operation (["listen"], ["accept"], ["connect"], ["read"], ["write"],
+    ["sendfile"], ["shutdown"], ["close"], ...) and [error] the reason, e.g.
+    [ECONNREFUSED] for [connect], [ECONNRESET] for [read], [EPIPE] for [write]
+    to a closed peer, [EBADF] for a socket closed before or during the
+    operation. [EINTR] and [EAGAIN] never surface. *)
 
 (** {1 Addresses} *)
 

@@ -21,9 +21,9 @@
     {!Braid.Cancelled}; a call not started yet never runs, one already running
     (a [rename], a [save]) completes on its pool thread.
 
-    {b Errors.} Failures raise [Unix.Unix_error (error, call, path)]: [call]
-    names the system call (["stat"], ["mkdir"], ...) and [path] is the path the
-    function was given (the source for {!rename}, the link for {!symlink}),
+    {b Errors.} Failures raise {!Braid_io.Io_error} [{op; error; detail}]: [op]
+    names the system call (["stat"], ["mkdir"], ...) and [detail] is the path
+    the function was given (the source for {!rename}, the link for {!symlink}),
     never an intermediate one. *)
 
 (** {1 Metadata} *)
@@ -33,7 +33,8 @@ val stat : ?follow:bool -> string -> Unix.stats
     a symbolic link is followed ([stat(2)]); with [~follow:false] the link
     itself is described ([lstat(2)]).
 
-    Raises [Unix.Unix_error (error, "stat" | "lstat", path)]. *)
+    Raises {!Braid_io.Io_error} [{op = "stat" | "lstat"; error; detail = path}].
+*)
 
 val kind : ?follow:bool -> string -> Unix.file_kind option
 (** [kind ~follow path] is the kind of file at [path], or [None] if there is
@@ -50,7 +51,8 @@ val read_dir : string -> string list
 (** [read_dir dir] is the names of [dir]'s entries, sorted ([String.compare]),
     without ["."] and [".."].
 
-    Raises [Unix.Unix_error (error, "opendir" | "readdir", dir)]. *)
+    Raises {!Braid_io.Io_error}
+    [{op = "opendir" | "readdir"; error; detail = dir}]. *)
 
 val mkdir : ?perm:int -> ?parents:bool -> string -> unit
 (** [mkdir ~perm ~parents dir] creates the directory [dir] with permissions
@@ -58,13 +60,13 @@ val mkdir : ?perm:int -> ?parents:bool -> string -> unit
     (default [false]) missing parent directories are created too, and a
     directory already at [dir] is no error, as with [mkdir -p].
 
-    Raises [Unix.Unix_error (error, "mkdir", dir)] ([EEXIST] if [dir] exists,
-    without [~parents:true] or if it is no directory). *)
+    Raises {!Braid_io.Io_error} [{op = "mkdir"; error; detail = dir}] ([EEXIST]
+    if [dir] exists, without [~parents:true] or if it is no directory). *)
 
 val rmdir : string -> unit
 (** [rmdir dir] removes the empty directory [dir].
 
-    Raises [Unix.Unix_error (error, "rmdir", dir)]. *)
+    Raises {!Braid_io.Io_error} [{op = "rmdir"; error; detail = dir}]. *)
 
 (** {1 Names} *)
 
@@ -72,35 +74,37 @@ val rename : string -> string -> unit
 (** [rename src dst] renames [src] to [dst], atomically replacing a file at
     [dst] ([rename(2)]: both on one file system).
 
-    Raises [Unix.Unix_error (error, "rename", src)]. *)
+    Raises {!Braid_io.Io_error} [{op = "rename"; error; detail = src}]. *)
 
 val unlink : string -> unit
 (** [unlink path] removes the name [path] (a file, or a symbolic link itself,
-    never a directory). Raises [Unix.Unix_error (error, "unlink", path)]. *)
+    never a directory). Raises {!Braid_io.Io_error}
+    [{op = "unlink"; error; detail = path}]. *)
 
 val realpath : string -> string
 (** [realpath path] is the absolute path of [path] with every symbolic link,
-    ["."] and [".."] resolved. Raises
-    [Unix.Unix_error (error, "realpath", path)] ([ENOENT] if something on the
-    way does not exist). *)
+    ["."] and [".."] resolved. Raises {!Braid_io.Io_error}
+    [{op = "realpath"; error; detail = path}] ([ENOENT] if something on the way
+    does not exist). *)
 
 val symlink : target:string -> string -> unit
 (** [symlink ~target link] creates the symbolic link [link] pointing to [target]
     (which need not exist; a relative [target] is relative to [link]'s
     directory).
 
-    Raises [Unix.Unix_error (error, "symlink", link)]. *)
+    Raises {!Braid_io.Io_error} [{op = "symlink"; error; detail = link}]. *)
 
 val readlink : string -> string
 (** [readlink link] is the target of the symbolic link [link], unresolved.
-    Raises [Unix.Unix_error (error, "readlink", link)] ([EINVAL] if [link] is no
-    symbolic link). *)
+    Raises {!Braid_io.Io_error} [{op = "readlink"; error; detail = link}]
+    ([EINVAL] if [link] is no symbolic link). *)
 
 (** {1 Whole files} *)
 
 val load : string -> string
 (** [load path] is the contents of the file [path]: open, read and close in one
-    pool call. Raises [Unix.Unix_error (error, "open" | "read", path)]. *)
+    pool call. Raises {!Braid_io.Io_error}
+    [{op = "open" | "read"; error; detail = path}]. *)
 
 val save : ?perm:int -> ?append:bool -> string -> string -> unit
 (** [save ~perm ~append path data] writes [data] to the file [path], created
@@ -109,4 +113,5 @@ val save : ?perm:int -> ?append:bool -> string -> string -> unit
     write and close in one pool call. Not atomic: a reader may see a partial
     file (write another name and {!rename} it for that).
 
-    Raises [Unix.Unix_error (error, "open" | "write" | "close", path)]. *)
+    Raises {!Braid_io.Io_error}
+    [{op = "open" | "write" | "close"; error; detail = path}]. *)

@@ -66,7 +66,7 @@ let close_watch t =
 let rec reap t =
   match t.state with
   | Exited status -> Some status
-  | Reaped_elsewhere -> raise (Unix.Unix_error (Unix.ECHILD, "waitpid", ""))
+  | Reaped_elsewhere -> Io_error.fail "waitpid" Unix.ECHILD
   | Running -> (
       match Unix.waitpid [ Unix.WNOHANG ] t.pid with
       | 0, _ -> None
@@ -76,11 +76,13 @@ let rec reap t =
           t.forget ();
           Some status
       | exception Unix.Unix_error (Unix.EINTR, _, _) -> reap t
-      | exception (Unix.Unix_error (Unix.ECHILD, _, _) as e) ->
+      | exception Unix.Unix_error (Unix.ECHILD, _, _) ->
           t.state <- Reaped_elsewhere;
           close_watch t;
           t.forget ();
-          raise e)
+          Io_error.fail "waitpid" Unix.ECHILD
+      | exception Unix.Unix_error (error, _, _) -> Io_error.fail "waitpid" error
+      )
 
 let first_poll_ns = 1_000_000
 let max_poll_ns = 50_000_000
@@ -116,10 +118,14 @@ let status t =
   check_loop t ~op:"Braid_io.Process.status";
   reap t
 
+let kill_now t signal =
+  try Unix.kill t.pid signal
+  with Unix.Unix_error (error, _, _) -> Io_error.fail "kill" error
+
 let signal t signal =
   check_loop t ~op:"Braid_io.Process.signal";
   match t.state with
-  | Running -> Unix.kill t.pid signal
+  | Running -> kill_now t signal
   | Exited _ | Reaped_elsewhere -> ()
 
 let kill t = signal t Sys.sigkill
@@ -130,9 +136,9 @@ let release t =
   match reap t with
   | Some _ -> ()
   | None ->
-      Unix.kill t.pid Sys.sigkill;
+      kill_now t Sys.sigkill;
       ignore (await t : Unix.process_status)
-  | exception Unix.Unix_error (Unix.ECHILD, _, _) ->
+  | exception Io_error.Io_error { error = Unix.ECHILD; _ } ->
       (* Something else reaped the child (a waitpid on -1, or SIGCHLD
          ignored): there is nothing left to kill or reap, and an [await]
          reports it. *)
@@ -220,6 +226,7 @@ let spawn ~sw ?env ?cwd ?(stdin = `Inherit) ?(stdout = `Inherit)
   let ends = { child = []; ours = [] } in
   let argv = Array.of_list (prog :: args) in
   match
+    Io_error.of_unix @@ fun () ->
     let stdin, stdin_pipe = connect ~sw loop ends ~op stdin in
     let stdout, stdout_pipe = connect ~sw loop ends ~op stdout in
     let stderr, stderr_pipe = connect ~sw loop ends ~op stderr in
@@ -294,4 +301,5 @@ let spawn_detached ?env ?cwd ~fds prog args =
   if count < 3 || count > 16 then invalid_arg (op ^ ": from 3 to 16 descriptors");
   let child_fds = Array.of_list (List.map (fun fd -> Dup fd) fds) in
   let argv = Array.of_list (prog :: args) in
-  off_the_loop (fun () -> spawn_stub prog argv env cwd child_fds)
+  Io_error.of_unix (fun () ->
+      off_the_loop (fun () -> spawn_stub prog argv env cwd child_fds))

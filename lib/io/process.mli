@@ -42,7 +42,7 @@
     zombie is left behind. Its pipe ends are closed with the switch too. To let
     a program run longer, spawn it on a longer-lived switch. A child that cannot
     be killed (a set-user-ID program: [EPERM]) fails the switch with
-    [Unix.Unix_error] and is left running.
+    {!Braid_io.Io_error} and is left running.
 
     {b Cancellation.} Cancelling a fiber blocked in {!await} wakes it at once
     with {!Braid.Cancelled}; the process keeps running and can be awaited again.
@@ -99,11 +99,12 @@ val spawn :
     program on a {!Blocking} pool thread (see above), never waiting for the
     child to run; that wait is not interrupted by cancellation.
 
-    Raises [Unix.Unix_error (err, "posix_spawn", prog)] if the program cannot be
+    Raises {!Braid_io.Io_error}
+    [{op = "posix_spawn"; error = err; detail = prog}] if the program cannot be
     started: [ENOENT] if it does not exist (or [cwd] does not), [EACCES] if it
-    is not executable, and so on. Raises [Unix.Unix_error] if the pipes cannot
-    be made ([EMFILE], say). Raises [Invalid_argument] if a string holds a NUL
-    byte, if [sw] has finished, or outside a fiber of {!Braid_io.run}. *)
+    is not executable, and so on. Raises {!Braid_io.Io_error} if the pipes
+    cannot be made ([EMFILE], say). Raises [Invalid_argument] if a string holds
+    a NUL byte, if [sw] has finished, or outside a fiber of {!Braid_io.run}. *)
 
 val pid : t -> int
 (** The child's process id. Once the process is reaped the id may name another
@@ -138,21 +139,22 @@ val await : t -> Unix.process_status
 
     Raises [Braid.Cancelled] if the fiber is cancelled while waiting (woken at
     once; the process keeps running and may be awaited again). Raises
-    [Unix.Unix_error (ECHILD, "waitpid", "")] if something else in this program
-    reaped the child. Raises [Invalid_argument] from a fiber of another loop. *)
+    {!Braid_io.Io_error} [{op = "waitpid"; error = ECHILD; detail = ""}] if
+    something else in this program reaped the child. Raises [Invalid_argument]
+    from a fiber of another loop. *)
 
 val status : t -> Unix.process_status option
 (** [status p] is [Some] the exit status if the child has exited (it is then
     reaped), [None] if it is still running. Never blocks.
 
-    Raises [Unix.Unix_error] and [Invalid_argument] as {!await}. *)
+    Raises {!Braid_io.Io_error} and [Invalid_argument] as {!await}. *)
 
 val signal : t -> int -> unit
 (** [signal p s] sends signal [s] (an OCaml signal number: [Sys.sigterm], ...)
     to the child if it has not been reaped, and does nothing if it has: a reaped
     child's id may already name another process. Never blocks.
 
-    Raises [Unix.Unix_error] if [kill(2)] fails (e.g. [EINVAL] for a bad
+    Raises {!Braid_io.Io_error} if [kill(2)] fails (e.g. [EINVAL] for a bad
     signal), and [Invalid_argument] from a fiber of another loop. *)
 
 val kill : t -> unit
@@ -174,7 +176,7 @@ val output :
     starting the program (see {!spawn}).
 
     Raises [Braid.Cancelled] if the fiber is cancelled: the child is then killed
-    and reaped before [output] returns. Raises [Unix.Unix_error] and
+    and reaped before [output] returns. Raises {!Braid_io.Io_error} and
     [Invalid_argument] as {!spawn} and {!await}. *)
 
 val spawn_detached :

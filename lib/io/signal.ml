@@ -44,7 +44,7 @@ let unsubscribe sub =
 let subscribe ~sw signals =
   let loop = Loop.current ~op:"Braid_io.Signal.subscribe" in
   if signals = [] then invalid_arg "Braid_io.Signal.subscribe: no signal";
-  Loop.watch_signals loop (wake_fd ());
+  Io_error.of_unix (fun () -> Loop.watch_signals loop (wake_fd ()));
   let signals = Array.of_list signals in
   (* Read the counters before installing the handler: every delivery it
      counts from then on is new to us. *)

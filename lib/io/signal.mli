@@ -32,7 +32,8 @@ val subscribe : sw:Braid.Switch.t -> int list -> t
 
     Raises [Invalid_argument] if [signals] is empty or one of them cannot be
     caught ([Sys.sigkill], [Sys.sigstop]), or outside a fiber of
-    {!Braid_io.run}. *)
+    {!Braid_io.run}. Raises {!Braid_io.Io_error} if the loop cannot watch the
+    signals' descriptor (epoll out of memory, say). *)
 
 val wait : t -> int
 (** [wait sub] returns a signal of [sub] delivered since the previous [wait]

@@ -64,18 +64,10 @@ let check_range name buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
     invalid_arg ("Braid_io.Udp." ^ name ^ ": invalid range")
 
-(* Ownership is checked once per operation; after each wake-up only whether
-   another fiber closed the socket meanwhile (its number could already name
-   another descriptor). A datagram goes whole, so one successful call ends
-   the send. *)
-let rec send_loop ~op send s =
-  match send (Loop.unix s) with
-  | -1 ->
-      Handle.wait_checked s ~write:true ~op;
-      if not (Loop.is_open s) then fail op Unix.EBADF;
-      send_loop ~op send s
-  | _sent -> ()
-  | exception Unix.Unix_error (error, _, _) -> fail op error
+(* A datagram goes whole, so one successful call ends the send. *)
+let send_loop ~op send s =
+  ignore
+    (Handle.nonblocking s Writable ~op ~blocked:Handle.would_block send : int)
 
 let send_to s addr buf off len =
   check_range "send_to" buf off len;
@@ -93,22 +85,15 @@ type received = { length : int; truncated : bool; source : Unix.sockaddr }
 
 (* Edge-triggered epoll: a receive takes datagrams until EAGAIN before it
    waits, since the edge that announced a datagram still queued will not
-   come again. *)
-let rec receive s buf off len =
-  if not (Loop.may_be_readable s) then wait_then_receive s buf off len
-  else
-    match Syscall.recvfrom (Loop.unix s) buf off len with
-    | None ->
-        Loop.nothing_more_to_read s;
-        wait_then_receive s buf off len
-    | Some (whole, source) ->
-        { length = min whole len; truncated = whole > len; source }
-    | exception Unix.Unix_error (error, _, _) -> fail "receive_from" error
-
-and wait_then_receive s buf off len =
-  Handle.wait_checked s ~write:false ~op:"receive_from";
-  if not (Loop.is_open s) then fail "receive_from" Unix.EBADF;
-  receive s buf off len
+   come again ([Handle.nonblocking]'s [Readable]). *)
+let receive s buf off len =
+  match
+    Handle.nonblocking s Readable ~op:"receive_from" ~blocked:Option.is_none
+      (fun unix -> Syscall.recvfrom unix buf off len)
+  with
+  | Some (whole, source) ->
+      { length = min whole len; truncated = whole > len; source }
+  | None -> assert false
 
 let receive_from s buf off len =
   check_range "receive_from" buf off len;

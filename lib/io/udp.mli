@@ -33,14 +33,15 @@
 
 type socket = private Fd.t
 
-exception Error of { op : string; error : Unix.error }
-(** The same exception as {!Net.Error} and {!Fd.Error}: [op] names the failed
-    operation (["bind"], ["create"], ["connect"], ["send_to"], ["send"],
-    ["receive_from"], ["getsockname"], ["close"]) and [error] the reason, e.g.
-    [EADDRINUSE] for [bind], [EMSGSIZE] for a datagram too large to send,
-    [ECONNREFUSED] on a connected socket whose peer's port is closed (an ICMP
-    error reported by the next send or receive), [EBADF] for a socket closed
-    before or during the operation. [EINTR] and [EAGAIN] never surface. *)
+exception Error of { op : string; error : Unix.error; detail : string }
+(** {!Braid_io.Io_error} (and {!Net.Error}, {!Fd.Error}), with [detail = ""]:
+    [op] names the failed operation (["bind"], ["create"], ["connect"],
+    ["send_to"], ["send"], ["receive_from"], ["getsockname"], ["close"]) and
+    [error] the reason, e.g. [EADDRINUSE] for [bind], [EMSGSIZE] for a datagram
+    too large to send, [ECONNREFUSED] on a connected socket whose peer's port is
+    closed (an ICMP error reported by the next send or receive), [EBADF] for a
+    socket closed before or during the operation. [EINTR] and [EAGAIN] never
+    surface. *)
 
 type family = [ `Ipv4 | `Ipv6 ]
 

@@ -71,13 +71,15 @@ let rec accept_loop t ~sw listener context ~serve ~paused =
   with
   | () -> accept_loop t ~sw listener context ~serve ~paused:false
   | exception
-      Net.Error { error = (EMFILE | ENFILE | ENOBUFS | ENOMEM) as error; _ } ->
+      Braid_io.Io_error
+        { error = (EMFILE | ENFILE | ENOBUFS | ENOMEM) as error; _ } ->
       if !holds_slot then Admission.release t.admission;
       if not paused then
         Log.error ("accept: " ^ Unix.error_message error ^ "; pausing");
       Services.sleep 0.05;
       accept_loop t ~sw listener context ~serve ~paused:true
-  | exception Net.Error { error = ECONNABORTED | EPERM | EUNKNOWNERR _; _ } ->
+  | exception
+      Braid_io.Io_error { error = ECONNABORTED | EPERM | EUNKNOWNERR _; _ } ->
       if !holds_slot then Admission.release t.admission;
       accept_loop t ~sw listener context ~serve ~paused
   | exception e ->

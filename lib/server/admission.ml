@@ -146,4 +146,5 @@ let refuse t socket ~slot =
       Connection.close_quietly socket;
       if slot then release t else Option.iter Metrics.closed t.metrics)
     (fun () ->
-      try Net.write_string socket too_many_from_client with Net.Error _ -> ())
+      try Net.write_string socket too_many_from_client
+      with Braid_io.Io_error _ -> ())

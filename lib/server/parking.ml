@@ -179,7 +179,7 @@ let park_secure c s =
         s.s_state <- Watching;
         c.parked_sockets <- c.parked_sockets + 1;
         `Watching
-    | exception Fd.Error _ -> `Failed
+    | exception Braid_io.Io_error _ -> `Failed
 
 (* The next woken TLS connection, for a fiber whose own has parked. *)
 let next_secure c = Queue.take_opt c.woken_tls

@@ -15,7 +15,8 @@ let file_sender socket : Output.file_sender =
         match Net.sendfile socket fd ~off ~len with
         | n -> n
         | exception
-            Net.Error { op = "sendfile"; error = EINVAL | ENOSYS | ESPIPE } ->
+            Braid_io.Io_error
+              { op = "sendfile"; error = EINVAL | ENOSYS | ESPIPE; _ } ->
             raise Output.Cannot_send_file);
   }
 
@@ -96,10 +97,10 @@ and ended c p ~worker outcome =
       Fun.protect
         ~finally:(fun () -> finish_plain c p)
         (fun () ->
-          try Sockets.lingering c p.config p.socket with Net.Error _ -> ())
-  | Error (Net.Error { op; error }, _) ->
-      Log.debug
-        (Printf.sprintf "connection ended: %s: %s" op (Unix.error_message error));
+          try Sockets.lingering c p.config p.socket
+          with Braid_io.Io_error _ -> ())
+  | Error ((Braid_io.Io_error _ as e), _) ->
+      Log.debug ("connection ended: " ^ Option.get (Braid_io.error_message e));
       finish_plain c p
   | Error (e, bt) ->
       finish_plain c p;

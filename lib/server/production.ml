@@ -150,11 +150,12 @@ let open_if_cached t path how =
   else
     match Braid_io.File_access.open_if_cached path how with
     | fd -> Some (Ok fd)
-    | exception Unix.Unix_error (EAGAIN, _, _) -> None
-    | exception Unix.Unix_error ((ENOSYS | EINVAL | E2BIG | EPERM), _, _) ->
+    | exception Braid_io.Io_error { error = EAGAIN; _ } -> None
+    | exception Braid_io.Io_error { error = ENOSYS | EINVAL | E2BIG | EPERM; _ }
+      ->
         t.cached_lookups <- false;
         None
-    | exception Unix.Unix_error (e, _, _) -> Some (Error (error_of e))
+    | exception Braid_io.Io_error { error; _ } -> Some (Error (error_of error))
 
 let fstat_info fd =
   match Unix.fstat fd with
@@ -256,7 +257,7 @@ let regular_only fd =
 (* On a pool thread, which may wait: see [Braid_io.File_access.open_regular_for_reading]. *)
 let open_regular path =
   match Braid_io.File_access.open_regular_for_reading path with
-  | exception Unix.Unix_error (e, _, _) -> Error (error_of e)
+  | exception Braid_io.Io_error { error; _ } -> Error (error_of error)
   | fd -> regular_only fd
 
 (* Reads up to [size] bytes from the start; fewer if the file shrank. *)

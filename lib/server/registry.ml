@@ -170,7 +170,7 @@ let end_socket_connection state socket ~doom =
       Fiber.Scope.cancel scope
   | Watching -> (
       doom ();
-      try Fd.interrupt socket Braid.Cancelled with Fd.Error _ -> ())
+      try Fd.interrupt socket Braid.Cancelled with Braid_io.Io_error _ -> ())
   | Between | Woken -> doom ()
   | Ended -> ()
 
@@ -340,7 +340,7 @@ let parked c =
 
 (* A failed close(2) of a socket still releases it (Linux); nothing is
    owed to anyone. *)
-let close_quietly socket = try Net.close socket with Net.Error _ -> ()
+let close_quietly socket = try Net.close socket with Braid_io.Io_error _ -> ()
 
 let finish_plain c p =
   match p.state with

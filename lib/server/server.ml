@@ -381,5 +381,5 @@ let serve ?(config = Config.default) ?(log_level = Log_event.Info)
           ~logger:writer ?on_listen ?background server
       with
       | () -> Ok ()
-      | exception Net.Error { op; error } ->
-          Error (Printf.sprintf "%s: %s" op (Unix.error_message error)))
+      | exception (Braid_io.Io_error _ as e) ->
+          Error (Option.get (Braid_io.error_message e)))

@@ -121,7 +121,7 @@ val run :
     domains. Call it once, from a domain that runs no event loop.
 
     Raises [Invalid_argument] if the calling domain already runs a loop.
-    @raise Braid_io.Net.Error
+    @raise Braid_io.Io_error
       if the address cannot be bound ([EADDRINUSE], [EACCES]). *)
 
 val stop : t -> unit

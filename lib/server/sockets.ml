@@ -6,7 +6,7 @@ open Registry
    runs out), so the kernel does not answer unread data with a reset. *)
 let linger socket ~seconds ~buffer:buf =
   match Net.shutdown socket Unix.SHUTDOWN_SEND with
-  | exception Net.Error _ -> ()
+  | exception Braid_io.Io_error _ -> ()
   | () ->
       let len = Bytes.length buf in
       let rec discard budget =
@@ -17,7 +17,7 @@ let linger socket ~seconds ~buffer:buf =
       in
       ignore
         (Services.timeout seconds (fun () ->
-             try discard (1 lsl 20) with Net.Error _ -> ()))
+             try discard (1 lsl 20) with Braid_io.Io_error _ -> ()))
 
 let no_delay socket =
   try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true

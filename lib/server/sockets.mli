@@ -15,7 +15,7 @@ val lingering : Registry.context -> Config.t -> Braid_io.Net.socket -> unit
     sends until it closes, for at most [config.linger] seconds and 1 MiB (so
     that the kernel does not answer unread data with a reset, destroying the
     last response), with a buffer from [c]'s pool. Blocks the fiber.
-    @raise Braid_io.Net.Error if a read fails. *)
+    @raise Braid_io.Io_error if a read fails. *)
 
 val current_fiber : unit -> Braid.Fiber.t
 (** The calling fiber: socket connections run only in fibers of the loop.

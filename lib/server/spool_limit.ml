@@ -12,7 +12,7 @@ let limit_for (config : Config.t) =
   | None -> (
       match Braid_io.File_access.free_bytes config.body_temp_dir with
       | free -> min default_cap (free / default_fraction)
-      | exception Unix.Unix_error _ ->
+      | exception Braid_io.Io_error _ ->
           (* The directory is checked before (Server); a file system that
              cannot say its free space gets the cap, not an error. *)
           default_cap)

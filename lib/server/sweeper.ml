@@ -95,8 +95,8 @@ and park_waiting = function
   | Fibered { interrupt = None; _ } -> ()
   | Plain p -> (
       if not p.p_progress.parked then
-        try Fd.interrupt p.socket Unwind.Park with Fd.Error _ -> ())
+        try Fd.interrupt p.socket Unwind.Park with Braid_io.Io_error _ -> ())
   | Secure { s_state = Running _; s_progress; s_socket; _ } -> (
       if not s_progress.parked then
-        try Fd.interrupt s_socket Unwind.Park with Fd.Error _ -> ())
+        try Fd.interrupt s_socket Unwind.Park with Braid_io.Io_error _ -> ())
   | Secure _ -> (* Not in a fiber: parked already, or about to run. *) ()

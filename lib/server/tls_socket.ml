@@ -37,7 +37,7 @@ let answer_plain_http c s =
       try
         Net.write_string s.s_socket plain_http_on_tls;
         lingering c s.s_config s.s_socket
-      with Net.Error _ -> ())
+      with Braid_io.Io_error _ -> ())
 
 (* Timed out, evicted, or closed by the client before finishing: a failed
    handshake. A client that never sent a byte began none (as a load
@@ -152,17 +152,17 @@ and serve_secure c s tls ~fiber =
           (* After the close_notify: what the client still sends is
              discarded as for a plain connection. *)
           Tls.close tls;
-          try lingering c config socket with Net.Error _ -> ())
+          try lingering c config socket with Braid_io.Io_error _ -> ())
   | Error (e, bt) -> (
       count_unfinished c s;
       finish_secure c s;
       match e with
-      | Net.Error { op; error } ->
-          Log.debug
-            (Printf.sprintf "connection ended: %s: %s" op
-               (Unix.error_message error))
-      | Braid_tls.Error { op; reason } ->
-          Log.debug (Printf.sprintf "TLS connection ended: %s: %s" op reason)
+      | Braid_io.Io_error { error; _ } ->
+          let what =
+            if error = Braid_tls.eproto then "TLS connection ended: "
+            else "connection ended: "
+          in
+          Log.debug (what ^ Option.get (Braid_io.error_message e))
       | e -> Printexc.raise_with_backtrace e bt)
 
 (* Parked, [s] keeps this record, its TLS state (whose buffers OpenSSL

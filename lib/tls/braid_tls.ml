@@ -1,4 +1,4 @@
-exception Error = Connection.Error
+let eproto = Connection.eproto
 
 module Server_context = Server_context
 module Client_context = Client_context

@@ -14,11 +14,35 @@
     tickets and TLS 1.2 tickets and session IDs, with OpenSSL's defaults (two
     tickets per full handshake; keys per context, so a reload starts afresh). *)
 
-exception Error of { op : string; reason : string }
-(** A TLS failure: a failed handshake (an unsupported protocol version, no
-    shared cipher, a bad certificate), a corrupt record, a peer's alert.
-    [reason] is OpenSSL's. The connection is unusable afterwards. Socket errors
-    raise {!Braid_io.Net.Error} instead. *)
+(** {1 Errors}
+
+    braid.io's one exception, {!Braid_io.Io_error}, is raised for TLS failures
+    too: a failed handshake (an unsupported protocol version, no shared cipher,
+    a bad certificate), a corrupt record, a peer's alert, a peer gone
+    mid-handshake are [Io_error {op; error = eproto; detail}], with [op] one of
+    ["handshake"], ["read"], ["write"] and [detail] OpenSSL's reason (or ours:
+    ["connection closed by the peer"], ["connection already ended"]). The
+    connection is unusable afterwards but for {!Connection.close}. Socket errors
+    are the same exception with the socket's [errno] and [detail = ""] ([EBADF]
+    once the socket is closed), so one handler takes both:
+    {[
+      let serve connection =
+        match
+          Braid_tls.Connection.read_into connection (Bytes.create 4096) 0 4096
+        with
+        | n -> Ok n
+        | exception Braid_io.Io_error { error; detail; _ }
+          when error = Braid_tls.eproto ->
+            Error ("TLS: " ^ detail)
+        | exception (Braid_io.Io_error _ as e) ->
+            Error (Option.get (Braid_io.error_message e))
+    ]} *)
+
+val eproto : Unix.error
+(** [EPROTO] ("Protocol error") as the [Unix] library represents it: its [error]
+    type has no constructor for it, so it is [EUNKNOWNERR] of the system's
+    number (71 on Linux). The [error] of every TLS failure; a TCP socket itself
+    never reports it. *)
 
 module Server_context = Server_context
 module Client_context = Client_context

@@ -1,7 +1,16 @@
 module Fd = Braid_io.Fd
 module Net = Braid_io.Net
 
-exception Error of { op : string; reason : string }
+external eproto : unit -> Unix.error = "braid_tls_eproto"
+
+let eproto = eproto ()
+
+(* A TLS failure is braid.io's error with EPROTO and OpenSSL's reason. *)
+let tls_failure op reason =
+  raise (Braid_io.Io_error { op; error = eproto; detail = reason })
+
+let closed op =
+  raise (Braid_io.Io_error { op; error = Unix.EBADF; detail = "" })
 
 type t = {
   socket : Net.socket;
@@ -55,11 +64,16 @@ let stalled t (error : Ssl.ssl_error) =
 
 let usable t ~op =
   if t.released then invalid_arg ("Braid_tls.Connection." ^ op ^ ": closed");
-  if not (Fd.is_open t.socket) then raise (Net.Error { op; error = Unix.EBADF })
+  if not (Fd.is_open t.socket) then closed op
 
 (* Callers check [usable] once on entry; after a wait the connection may
    have been closed by another fiber, so it is checked again before OpenSSL
-   is called. *)
+   is called. The TLS loops below wait here, not through braid.io's one
+   retry loop ([Handle.nonblocking], internal): which readiness to wait for
+   is OpenSSL's answer to each attempt (a read may need to write, during a
+   renegotiation or a handshake, and a write to read), its failures come
+   from OpenSSL's error queue rather than errno, and what must still hold
+   after a wake-up is the TLS state's health as well as the socket's. *)
 let wait t ~op = function
   | Wants_input ->
       Fd.read_would_block t.socket;
@@ -85,12 +99,17 @@ let rec handshake t ~op step =
       | (Wants_input | Wants_output) as w ->
           wait t ~op w;
           handshake t ~op step
-      | Ended -> raise (Error { op; reason = "connection closed by the peer" })
-      | Failed reason -> raise (Error { op; reason }))
+      | Ended ->
+          (* Whatever the reason (the peer gone, a protocol error), the
+             session never started: no close_notify is owed. *)
+          t.healthy <- false;
+          tls_failure op "connection closed by the peer"
+      | Failed reason ->
+          t.healthy <- false;
+          tls_failure op reason)
 
 let create socket context ~on_handshake step =
-  if not (Fd.is_open socket) then
-    raise (Net.Error { op = "handshake"; error = Unix.EBADF });
+  if not (Fd.is_open socket) then closed "handshake";
   let ssl = Ssl.embed_socket (Fd.to_unix socket) context in
   {
     socket;
@@ -105,16 +124,10 @@ let create socket context ~on_handshake step =
 let run_handshake t =
   match t.handshake with
   | None -> ()
-  | Some step -> (
-      match handshake t ~op:"handshake" step with
-      | () ->
-          t.handshake <- None;
-          t.on_handshake t
-      | exception (Error _ as e) ->
-          (* Whatever the reason (the peer gone, a protocol error), the
-             session never started: no close_notify is owed. *)
-          t.healthy <- false;
-          raise e)
+  | Some step ->
+      handshake t ~op:"handshake" step;
+      t.handshake <- None;
+      t.on_handshake t
 
 let start t prepare =
   match
@@ -180,7 +193,7 @@ let rec read t buf off len =
             wait t ~op:"read" w;
             read t buf off len
         | Ended -> 0
-        | Failed reason -> raise (Error { op = "read"; reason }))
+        | Failed reason -> tls_failure "read" reason)
 
 let read_into t buf off len =
   check_range "read_into" buf off len;
@@ -193,8 +206,7 @@ let read_into t buf off len =
 
 let rec write t buf off len =
   if len > 0 then (
-    if not t.healthy then
-      raise (Error { op = "write"; reason = "connection already ended" });
+    if not t.healthy then tls_failure "write" "connection already ended";
     match Ssl.Runtime_lock.write t.ssl buf off len with
     | n -> write t buf (off + n) (len - n)
     | exception Ssl.Write_error error -> (
@@ -202,10 +214,8 @@ let rec write t buf off len =
         | (Wants_input | Wants_output) as w ->
             wait t ~op:"write" w;
             write t buf off len
-        | Ended ->
-            raise
-              (Error { op = "write"; reason = "connection closed by the peer" })
-        | Failed reason -> raise (Error { op = "write"; reason })))
+        | Ended -> tls_failure "write" "connection closed by the peer"
+        | Failed reason -> tls_failure "write" reason))
 
 let write_all t buf off len =
   check_range "write_all" buf off len;

@@ -12,18 +12,19 @@
     The socket stays its owner's: {!close} ends the TLS session and frees its
     state, and the owner closes the socket (or its switch does). *)
 
-exception Error of { op : string; reason : string }
-(** See {!Braid_tls.Error}. *)
-
 type t
+
+val eproto : Unix.error
+(** See {!Braid_tls.eproto}. *)
 
 val accept : Server_context.t -> Braid_io.Net.socket -> t
 (** [accept context socket] runs the server's side of the handshake on [socket]
     (just accepted) with [context]'s certificates. Bound it with a timeout
     ({!Braid.Switch} or the server's services) against clients that never send a
     ClientHello.
-    @raise Error if the handshake fails (the TLS state is freed).
-    @raise Braid_io.Net.Error on a socket error.
+    @raise Braid_io.Io_error
+      with {!Braid_tls.eproto} if the handshake fails (the TLS state is freed),
+      or a socket's error.
     @raise Braid.Cancelled if the fiber is cancelled (the TLS state is freed).
 *)
 
@@ -54,14 +55,15 @@ val read_into : t -> bytes -> int -> int -> int
     [off], and returns how many; [0] at the end of the stream (a close_notify,
     or the peer closing the socket without one, as HTTP/1.1 clients do), or if
     [len = 0].
-    @raise Error on a corrupt record or an alert.
-    @raise Braid_io.Net.Error on a socket error (or [EBADF] once it is closed).
-*)
+    @raise Braid_io.Io_error
+      with {!Braid_tls.eproto} on a corrupt record or an alert, or a socket's
+      error ([EBADF] once it is closed). *)
 
 val write_all : t -> bytes -> int -> int -> unit
 (** [write_all t buf off len] encrypts and sends the [len] bytes at [off].
-    @raise Error if the peer is gone or the connection failed.
-    @raise Braid_io.Net.Error on a socket error. *)
+    @raise Braid_io.Io_error
+      with {!Braid_tls.eproto} if the peer is gone or the connection failed, or
+      a socket's error. *)
 
 val write_string : t -> string -> unit
 

@@ -25,6 +25,8 @@
 #include <caml/fail.h>
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
+#include <caml/unixsupport.h>
+#include <errno.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -213,4 +215,12 @@ CAMLprim value braid_tls_take_errors(value unit) {
     }
   }
   return caml_copy_string(text);
+}
+
+/* EPROTO as the Unix library represents it (its [error] type has no
+   constructor for it): the error of every TLS failure. */
+value braid_tls_eproto(value unit)
+{
+  (void)unit;
+  return caml_unix_error_of_code(EPROTO);
 }

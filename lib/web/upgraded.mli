@@ -33,7 +33,7 @@ val read : t -> bytes -> int -> int -> int
     Raises [Invalid_argument] if [off] and [len] are not a valid slice of [buf],
     or another fiber is reading. Raises {!Shutdown} (see above) when it would
     block and the server shuts down, and the socket's error (a
-    [Braid_io.Net.Error]) on a reset: let it through, the connection ends.
+    [Braid_io.Io_error]) on a reset: let it through, the connection ends.
     @raise Braid.Cancelled if the fiber is cancelled. *)
 
 val write : t -> string -> unit

@@ -118,8 +118,8 @@ let settle () =
 let read_outcome s =
   match Net.read_into s (Bytes.create 1) 0 1 with
   | n -> Printf.sprintf "read %d" n
-  | exception Net.Error { op = "read"; error = Unix.EBADF } -> "EBADF"
-  | exception Net.Error { op; error } ->
-      Printf.sprintf "%s: %s" op (Unix.error_message error)
+  | exception Io_error { op = "read"; error = Unix.EBADF; detail = "" } ->
+      "EBADF"
+  | exception (Io_error _ as e) -> Option.get (Braid_io.error_message e)
 
 let open_fds () = Array.length (Sys.readdir "/proc/self/fd")

@@ -1,6 +1,6 @@
 (* The epoll and eventfd stubs, called directly (no event loop). *)
 
-module Epoll = Braid_io.Epoll
+module Epoll = Braid_io.Private.Epoll
 
 let with_epoll f =
   let ep = Epoll.create () in

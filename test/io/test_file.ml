@@ -53,15 +53,16 @@ let mib = 1024 * 1024
 
 let unix_error =
   Alcotest.testable
-    (fun ppf (error, call, arg) ->
-      Fmt.pf ppf "Unix_error (%s, %S, %S)" (Unix.error_message error) call arg)
+    (fun ppf (error, op, detail) ->
+      Fmt.pf ppf "Io_error {op = %S; error = %s; detail = %S}" op
+        (Unix.error_message error) detail)
     ( = )
 
 (* How [f ()] fails, as a value to compare. *)
 let failure_of f =
   match f () with
-  | _ -> Alcotest.fail "no Unix_error raised"
-  | exception Unix.Unix_error (error, call, arg) -> (error, call, arg)
+  | _ -> Alcotest.fail "no Io_error raised"
+  | exception Io_error { op; error; detail } -> (error, op, detail)
 
 let check_fails what expected f =
   Alcotest.check unix_error what expected (failure_of f)
@@ -323,7 +324,17 @@ let errors () =
   check_fails "use a closed file" (EBADF, "pread", file) (fun () ->
       File.pread reader (Bytes.create 1) 0 1 ~file_offset:0);
   check_fails "stat a closed file" (EBADF, "fstat", file) (fun () ->
-      File.stat reader)
+      File.stat reader);
+  (* The message the convention promises, the path in parentheses. *)
+  Alcotest.(check (option string))
+    "error_message"
+    (Some ("open: No such file or directory (" ^ missing ^ ")"))
+    (match Path.load missing with
+    | _ -> None
+    | exception e -> Braid_io.error_message e);
+  Alcotest.(check (option string))
+    "not an Io_error" None
+    (Braid_io.error_message Not_found)
 
 (* Files opened under a switch are closed when it finishes, also when it
    fails; a switch that has finished takes no more files. *)

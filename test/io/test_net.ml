@@ -43,7 +43,7 @@ let connect_refused () =
   Switch.run @@ fun sw ->
   match Net.connect ~sw addr with
   | _ -> Alcotest.fail "connected to a closed port"
-  | exception Net.Error { op; error } ->
+  | exception Io_error { op; error; detail = "" } ->
       Alcotest.(check string) "operation" "connect" op;
       Alcotest.(check bool) "refused" true (error = Unix.ECONNREFUSED)
 
@@ -104,7 +104,7 @@ let close_wakes_reader () =
   Net.close a;
   match Net.write_string a "x" with
   | () -> Alcotest.fail "wrote to a closed socket"
-  | exception Net.Error { op = "write"; error = Unix.EBADF } -> ()
+  | exception Io_error { op = "write"; error = Unix.EBADF; detail = "" } -> ()
 
 let write_to_vanished_peer () =
   run @@ fun () ->
@@ -118,7 +118,9 @@ let write_to_vanished_peer () =
       match Net.write_string a (String.make 1024 'x') with
       | () -> keep_writing (n - 1)
       | exception
-          Net.Error { op = "write"; error = Unix.EPIPE | Unix.ECONNRESET } ->
+          Io_error
+            { op = "write"; error = Unix.EPIPE | Unix.ECONNRESET; detail = "" }
+        ->
           ()
   in
   keep_writing 100
@@ -183,8 +185,12 @@ let ipv6 () =
   match echo_over (Net.tcp "::1" 0) with
   | () -> ()
   | exception
-      Net.Error
-        { op = "listen"; error = Unix.EADDRNOTAVAIL | Unix.EAFNOSUPPORT } ->
+      Io_error
+        {
+          op = "listen";
+          error = Unix.EADDRNOTAVAIL | Unix.EAFNOSUPPORT;
+          detail = "";
+        } ->
       Printf.printf "IPv6 loopback unavailable here: skipped\n"
 
 let several_acceptors () =

@@ -144,7 +144,7 @@ let missing_program () =
           Process.spawn ~sw ~stdin:`Pipe ~stdout:`Pipe ~stderr:`Pipe prog []
         with
         | _ -> Alcotest.failf "%s started" prog
-        | exception Unix.Unix_error (error, fn, arg) -> (error, fn, arg)
+        | exception Io_error { op; error; detail } -> (error, op, detail)
       in
       let error =
         Alcotest.testable (Fmt.of_to_string Unix.error_message) ( = )
@@ -160,7 +160,10 @@ let missing_program () =
       let _, _, _ = spawn "/etc/passwd" in
       (match Process.spawn ~sw ~cwd:"/nonexistent" "true" [] with
       | _ -> Alcotest.fail "started in a missing directory"
-      | exception Unix.Unix_error (Unix.ENOENT, "posix_spawn", "true") -> ());
+      | exception
+          Io_error { op = "posix_spawn"; error = Unix.ENOENT; detail = "true" }
+        ->
+          ());
       (match Process.spawn ~sw "echo" [ "a\000b" ] with
       | _ -> Alcotest.fail "a NUL byte was accepted"
       | exception Invalid_argument _ -> ());
@@ -327,7 +330,8 @@ let input () =
   Alcotest.check status "true" (WEXITED 0) (Process.await p);
   match Fd.write_string (Process.stdin p) (String.make 1_000_000 'x') with
   | () -> Alcotest.fail "wrote to a child that exited"
-  | exception Fd.Error { op = "write"; error = Unix.EPIPE | Unix.ECONNRESET } ->
+  | exception Io_error { op = "write"; error = Unix.EPIPE | Unix.ECONNRESET; _ }
+    ->
       ()
 
 (* Common's ticker, every 5 ms, the gap in seconds. *)

@@ -19,7 +19,7 @@ let sockaddr =
 let outcome f =
   match f () with
   | _ -> "returned"
-  | exception Udp.Error { op; error } ->
+  | exception Io_error { op; error; detail = "" } ->
       Printf.sprintf "%s: %s" op (Unix.error_message error)
   | exception Braid.Cancelled -> "cancelled"
 
@@ -91,8 +91,12 @@ let ipv6 () =
   match echo_over `Ipv6 "::1" with
   | () -> ()
   | exception
-      Udp.Error { op = "bind"; error = Unix.EADDRNOTAVAIL | Unix.EAFNOSUPPORT }
-    ->
+      Io_error
+        {
+          op = "bind";
+          error = Unix.EADDRNOTAVAIL | Unix.EAFNOSUPPORT;
+          detail = "";
+        } ->
       Printf.printf "IPv6 loopback unavailable here: skipped\n"
 
 (* 100 client fibers, a socket each, ping-pong 20 datagrams with one server
@@ -407,7 +411,7 @@ let connect_any () =
     (error "connect" ECONNREFUSED)
     (match Net.connect_any ~sw [ refused; refused ] with
     | _ -> "returned"
-    | exception Net.Error { op; error } ->
+    | exception Io_error { op; error; detail = "" } ->
         Printf.sprintf "%s: %s" op (Unix.error_message error));
   Alcotest.check_raises "no address"
     (Invalid_argument "Braid_io.Net.connect_any: no address") (fun () ->
@@ -429,7 +433,7 @@ let attempt_timeout () =
     (error "connect" ETIMEDOUT)
     (match Net.connect_any ~sw ~attempt_timeout:0.1 [ full_addr ] with
     | _ -> "returned"
-    | exception Net.Error { op; error } ->
+    | exception Io_error { op; error; detail = "" } ->
         Printf.sprintf "%s: %s" op (Unix.error_message error));
   let s = Net.connect_any ~sw ~attempt_timeout:0.1 [ full_addr; good ] in
   Alcotest.check sockaddr "the next address" good (Net.peer_addr s);
