@@ -183,10 +183,15 @@ grep -q 'Server.serve hello_app' "$hello/hello.ml" ||
   fail "docs/web-apps.md: the hello-world is not its second OCaml block"
 outside hello "$hello" build
 
-# (b) examples/webapp, sources, public files and dune file as they are.
+# (b) examples/webapp, sources, public files and dune file as they are,
+# but for the (package braid_server) of its tests: a project of its own has
+# no such package.
 webapp=$tmp/webapp
 project webapp "$webapp"
 cp -R "$src/examples/webapp/." "$webapp/"
+grep -v '^ *(package [a-z_]*)$' "$src/examples/webapp/dune" >"$webapp/dune"
+grep -q '(package' "$webapp/dune" &&
+  fail "examples/webapp/dune: a (package ...) field not on a line of its own"
 outside webapp "$webapp" build @default @runtest
 
 say "ok"
