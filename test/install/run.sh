@@ -9,7 +9,12 @@
 #    not found.
 # 2. Each installed library's META `requires` is checked against its
 #    package's depends: a third-party package linked but not declared (the
-#    switch has it, so step 1 cannot see it) fails here.
+#    switch has it, so step 1 cannot see it) fails here. Then each
+#    package's tests are built, not run, as `opam install --with-test`
+#    builds them (`dune build -p PKG @runtest`), against the packages it
+#    declares, :with-test ones included: a test stanza without the
+#    (package ...) it belongs to, or linking a package its package does not
+#    declare, fails here.
 # 3. The whole tree is installed as the README says (`dune install
 #    --prefix`, from this tree's build).
 # 4. Two projects outside the repository are built against those installs:
@@ -63,6 +68,12 @@ packages=$(cd "$src" && ls ./*.opam | sed 's|^\./||; s|\.opam$||')
 depends() {
   sed -n '/^depends: \[/,/^\]/p' "$src/$1.opam" |
     grep -v 'with-test\|with-doc' | sed -n 's/^ *"\([^"]*\)".*/\1/p'
+}
+
+# Those and the ones its tests and documentation examples need.
+test_depends() {
+  sed -n '/^depends: \[/,/^\]/p' "$src/$1.opam" |
+    grep -v 'with-doc' | sed -n 's/^ *"\([^"]*\)".*/\1/p'
 }
 
 # The Braid packages among those, and theirs, transitively.
@@ -124,6 +135,61 @@ install_package() {
   installed="$installed$1 "
 }
 for p in $packages; do install_package "$p"; done
+
+# What `dune build -p PKG @runtest` builds, short of running the tests: the
+# directories whose dune file names PKG (its tests, its mdx stanzas, its
+# libraries) type-checked (@check; the tests are not linked), the libraries
+# of their mdx stanzas looked up (mdx_gen.ml-gen: linking the mdx programs
+# would double the time), and the programs their rules run from elsewhere
+# (%{exe:...} and %{dep:...} of an .exe). A few seconds in all.
+#
+# A test, an mdx stanza or a runtest rule without a (package ...) field
+# belongs to every package, and its directory may name none: found first.
+unowned=$(cd "$src" && find . -name dune -not -path './_build*' | sort |
+  xargs awk '
+    function flush() {
+      if (!owned && (kind ~ /^(tests?|mdx)$/ || (kind == "rule" && runtest)))
+        print file ":" start ": (" kind " without (package ...)"
+      kind = ""
+    }
+    FNR == 1 { flush(); file = substr(FILENAME, 3) }
+    /^\(/ {
+      flush(); kind = substr($1, 2); sub(/\)$/, "", kind)
+      start = FNR; owned = 0; runtest = 0
+    }
+    /^ \(package [a-z_]*\)$/ { owned = 1 }
+    /\(alias runtest\)/ { runtest = 1 }
+    END { flush() }')
+[ -z "$unowned" ] || fail "a stanza of the tests names no package:
+$unowned"
+test_targets() {
+  (cd "$src" && grep -rl --include=dune --exclude-dir='_build*' \
+    "(package $1)" .) | sed 's|^\./||' | sort | while read -r f; do
+    d=$(dirname "$f")
+    at=${d#.}
+    at=${at:+$at/}
+    grep -q '^(\(tests\?\|library\|executables\?\)\( \|$\)' "$src/$f" &&
+      echo "@@${at}check"
+    grep -A1 '^(mdx' "$src/$f" | grep -q "(package $1)" &&
+      echo "${at}mdx_gen.ml-gen"
+    for x in $(grep -o '%{\(exe\|dep\):[^}]*\.exe}' "$src/$f" |
+      sed 's/^%{[a-z]*://; s/}$//'); do
+      case "$x" in */*) ;; *) continue ;; esac # in $d: @@$d/check has it
+      echo "$(cd "$src/$d/$(dirname "$x")" && pwd |
+        sed "s|^$src/||")/$(basename "$x")"
+    done
+  done
+}
+for p in $packages; do
+  with=$(test_depends "$p" | while read -r d; do
+    if [ "$d" != "$p" ] && [ -f "$src/$d.opam" ]; then echo "$d"; fi
+  done)
+  say "dune build -p $p, its tests (with $(braid_closure $with |
+    sed "s/^$/nothing else of Braid/"))"
+  (cd "$src" && OCAMLPATH=$(path_of $with) dune build -p "$p" \
+    --build-dir "_build-$p" $(test_targets "$p")) ||
+    fail "the tests of $p do not build with what it declares"
+done
 
 "$tmp/pkg/braid_cli/bin/braid" --help=plain >/dev/null ||
   fail "the installed braid command does not run"
