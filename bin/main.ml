@@ -246,7 +246,7 @@ let serve flags config_file demo log_level shutdown_timeout =
         Log_writer.create ~now:Services.now ?access:config.access_log
           ?error:config.error_log ()
       in
-      let settings = Production.settings ~log_level ~logger:writer router in
+      let settings = Real_services.settings ~log_level ~logger:writer router in
       let result =
         match Server.create ~settings config with
         | Error msg -> `Error (false, msg)

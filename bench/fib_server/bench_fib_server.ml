@@ -77,7 +77,7 @@ let serve variant ~port =
   in
   match
     Server.create
-      ~settings:(Production.settings router)
+      ~settings:(Real_services.settings router)
       { Config.default with listen = Braid_io.Net.tcp "127.0.0.1" port }
   with
   | Ok server -> Server.run server

@@ -13,7 +13,7 @@ let gc_counters _ =
 (* [direct]: the pipeline calls the production services directly instead
    of looking them up as an effect per request (the experiment's baseline). *)
 let braid ~direct ~router ~root ~port =
-  let settings = Production.settings router in
+  let settings = Real_services.settings router in
   let config =
     { Config.default with root; listen = Braid_io.Net.tcp "127.0.0.1" port }
   in

@@ -53,7 +53,7 @@ let () =
       domains = 1;
     }
   in
-  match Server.create ~settings:(Production.settings router) config with
+  match Server.create ~settings:(Real_services.settings router) config with
   | Error msg ->
       prerr_endline ("ws_server: " ^ msg);
       exit 1

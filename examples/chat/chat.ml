@@ -91,7 +91,7 @@ let serve port domains outbox idle =
   let config =
     { Config.default with listen = Braid_io.Net.tcp "127.0.0.1" port; domains }
   in
-  match Server.create ~settings:(Production.settings router) config with
+  match Server.create ~settings:(Real_services.settings router) config with
   | Error msg ->
       prerr_endline ("chat: " ^ msg);
       exit 1

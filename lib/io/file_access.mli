@@ -2,7 +2,7 @@
     opening a path only if the kernel can do so without waiting for a disk,
     opening a regular file (and nothing else) for reading on a thread that may
     wait, and the free space of a file system. The static file server's
-    production services ([Braid_server.Production]) are built on these. Any
+    production services ([Braid_server.Real_services]) are built on these. Any
     domain or thread may call them; errors are {!Braid_io.Io_error}, as the rest
     of braid.io's file functions. *)
 

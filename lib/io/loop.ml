@@ -1,3 +1,12 @@
+(* One event loop: its run queue, the descriptors it watches, its timers and
+   signals, the wake-up from other domains, and the turn that polls epoll and
+   runs what became ready. Over 500 lines on purpose: the loop's record and a
+   descriptor's are mutually recursive (a descriptor knows its loop, the loop
+   indexes its descriptors by token), and nearly every function here reads
+   both; cut in two, each half would have to export the other's fields. The
+   parts that stand alone are their own modules (Timer_heap, Epoll, Syscall,
+   Handle's retry loop). *)
+
 open Braid
 module Incoming = Saturn.Single_consumer_queue
 

@@ -1,6 +1,6 @@
 module Config = Config
 module Server = Server
-module Production = Production
+module Real_services = Real_services
 module Log_writer = Log_writer
 module Metrics = Metrics
 module Spool_limit = Spool_limit

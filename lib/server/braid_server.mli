@@ -2,7 +2,7 @@
 
     {!Server} listens, with one event loop per domain, admits and sweeps
     connections and runs each through the HTTP/1.1 pipeline; {!Config} is what
-    it is told; {!Production} implements the services ({!Braid_web.Services})
+    it is told; {!Real_services} implements the services ({!Braid_web.Services})
     for real; {!Log_writer} writes the access and error logs; {!Metrics} renders
     its figures; {!Testing.call} runs a request through the whole pipeline in
     memory.
@@ -15,7 +15,7 @@
         let open Braid_server in
         let router = Braid_web.Router.(empty |> add GET "/" hello) in
         match
-          Server.create ~settings:(Production.settings router) Config.default
+          Server.create ~settings:(Real_services.settings router) Config.default
         with
         | Ok server -> Server.run server
         | Error msg -> prerr_endline msg
@@ -33,7 +33,7 @@ end
 
 (** {1 Services for real} *)
 
-module Production = Production
+module Real_services = Real_services
 module Log_writer = Log_writer
 module Metrics = Metrics
 module Spool_limit = Spool_limit

@@ -53,34 +53,29 @@ let rec run_plain c p ~worker ~resumed =
   else
     let progress = p.p_progress and socket = p.socket in
     let outcome =
-      Braid.Private.Fiber.run_scope_in worker.fiber (fun scope ->
-          p.state <- Running scope;
-          match
-            in_services_of p worker (fun () ->
-                let pipeline =
-                  Pipeline.create
-                    {
-                      server = p.config;
-                      dates = c.dates;
-                      progress;
-                      buffers = Some (storage c p.config);
-                    }
-                    {
-                      peer = Some p.peer;
-                      read = Sockets.counted c (Net.read_into socket);
-                      write = Net.write_all socket;
-                      await_input = Some (plain_wait c p progress);
-                      file_sender = Some (fun () -> file_sender socket);
-                    }
-                    p.services
-                in
-                if resumed then Pipeline.resume pipeline
-                else Pipeline.serve pipeline)
-          with
-          | outcome -> Ok outcome
-          | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
-              Ok Pipeline.Peer_closed
-          | exception e -> Error (e, Printexc.get_raw_backtrace ()))
+      Sockets.serve_in_scope worker.fiber
+        ~running:(fun scope -> p.state <- Running scope)
+        (fun () ->
+          in_services_of p worker (fun () ->
+              let pipeline =
+                Pipeline.create
+                  {
+                    server = p.config;
+                    dates = c.dates;
+                    progress;
+                    buffers = Some (storage c p.config);
+                  }
+                  {
+                    peer = Some p.peer;
+                    read = Sockets.counted c (Net.read_into socket);
+                    write = Net.write_all socket;
+                    await_input = Some (plain_wait c p progress);
+                    file_sender = Some (fun () -> file_sender socket);
+                  }
+                  p.services
+              in
+              if resumed then Pipeline.resume pipeline
+              else Pipeline.serve pipeline))
     in
     p.state <- Between;
     match outcome with

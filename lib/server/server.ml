@@ -7,7 +7,7 @@ type t = {
   direct_calls : bool;
       (** The pipeline calls the production services directly: the benchmarks'
           baseline. *)
-  settings : Production.settings;
+  settings : Real_services.settings;
   config : Config.t Atomic.t;
   address : Unix.sockaddr;
   tls_address : Unix.sockaddr option;
@@ -29,11 +29,11 @@ let create_server ~direct_calls ~settings config =
   let ( let* ) = Result.bind in
   let* config = Config_check.check config in
   let* tls_context = Config_check.load_certificates config in
-  Spool_budget.set_limit settings.Production.spool
+  Spool_budget.set_limit settings.Real_services.spool
     (Spool_limit.limit_for config);
   let settings =
     (* A metrics path needs something to count. *)
-    match (config.metrics_path, settings.Production.metrics) with
+    match (config.metrics_path, settings.Real_services.metrics) with
     | Some _, None -> { settings with metrics = Some (Metrics.create ()) }
     | _ -> settings
   in
@@ -158,7 +158,7 @@ let adopt ~sw listening =
 let serve_domain t ~domain ~port ~tls_port ~on_listen ~background ~listening
     ~tls_listening =
   size_minor_heap (Atomic.get t.config).minor_heap_words;
-  let production = Production.services (Production.create t.settings) in
+  let production = Real_services.services (Real_services.create t.settings) in
   (* The loop's handler store: the server's endpoints, then the
      application's routes. *)
   let services =
@@ -369,7 +369,7 @@ let serve ?(config = Config.default) ?(log_level = Log_event.Info)
     | _ -> None
   in
   let settings =
-    Production.settings ~log_level ?access_log ~logger:writer router
+    Real_services.settings ~log_level ?access_log ~logger:writer router
   in
   match create ~settings config with
   | Error _ as e -> e

@@ -12,7 +12,9 @@
             listen = Braid_io.Net.tcp "0.0.0.0" 8080;
           }
         in
-        match Server.create ~settings:(Production.settings router) config with
+        match
+          Server.create ~settings:(Real_services.settings router) config
+        with
         | Error msg -> prerr_endline msg
         | Ok server -> Server.run server
     ]}
@@ -47,11 +49,11 @@ val check_config : Config.t -> (Config.t, string) result
     exceed {!Config.max_seconds}, a negative linger time, fewer than one
     domain). *)
 
-val create : settings:Production.settings -> Config.t -> (t, string) result
+val create : settings:Real_services.settings -> Config.t -> (t, string) result
 (** [create ~settings config] is a server for [config.listen] (not yet
     listening) with [config.domains] event loops. Each loop answers the
     {!Braid_web.Services} of its connections, their fibers and their pool tasks
-    with {!Production.services} of [settings]. [config] goes through
+    with {!Real_services.services} of [settings]. [config] goes through
     {!check_config}. *)
 
 val metrics : t -> Metrics.t option
@@ -215,7 +217,7 @@ val serve :
 
 module Private : sig
   val create_with_direct_calls :
-    settings:Production.settings -> Config.t -> (t, string) result
+    settings:Real_services.settings -> Config.t -> (t, string) result
   (** As {!create}, but the pipeline calls the production services directly
       instead of looking up the services in force per request: the baseline of
       the effects-versus-direct-calls experiment. Request handlers still have

@@ -45,3 +45,14 @@ let current_fiber () =
   | Some fiber -> fiber
   | None ->
       invalid_arg "Braid_server.Connection: plain connections run in fibers"
+
+let serve_in_scope fiber ~running serve =
+  Braid.Private.Fiber.run_scope_in fiber (fun scope ->
+      running scope;
+      match serve () with
+      | outcome -> Ok outcome
+      | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
+          (* Ended from outside (evicted, drained, timed out): nothing is
+             owed to the peer. *)
+          Ok Pipeline.Peer_closed
+      | exception e -> Error (e, Printexc.get_raw_backtrace ()))

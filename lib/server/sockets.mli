@@ -20,3 +20,13 @@ val lingering : Registry.context -> Config.t -> Braid_io.Net.socket -> unit
 val current_fiber : unit -> Braid.Fiber.t
 (** The calling fiber: socket connections run only in fibers of the loop.
     @raise Invalid_argument outside a fiber. *)
+
+val serve_in_scope :
+  Braid.Fiber.t ->
+  running:(Braid.Fiber.Scope.t -> unit) ->
+  (unit -> Pipeline.outcome) ->
+  (Pipeline.outcome, exn * Printexc.raw_backtrace) result
+(** [serve_in_scope fiber ~running serve] runs [serve ()] in a new cancellation
+    scope of [fiber] (the calling fiber), after telling [running] the scope (so
+    that the registry can cancel the connection). A cancellation of that scope
+    is [Ok Peer_closed]; any other exception is [Error] with its backtrace. *)

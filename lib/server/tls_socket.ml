@@ -108,35 +108,30 @@ let rec run_secure c s ~fiber =
 and serve_secure c s tls ~fiber =
   let config = s.s_config and socket = s.s_socket in
   let outcome =
-    Braid.Private.Fiber.run_scope_in fiber (fun scope ->
-        s.s_state <- Running scope;
+    Sockets.serve_in_scope fiber
+      ~running:(fun scope -> s.s_state <- Running scope)
+      (fun () ->
         let services =
           match c.tls_services with
           | Some services -> services
           | None -> Services.current ()
         in
-        match
-          Pipeline.resume
-            (Pipeline.create
-               {
-                 server = config;
-                 dates = c.dates;
-                 progress = s.s_progress;
-                 buffers = Some (storage c config);
-               }
-               {
-                 peer = Some s.s_peer;
-                 read = counted c (Tls.read_into tls);
-                 write = Tls.write_all tls;
-                 await_input = Some (secure_wait c s tls s.s_progress);
-                 file_sender = None;
-               }
-               services)
-        with
-        | outcome -> Ok outcome
-        | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
-            Ok Pipeline.Peer_closed
-        | exception e -> Error (e, Printexc.get_raw_backtrace ()))
+        Pipeline.resume
+          (Pipeline.create
+             {
+               server = config;
+               dates = c.dates;
+               progress = s.s_progress;
+               buffers = Some (storage c config);
+             }
+             {
+               peer = Some s.s_peer;
+               read = counted c (Tls.read_into tls);
+               write = Tls.write_all tls;
+               await_input = Some (secure_wait c s tls s.s_progress);
+               file_sender = None;
+             }
+             services))
   in
   s.s_state <- Between;
   match outcome with

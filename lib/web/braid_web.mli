@@ -12,9 +12,9 @@
     sleeps, timeouts), file access and the handler store are {!Services}: any
     code under a server calls them, and the handler in force answers, in the
     request handler's fiber, in the fibers it forks and in the pool tasks it
-    submits. The server ([braid_server]: [Braid_server.Production]) implements
-    them for real, {!In_memory} for tests (no sockets, disks or real time), and
-    one can be swapped alone.
+    submits. The server ([braid_server]: [Braid_server.Real_services])
+    implements them for real, {!In_memory} for tests (no sockets, disks or real
+    time), and one can be swapped alone.
 
     No module here touches a socket, a loop or a connection: the engine that
     serves these handlers is [braid_server]'s.

@@ -1,8 +1,8 @@
 (** What the file services answer: file metadata, errors, and readers.
 
     The static file server works only through these values, so it runs the same
-    on the real file system ([Braid_server.Production]) and on an in-memory one
-    ({!module-In_memory}). *)
+    on the real file system ([Braid_server.Real_services]) and on an in-memory
+    one ({!module-In_memory}). *)
 
 type kind = Regular | Directory | Symlink | Other
 

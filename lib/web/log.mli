@@ -2,10 +2,11 @@
 
     The events are structured values ({!event}); {!emit} hands one to the
     logging service in force ({!Services.val-log}), whose implementation decides
-    what to keep and how to write it: [Braid_server.Production] filters by level
-    and writes through a [Braid_server.Log_writer], {!In_memory} keeps every
-    event for a test. Callable from the request handler's fiber, from fibers it
-    forks and from pool tasks it submits: their events reach the same log.
+    what to keep and how to write it: [Braid_server.Real_services] filters by
+    level and writes through a [Braid_server.Log_writer], {!In_memory} keeps
+    every event for a test. Callable from the request handler's fiber, from
+    fibers it forks and from pool tasks it submits: their events reach the same
+    log.
     {[
       let handler (_ : Handler.request) =
         Log.info "computing";

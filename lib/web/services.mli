@@ -5,7 +5,7 @@
     {!val-stat}, ...) wherever it runs: the connection pipeline, a request
     handler, a fiber the handler forked, a [Braid_pool] task it submitted. Each
     call performs an effect that the nearest {!run} answers with its record of
-    implementations {!t}: [Braid_server.Production.services] in a server,
+    implementations {!t}: [Braid_server.Real_services.services] in a server,
     {!In_memory.services} in tests (no sockets, disks or real time). Swapping
     one service is swapping one field:
     {[
@@ -17,7 +17,7 @@
     {b Services follow the fiber.} {!run} installs its handler with
     {!Braid.Fiber.with_handler}: every fiber forked inside it, and every pool
     task submitted from inside it, has the same services, on whatever domain it
-    runs (the implementations must be safe there: [Braid_server.Production]'s
+    runs (the implementations must be safe there: [Braid_server.Real_services]'s
     and {!In_memory}'s are, but for sleeps and timeouts, see {!t}).
 
     {b Cost.} One service call is one effect: about 8 ns and 3 words (the
@@ -82,7 +82,7 @@ val current : unit -> t
 (** {1 The services}
 
     Each is [(current ()).field ...]. They block as their implementation does
-    (the calling fiber only, for [Braid_server.Production] and {!In_memory}).
+    (the calling fiber only, for [Braid_server.Real_services] and {!In_memory}).
 
     Raises [Invalid_argument] outside any {!run}. *)
 

@@ -13,9 +13,9 @@
 
     One value for the whole server, shared by its loops: its counts are atomic,
     any domain may reserve, release or read them, and none of these blocks. The
-    server owns it ([Braid_server.Production.settings]), sets its limit at start
-    and at each reload ([Braid_server.Spool_limit.limit_for]), and shows it in
-    its metrics. *)
+    server owns it ([Braid_server.Real_services.settings]), sets its limit at
+    start and at each reload ([Braid_server.Spool_limit.limit_for]), and shows
+    it in its metrics. *)
 
 type t
 

@@ -68,8 +68,8 @@ val handler :
     conditions, [Range] and [If-Range], precompressed variants (with
     [precompressed], default [false]), the index file ([index], default
     ["index.html"]) and the redirect of a directory, and the file services in
-    force (so [Braid_server.Production]'s file cache, and its file-system calls
-    off the event loop).
+    force (so [Braid_server.Real_services]'s file cache, and its file-system
+    calls off the event loop).
 
     Mounted on a pattern ending in [*name] it serves the path that [*name]
     matched ({!Handler.request}'s [tail]):

@@ -119,7 +119,7 @@ let wait_for ~seconds what cond =
 let slow_member_dropped () =
   let room = Chat_room.Room.create ~outbox_size:outbox in
   let ended = Atomic.make 0 in
-  let settings = Production.settings ~log_level:Error (router room ended) in
+  let settings = Real_services.settings ~log_level:Error (router room ended) in
   let config =
     {
       Config.default with

@@ -533,7 +533,7 @@ let durations_bounded () =
   let server =
     match
       Braid_server.Server.create
-        ~settings:(Production.settings Router.empty)
+        ~settings:(Real_services.settings Router.empty)
         Config.default
     with
     | Ok s -> s
@@ -698,7 +698,7 @@ let set_config_keeps_listen_and_domains () =
   in
   let server =
     match
-      Server.create ~settings:(Production.settings Router.empty) running
+      Server.create ~settings:(Real_services.settings Router.empty) running
     with
     | Ok s -> s
     | Error msg -> Alcotest.fail msg

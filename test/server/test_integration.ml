@@ -91,7 +91,7 @@ let with_server f =
     |> Router.add GET "/status/:n" (fun r ->
            Response.empty (int_of_string (Option.get (Handler.param r "n"))))
   in
-  let settings = Production.settings ~log_level:Error router in
+  let settings = Real_services.settings ~log_level:Error router in
   let config =
     {
       Config.default with

@@ -131,7 +131,7 @@ let quick_timeouts =
 let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
     ?(max_connections = 1000) f =
   let pool = Braid_pool.create ~domains:1 () in
-  let settings = Production.settings ~log_level:Error (router pool) in
+  let settings = Real_services.settings ~log_level:Error (router pool) in
   let config =
     {
       Config.default with

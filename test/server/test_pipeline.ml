@@ -110,6 +110,16 @@ type run = {
 
 (* Feeds [steps] one read at a time; [Expect_sent s] checks, when the server
    asks for more input, that it has already written [s]. *)
+
+(* The pipeline over an in-memory byte stream, as a socket connection runs
+   it but with no peer, no wait for input and no sendfile. *)
+let serve_stream config services ~read ~write =
+  Pipeline.serve
+    (Pipeline.create
+       (Pipeline.standalone config (dates ()))
+       { peer = None; read; write; await_input = None; file_sender = None }
+       services)
+
 let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
   let out = Buffer.create 1024 and writes = ref [] in
   let steps = ref steps in
@@ -143,17 +153,7 @@ let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
         let services =
           if direct then In_memory.services mem else Services.current ()
         in
-        Pipeline.serve
-          (Pipeline.create
-             (Pipeline.standalone config (dates ()))
-             {
-               peer = None;
-               read;
-               write;
-               await_input = None;
-               file_sender = None;
-             }
-             services))
+        serve_stream config services ~read ~write)
   in
   { outcome; output = Buffer.contents out; writes = List.rev !writes; mem }
 
@@ -822,18 +822,7 @@ let file_vanishing () =
   in
   let write b o l = Buffer.add_subbytes out b o l in
   ignore
-    (Services.run services (fun () ->
-         Pipeline.serve
-           (Pipeline.create
-              (Pipeline.standalone config (dates ()))
-              {
-                peer = None;
-                read;
-                write;
-                await_input = None;
-                file_sender = None;
-              }
-              services)));
+    (Services.run services (fun () -> serve_stream config services ~read ~write));
   let rs, _ = Wire.parse (Buffer.contents out) in
   check_statuses "404, not a broken 200" [ 404 ] rs
 

@@ -583,7 +583,7 @@ let on_a_socket () =
   let writer = Log_writer.create ~error:error_log () in
   Braid_pool.with_pool ~domains:1 @@ fun pool ->
   let settings =
-    Production.settings ~log_level:Info ~logger:writer (routes pool)
+    Real_services.settings ~log_level:Info ~logger:writer (routes pool)
   in
   let server =
     match
@@ -631,7 +631,7 @@ let uploads_spooled () =
     match
       Server.create
         ~settings:
-          (Production.settings (routes (Braid_pool.create ~domains:1 ())))
+          (Real_services.settings (routes (Braid_pool.create ~domains:1 ())))
         { Config.default with listen = Braid_io.Net.tcp "127.0.0.1" 0 }
     with
     | Ok s -> s

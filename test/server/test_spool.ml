@@ -27,7 +27,7 @@ let with_server ?handler_timeout ?(spool_budget = Some budget) f =
     |> Router.post "/upload" length
     |> Router.add ~max_body:(10 * mib) POST "/big" length
   in
-  let settings = Production.settings ~log_level:Error ~spool router in
+  let settings = Real_services.settings ~log_level:Error ~spool router in
   let config =
     {
       Config.default with

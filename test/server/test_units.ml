@@ -568,8 +568,8 @@ let real_files () =
   Unix.symlink "/" (root ^ "/slash");
   Unix.symlink (dir ^ "/www-evil") (root ^ "/sibling");
   Unix.mkfifo (root ^ "/fifo") 0o644;
-  let production = Production.create (Production.settings Router.empty) in
-  let caps = Production.services production in
+  let production = Real_services.create (Real_services.settings Router.empty) in
+  let caps = Real_services.services production in
   let get path = serve ~root caps path in
   check_status "file" 200 (get "/a.txt");
   check_status "link inside" 200 (get "/inside");
@@ -610,7 +610,8 @@ let metadata_per_poll () =
   with_temp_dir @@ fun dir ->
   let path = Filename.concat dir "a.txt" in
   let caps =
-    Production.services (Production.create (Production.settings Router.empty))
+    Real_services.services
+      (Real_services.create (Real_services.settings Router.empty))
   in
   let found () =
     match caps.stat ~follow:false path with Ok _ -> true | Error _ -> false
@@ -636,9 +637,9 @@ let metadata_per_poll_on_the_pool () =
   with_temp_dir @@ fun dir ->
   let path = Filename.concat dir "a.txt" in
   let caps =
-    Production.services
-      (Production.create
-         (Production.settings ~cached_lookups:false Router.empty))
+    Real_services.services
+      (Real_services.create
+         (Real_services.settings ~cached_lookups:false Router.empty))
   in
   let found () =
     match caps.stat ~follow:false path with Ok _ -> true | Error _ -> false

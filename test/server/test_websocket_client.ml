@@ -49,7 +49,7 @@ let router =
          Ws.accept r (fun _ -> failwith "boom (expected by the test)"))
 
 let with_server ?(config = Config.default) f =
-  let settings = Production.settings ~log_level:Error router in
+  let settings = Real_services.settings ~log_level:Error router in
   let config = { config with listen = Braid_io.Net.tcp "127.0.0.1" 0 } in
   match Server.create ~settings config with
   | Ok server -> serving server (fun port -> f server port)

@@ -1,7 +1,7 @@
-(** The production implementations of the services: the logs (through a
-    {!Log_writer}, or stderr), the system clock with the event loop's sleeps and
-    timeouts, the real file system (with an optional cache of small files), and
-    a {!Braid_web.Router} as handler store.
+(** The real implementations of the services: the logs (through a {!Log_writer},
+    or stderr), the system clock with the event loop's sleeps and timeouts, the
+    real file system (with an optional cache of small files), and a
+    {!Braid_web.Router} as handler store.
 
     Make one [t] per event loop (the server makes one per domain), on that
     loop's domain. Its services work from any domain (a pool task submitted by a
