@@ -71,12 +71,18 @@ let check_range name buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
     invalid_arg ("Braid_io." ^ name ^ ": invalid range")
 
+let recv_or_read fd unix buf off len =
+  if Loop.is_socket fd then Syscall.recv unix buf off len
+  else Syscall.read unix buf off len
+
+let send_or_write fd unix buf off len =
+  if Loop.is_socket fd then Syscall.send unix buf off len
+  else Syscall.write unix buf off len
+
 let read fd buf off len =
   let n =
     Handle.nonblocking fd Readable ~op:"read" ~blocked:Handle.would_block
-      (fun unix ->
-        if Loop.is_socket fd then Syscall.recv unix buf off len
-        else Syscall.read unix buf off len)
+      recv_or_read buf off len
   in
   Loop.read_returned fd ~wanted:len n;
   n
@@ -91,9 +97,7 @@ let rec write fd buf off len =
   if len > 0 then
     let n =
       Handle.nonblocking fd Writable ~op:"write" ~blocked:Handle.would_block
-        (fun unix ->
-          if Loop.is_socket fd then Syscall.send unix buf off len
-          else Syscall.write unix buf off len)
+        send_or_write buf off len
     in
     write fd buf (off + n) (len - n)
 

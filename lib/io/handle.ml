@@ -40,21 +40,24 @@ type wanted = Readable | Acceptable | Writable
 (* The one "call; if it would block, wait for readiness; retry" loop (Eio's
    [do_nonblocking]). Ownership is checked once, by the caller, before the
    first call; after each wake-up only whether another fiber closed the
-   descriptor meanwhile (its number could already name another file). *)
-let rec nonblocking fd wanted ~op ~blocked call =
+   descriptor meanwhile (its number could already name another file).
+   The call's arguments are passed along rather than captured: a closure
+   over a buffer and its bounds would be allocated on every read and write,
+   the hot path of every connection. *)
+let rec nonblocking fd wanted ~op ~blocked call a b c =
   if wanted = Readable && not (Loop.may_be_readable fd) then
-    wait_then_retry fd wanted ~op ~blocked call
+    wait_then_retry fd wanted ~op ~blocked call a b c
   else
-    match call (Loop.unix fd) with
+    match call fd (Loop.unix fd) a b c with
     | result when blocked result ->
         if wanted = Readable then Loop.nothing_more_to_read fd;
-        wait_then_retry fd wanted ~op ~blocked call
+        wait_then_retry fd wanted ~op ~blocked call a b c
     | result -> result
     | exception Unix.Unix_error (error, _, _) -> fail op error
 
-and wait_then_retry fd wanted ~op ~blocked call =
+and wait_then_retry fd wanted ~op ~blocked call a b c =
   wait_checked fd ~write:(wanted = Writable) ~op;
   if not (Loop.is_open fd) then fail op Unix.EBADF;
-  nonblocking fd wanted ~op ~blocked call
+  nonblocking fd wanted ~op ~blocked call a b c
 
 let would_block n = n < 0

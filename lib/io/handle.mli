@@ -55,16 +55,20 @@ val nonblocking :
   Loop.fd ->
   wanted ->
   op:string ->
-  blocked:('a -> bool) ->
-  (Unix.file_descr -> 'a) ->
-  'a
-(** [nonblocking fd wanted ~op ~blocked call] is [call (Loop.unix fd)], the
-    first result of which [blocked] is false: after each that would block, the
-    calling fiber waits for [fd] to be ready as [wanted] says, then calls again.
-    The one place a braid.io operation waits for a descriptor and retries. The
-    caller checks ownership first ({!usable}); [call] may raise
-    [Unix.Unix_error] only ({!Syscall}'s stubs retry EINTR themselves). Blocks
-    only the calling fiber.
+  blocked:('r -> bool) ->
+  (Loop.fd -> Unix.file_descr -> 'a -> 'b -> 'c -> 'r) ->
+  'a ->
+  'b ->
+  'c ->
+  'r
+(** [nonblocking fd wanted ~op ~blocked call a b c] is
+    [call fd (Loop.unix fd) a b c] (a buffer and its bounds, say: passed, not
+    captured in a closure, so that a call allocates nothing), the first result
+    of which [blocked] is false: after each that would block, the calling fiber
+    waits for [fd] to be ready as [wanted] says, then calls again. The one place
+    a braid.io operation waits for a descriptor and retries. The caller checks
+    ownership first ({!usable}); [call] may raise [Unix.Unix_error] only
+    ({!Syscall}'s stubs retry EINTR themselves). Blocks only the calling fiber.
 
     Raises {!Error} [{op; error; _}] if [call] raises
     [Unix.Unix_error (error, _, _)], or with [EBADF] if [fd] gets closed.

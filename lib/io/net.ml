@@ -20,7 +20,8 @@ let rec send_more s buf off len =
   if len > 0 then
     let n =
       Handle.nonblocking s Writable ~op:"write" ~blocked:Handle.would_block
-        (fun unix -> Syscall.send_more unix buf off len)
+        (fun _ unix buf off len -> Syscall.send_more unix buf off len)
+        buf off len
     in
     send_more s buf (off + n) (len - n)
 
@@ -38,7 +39,8 @@ let rec send_file s file ~off ~len ~sent =
   else
     match
       Handle.nonblocking s Writable ~op:"sendfile" ~blocked:Handle.would_block
-        (fun unix -> Syscall.sendfile unix file off (len - sent))
+        (fun _ unix file off len -> Syscall.sendfile unix file off len)
+        file off (len - sent)
     with
     | 0 -> sent (* The file ended before [len]. *)
     | n -> send_file s file ~off:(off + n) ~len ~sent:(sent + n)
@@ -100,7 +102,8 @@ let accept_raw listener =
   Handle.usable listener ~op:"accept";
   match
     Handle.nonblocking listener Acceptable ~op:"accept" ~blocked:Option.is_none
-      Syscall.accept
+      (fun _ unix () () () -> Syscall.accept unix)
+      () () ()
   with
   | Some connection -> connection
   | None -> assert false

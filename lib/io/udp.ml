@@ -65,21 +65,26 @@ let check_range name buf off len =
     invalid_arg ("Braid_io.Udp." ^ name ^ ": invalid range")
 
 (* A datagram goes whole, so one successful call ends the send. *)
-let send_loop ~op send s =
+let send_loop ~op send s a b c =
   ignore
-    (Handle.nonblocking s Writable ~op ~blocked:Handle.would_block send : int)
+    (Handle.nonblocking s Writable ~op ~blocked:Handle.would_block send a b c
+      : int)
 
 let send_to s addr buf off len =
   check_range "send_to" buf off len;
   Handle.usable s ~op:"send_to";
   Loop.spend s;
-  send_loop ~op:"send_to" (fun unix -> Syscall.sendto unix buf off len addr) s
+  send_loop ~op:"send_to"
+    (fun _ unix (buf, addr) off len -> Syscall.sendto unix buf off len addr)
+    s (buf, addr) off len
 
 let send s buf off len =
   check_range "send" buf off len;
   Handle.usable s ~op:"send";
   Loop.spend s;
-  send_loop ~op:"send" (fun unix -> Syscall.send unix buf off len) s
+  send_loop ~op:"send"
+    (fun _ unix buf off len -> Syscall.send unix buf off len)
+    s buf off len
 
 type received = { length : int; truncated : bool; source : Unix.sockaddr }
 
@@ -89,7 +94,8 @@ type received = { length : int; truncated : bool; source : Unix.sockaddr }
 let receive s buf off len =
   match
     Handle.nonblocking s Readable ~op:"receive_from" ~blocked:Option.is_none
-      (fun unix -> Syscall.recvfrom unix buf off len)
+      (fun _ unix buf off len -> Syscall.recvfrom unix buf off len)
+      buf off len
   with
   | Some (whole, source) ->
       { length = min whole len; truncated = whole > len; source }
