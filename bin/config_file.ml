@@ -181,7 +181,7 @@ let address : (Unix.inet_addr option * int) value =
 (* A path on the server ("/metrics"), not a file. *)
 let url_path : string value =
  fun ~name ~dir:_ p ->
-  if String.length p > 1 && p.[0] = '/' && not (String.contains p '?') then Ok p
+  if Braid_server.Config.endpoint_path p then Ok p
   else Error (Printf.sprintf "%s: %S is not a path like /metrics" name p)
 
 (* IP addresses separated by commas. *)

@@ -90,3 +90,6 @@ let default =
     error_log = None;
     tls = None;
   }
+
+let endpoint_path p =
+  String.length p > 1 && p.[0] = '/' && not (String.contains p '?')

@@ -120,14 +120,14 @@ type t = {
           file. *)
   metrics_path : string option;
       (** Where GET answers the server's {!Metrics} in the Prometheus text
-          format; [None] (the default): nowhere. *)
+          format; [None] (the default): nowhere. An {!endpoint_path}. *)
   metrics_allow : Unix.inet_addr list;
       (** The client addresses the metrics path answers; others get 403. Empty
           (the default): loopback addresses only. *)
   health_path : string option;
       (** Where GET answers 200 ["ok"] while the server serves and 503
           ["draining"] once it shuts down, for a load balancer's checks; [None]
-          (the default): nowhere. *)
+          (the default): nowhere. An {!endpoint_path}. *)
   body_buffer : int;
       (** Bytes of a request body that a whole-body read
           ({!Braid_web.Body.to_string}) keeps in memory while the body arrives;
@@ -218,3 +218,9 @@ val default : t
     descriptor soft limit at start (857 for the common 1,024; 1,000 if the limit
     cannot be read), listening on 127.0.0.1:8080 with one event loop, no access
     log and messages to standard error, no HTTPS. *)
+
+val endpoint_path : string -> bool
+(** [endpoint_path p]: whether [p] may be a metrics or health path: it starts
+    with ["/"], is longer than ["/"] (which would hide the whole site) and has
+    no query. The path is compared with a request's target as sent, so anything
+    else would never be answered. *)

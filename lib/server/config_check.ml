@@ -49,6 +49,13 @@ let check (c : Config.t) =
     if c.index <> "" && not (String.contains c.index '/') then Ok ()
     else Error "the index file must be a plain file name"
   in
+  let endpoint name = function
+    | Some p when not (Config.endpoint_path p) ->
+        Error (Printf.sprintf "%s: %S is not a path like /%s" name p name)
+    | _ -> Ok ()
+  in
+  let* () = endpoint "metrics" c.metrics_path in
+  let* () = endpoint "health" c.health_path in
   let* () =
     if c.body_buffer >= 0 then Ok ()
     else Error "the body buffer size must not be negative"

@@ -451,6 +451,13 @@ let errors_blamed () =
   (* A flag wrong on its own is blamed, even over a bad file. *)
   error_is "a flag" [ "--domains"; "0" ]
     "option '--domains': the number of domains must be at least 1";
+  (* A metrics or health path that no request target could equal was
+     accepted from a flag (the file's MetricsPath refused it). *)
+  error_is "a metrics path without /" [ "--metrics"; "metrics" ]
+    "option '--metrics': metrics: \"metrics\" is not a path like /metrics";
+  error_is "a health path with a query"
+    [ "--health"; "/health?x" ]
+    "option '--health': health: \"/health?x\" is not a path like /health";
   write_file file "Timeout 5\nDocumentRoot www\n";
   error_is "a flag, a good file"
     [ "--max-connections"; "0" ]
