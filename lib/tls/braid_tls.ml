@@ -3,3 +3,4 @@ let eproto = Connection.eproto
 module Server_context = Server_context
 module Client_context = Client_context
 module Connection = Connection
+module Password = Password

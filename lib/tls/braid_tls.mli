@@ -47,3 +47,7 @@ val eproto : Unix.error
 module Server_context = Server_context
 module Client_context = Client_context
 module Connection = Connection
+
+(** {1 Passwords} *)
+
+module Password = Password

@@ -16,6 +16,9 @@ module Log = Log
 module File = File
 module Spool_budget = Spool_budget
 module In_memory = In_memory
+module Token = Token
+module Signed = Signed
+module Html = Html
 
 module Private = struct
   module Head_cache = Head_cache

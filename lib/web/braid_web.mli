@@ -63,6 +63,16 @@ module File = File
 module Spool_budget = Spool_budget
 module In_memory = In_memory
 
+(** {1 Security and HTML}
+
+    Random tokens from the kernel, values and cookies signed with HMAC-SHA256
+    (see also {!Cookie.set_signed}), escaping for HTML. Password hashing needs
+    OpenSSL, so it is in [braid_tls] ([Braid_tls.Password]). *)
+
+module Token = Token
+module Signed = Signed
+module Html = Html
+
 (** {1 For the engine}
 
     What [braid_server]'s pipeline uses beyond the application's face. Not for

@@ -126,3 +126,22 @@ let set ?max_age ?expires ?path ?domain ?secure ?http_only ?same_site name value
 
 let delete ?path ?domain name response =
   set ~max_age:0 ~expires:0. ?path ?domain name "" response
+
+(* Secure by default: a signed cookie usually carries who the user is. *)
+let set_signed ~keys ?max_age ?expires ?(path = "/") ?domain ?(secure = true)
+    ?(http_only = true) ?(same_site = Lax) name value response =
+  set ?max_age ?expires ~path ?domain ~secure ~http_only ~same_site name
+    (Signed.sign keys ~name value)
+    response
+
+type signed = Valid of string | Absent | Invalid of Signed.error
+
+let get_signed ~keys r name =
+  Result.map
+    (function
+      | None -> Absent
+      | Some v -> (
+          match Signed.verify keys ~name v with
+          | Ok v -> Valid v
+          | Error e -> Invalid e))
+    (get r name)

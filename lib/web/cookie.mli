@@ -80,3 +80,55 @@ val delete :
     was set with).
 
     Raises [Invalid_argument] as {!set_cookie}. *)
+
+(** {1 Signed cookies}
+
+    A signed cookie comes back as the server set it or is refused: the user can
+    read it (it is not encrypted) but not change it or move it to another cookie
+    name. See {!Signed} for the format, keys and rotation.
+
+    {[
+      let keys = Signed.keys [ Token.random_bytes 32 ]
+
+      let login _r =
+        Response.string "hello" |> Cookie.set_signed ~keys "user" "ada"
+
+      let me r =
+        match Cookie.get_signed ~keys r "user" with
+        | Ok (Cookie.Valid user) -> Response.string user
+        | Ok (Cookie.Absent | Cookie.Invalid _) -> Response.error 401 "log in"
+        | Error bad_request -> bad_request
+    ]} *)
+
+val set_signed :
+  keys:Signed.keys ->
+  ?max_age:int ->
+  ?expires:float ->
+  ?path:string ->
+  ?domain:string ->
+  ?secure:bool ->
+  ?http_only:bool ->
+  ?same_site:same_site ->
+  string ->
+  string ->
+  Response.t ->
+  Response.t
+(** [set_signed ~keys name value response] is {!set} of
+    {!Signed.sign}[ keys ~name value], with secure defaults: [Path=/], [Secure]
+    (the browser sends it over HTTPS only; pass [~secure:false] for plain-HTTP
+    development, which browsers allow on [localhost]), [HttpOnly] (scripts
+    cannot read it) and [SameSite=Lax] (not sent with cross-site subrequests or
+    forms that [POST]). Any bytes may be in [value].
+
+    Raises [Invalid_argument] as {!set_cookie}. *)
+
+type signed =
+  | Valid of string  (** Signed by one of the keys: the value as set. *)
+  | Absent  (** No cookie by that name. *)
+  | Invalid of Signed.error  (** Present, but unsigned or tampered with. *)
+
+val get_signed :
+  keys:Signed.keys -> Handler.request -> string -> (signed, Response.t) result
+(** [get_signed ~keys r name] checks the first cookie called [name] ({!get})
+    against [keys], in constant time; [Error] is {!get}'s [400] for a malformed
+    [Cookie] field. *)
