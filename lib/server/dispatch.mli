@@ -20,6 +20,16 @@ val failure :
       if it is the connection's own ({!Unwind.is_connections_own}): those unwind
       the connection. *)
 
+val route_limit : string
+(** [route_limit], [server_limit] and [largest_route_limit] say where a body
+    limit comes from, in the text of its [413]
+    ({!Braid_http.Limits.body_too_large}): the route's [max_body], the server's
+    ([Config.t.limits]), or the largest route limit (the parser's, when it is
+    above the server's). *)
+
+val server_limit : string
+val largest_route_limit : string
+
 val dispatch :
   Pipeline_state.t ->
   Braid_http.Request.t ->

@@ -472,17 +472,25 @@ let route_body_limits () =
   check_int "raised limit, chunked: 200" 200 r.status;
   check_string "whole chunked body" "2000000" r.body;
   let over = String.make (mib + 1) 'o' in
+  (* The 413 names the limit and where it comes from, so that the developer
+     knows which setting to raise. *)
   List.iter
-    (fun target ->
+    (fun (target, source) ->
+      let says = "body too large: limit 1048576 bytes (" ^ source ^ ")" in
       let r = post target over in
       check_int (target ^ " above 1 MiB: 413") 413 r.status;
       Alcotest.(check bool)
-        (target ^ ": the 413 names the limit")
-        true
-        (contains r.body "limit 1048576 bytes");
+        (target ^ ": the 413 names the limit and its source")
+        true (contains r.body says);
       let r = post ~chunk:true target over in
-      check_int (target ^ " chunked above 1 MiB: 413") 413 r.status)
-    [ "/small"; "/plain" ];
+      check_int (target ^ " chunked above 1 MiB: 413") 413 r.status;
+      Alcotest.(check bool)
+        (target ^ ": chunked, the 413 names the limit and its source")
+        true (contains r.body says))
+    [
+      ("/small", "the route's max_body");
+      ("/plain", "the server's limit: --max-body, MaxBodySize");
+    ];
   check_int "within 1 MiB: 200" 200 (post "/plain" (String.make mib 'i')).status;
   (* Above every route's limit: refused by the parser, unread. *)
   let r =
@@ -493,7 +501,21 @@ let route_body_limits () =
   check_int "above the largest route limit: 413" 413 r.status;
   Alcotest.(check bool)
     "names the largest limit" true
-    (contains r.body "limit 10485760 bytes")
+    (contains r.body
+       "body too large: limit 10485760 bytes (the largest route max_body)");
+  (* No route above the server's limit: the parser's limit is the server's. *)
+  let r =
+    Testing.call ~config ~meth:POST
+      ~headers:[ ("Content-Length", string_of_int (mib + 1)) ]
+      (Router.empty |> Router.add POST "/plain" length)
+      "/plain"
+  in
+  check_int "above the server's limit, no route limit: 413" 413 r.status;
+  Alcotest.(check bool)
+    "names the server's limit" true
+    (contains r.body
+       "body too large: limit 1048576 bytes (the server's limit: --max-body, \
+        MaxBodySize)")
 
 (* {1 Middleware, error pages, static files} *)
 
