@@ -91,7 +91,7 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   let body = Settlement.body_for c req limits ~source in
   (* Everything the server answers to this request, inside the global
      middleware: routes, static files, and its own errors. *)
-  let inner (r : Handler.request) =
+  let answer (r : Handler.request) =
     match routed with
     | Error response -> error_page c (Some req) response
     | Ok (Found { handler; params; tail; _ }) -> (
@@ -114,6 +114,15 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
               (Static.serve c.services ~root ~index:c.config.index
                  ~precompressed:c.config.precompressed ~dates:c.dates r.head
                  ~path ~query))
+  in
+  (* A handler's exception becomes its 500 here, inside the middleware, so
+     that what middleware adds (security headers) is on the 500 too. The
+     connection's own exceptions, the handler timeout's cancel among them, go
+     through ([failure] re-raises them). *)
+  let inner r =
+    match answer r with
+    | response -> response
+    | exception exn -> failure c req ~time:now exn
   in
   let response =
     run_handler c

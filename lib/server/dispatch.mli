@@ -43,6 +43,7 @@ val dispatch :
     ([request.path]) and static files see [path] with its dot-segments resolved
     ({!Braid_http.Url_path.normalize}); a path climbing above the root gets
     [400]. The global middleware ({!Services.t}'s [middleware]) is around all of
-    it, and the server's own errors go through {!error_page}. A handler that
-    times out ([timeouts.handler]) is cancelled and answered [503] with
-    [Connection: close]. Blocks the fiber while the handler runs. *)
+    it, and the server's own errors go through {!error_page}, a handler's
+    exception too (its [500], from {!failure}, is inside the middleware). A
+    handler that times out ([timeouts.handler]) is cancelled and answered [503]
+    with [Connection: close]. Blocks the fiber while the handler runs. *)

@@ -551,6 +551,38 @@ let middleware_sees_everything () =
   check "413 (above the route's limit)" (413, both)
     (seen ~meth:POST ~body:"123456789" "/small")
 
+(* The pitfall: a handler that raised was answered outside the middleware,
+   so the security headers it adds were missing from 500 pages. The error
+   page and the log event stay. *)
+let middleware_sees_a_handlers_500 () =
+  let app =
+    Router.(
+      empty
+      |> use (tag "outer")
+      |> use (tag "inner")
+      |> get "/boom" (fun _ -> failwith "boom")
+      |> scope "/api" (empty |> get "/boom" (fun _ -> failwith "api boom"))
+      |> on_error (fun _ r ->
+             if r.status = 500 then Response.string ~status:500 "sorry" else r))
+  in
+  List.iter
+    (fun target ->
+      let memory = files () in
+      let r = Testing.call ~config ~memory app target in
+      check_int (target ^ ": 500") 500 r.status;
+      Alcotest.(check (list string))
+        (target ^ ": the middleware saw it")
+        [ "inner"; "outer" ]
+        (Testing.headers r "x-seen");
+      check_string (target ^ ": the error page") "sorry" r.body;
+      Alcotest.(check bool)
+        (target ^ ": Handler_failed logged")
+        true
+        (List.exists
+           (function Log_event.Handler_failed _ -> true | _ -> false)
+           (In_memory.events memory)))
+    [ "/boom"; "/api/boom" ]
+
 let not_found_page : Router.error_page =
  fun _req r ->
   if r.status = 404 then Response.html ~status:404 "<h1>Nothing here</h1>"
@@ -729,6 +761,8 @@ let () =
         [
           Alcotest.test_case "middleware sees every response" `Quick
             middleware_sees_everything;
+          Alcotest.test_case "middleware sees a handler's 500" `Quick
+            middleware_sees_a_handlers_500;
           Alcotest.test_case "error page keeps static files" `Quick
             error_page_keeps_static_files;
           Alcotest.test_case "static files as a route" `Quick static_route;
