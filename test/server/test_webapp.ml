@@ -730,6 +730,32 @@ let testing_helper () =
        (function Log.Access _ -> true | _ -> false)
        (In_memory.events m))
 
+(* What testing.mli says of an upgrade: the 101, and as its body the raw
+   bytes the upgraded protocol wrote (here one WebSocket text frame, then the
+   close frame, 1000, sent when [f] returned). It used to say [Failure]. *)
+let testing_upgrade () =
+  let app =
+    Router.(
+      empty
+      |> get "/ws" (fun r ->
+             Websocket.accept r (fun ws -> Websocket.send_text ws "hi")))
+  in
+  let r =
+    Testing.call
+      ~headers:
+        [
+          ("Upgrade", "websocket");
+          ("Connection", "Upgrade");
+          ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==");
+          ("Sec-WebSocket-Version", "13");
+        ]
+      app "/ws"
+  in
+  check_int "101" 101 r.status;
+  check_opt "accept" (Some "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+    (Testing.header r "sec-websocket-accept");
+  check_string "the body: the raw frames" "\x81\x02hi\x88\x02\x03\xe8" r.body
+
 let () =
   Alcotest.run "web applications"
     [
@@ -768,5 +794,6 @@ let () =
           Alcotest.test_case "static files as a route" `Quick static_route;
           Alcotest.test_case "scopes" `Quick scopes;
           Alcotest.test_case "Testing.call" `Quick testing_helper;
+          Alcotest.test_case "Testing.call, an upgrade" `Quick testing_upgrade;
         ] );
     ]
