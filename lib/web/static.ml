@@ -184,7 +184,7 @@ let whole ~headers path (info : File.info) =
   Response.Private.trusted ~headers 200
     (File { path; info; offset = 0; length = info.size })
 
-let file services ~precompressed ~dates (req : Request.t) name
+let respond services ~precompressed ~dates (req : Request.t) name
     (info : File.info) =
   (* [name] gives the type; [path] and [info] the bytes sent. *)
   let path, info, coding =
@@ -259,7 +259,7 @@ let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
           | Ok (full, ({ kind = Regular; _ } as info)) ->
               (* A file is not a directory: /1k.txt/ names nothing. *)
               if ends_with_slash path then Response.error 404 ""
-              else file services ~precompressed ~dates req full info
+              else respond services ~precompressed ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (ends_with_slash path) then
                 let location = base ^ Url_path.of_segments segs ^ "/" in
@@ -270,11 +270,30 @@ let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
               else
                 match locate services ~root (segs @ [ index ]) with
                 | Ok (file_path, ({ kind = Regular; _ } as info)) ->
-                    file services ~precompressed ~dates req file_path info
+                    respond services ~precompressed ~dates req file_path info
                 | Ok _ | Error File.Not_found -> Response.error 403 ""
                 | Error e -> file_error e)
           | Ok _ -> Response.error 403 ""))
   | _ -> Response.error ~headers:[ ("Allow", "GET, HEAD") ] 405 ""
+
+(* A handler's errors get the application's page, as the fallback's do. *)
+let with_error_page (services : Services.t) (r : Handler.request)
+    (response : Response.t) =
+  if response.status >= 400 then services.error_page (Some r.head) response
+  else response
+
+(* The application named the file: no root, no index, no redirect. Links are
+   followed, as the application's own [open] would. *)
+let file (r : Handler.request) path =
+  let services = Services.current () in
+  with_error_page services r
+    (match services.stat ~follow:true path with
+    | Error e -> file_error e
+    | Ok ({ kind = Regular; _ } as info) ->
+        respond services ~precompressed:false ~dates:(Head_cache.create ())
+          r.head path info
+    | Ok { kind = Directory; _ } -> Response.error 404 ""
+    | Ok _ -> Response.error 403 "")
 
 let handler ?(index = "index.html") ?(precompressed = false) ~root () =
   let root =
@@ -298,6 +317,4 @@ let handler ?(index = "index.html") ?(precompressed = false) ~root () =
       serve services ~root ~index ~precompressed ~base
         ~dates:(Head_cache.create ()) r.head ~path ~query:r.query
     in
-    (* The application's page, as for the fallback's errors. *)
-    if response.status >= 400 then services.error_page (Some r.head) response
-    else response
+    with_error_page services r response

@@ -674,6 +674,80 @@ let static_route () =
   check_string "catch-all static" "0123456789" (call "/a.txt").body;
   check_string "api" "pong" (call "/api/ping").body
 
+(* One file the application chose, after its own check: the static files'
+   machinery, no root, no listing. There was no way but a hand-made
+   [Static.handler] call with a made-up [tail]. *)
+let static_file () =
+  let m = files () in
+  In_memory.add_file m ~mtime:(now -. 3600.) "/data/files/7" "attachment!";
+  In_memory.add_file m "/data/files/report.pdf" "%PDF";
+  In_memory.add_directory m "/data/files/dir";
+  In_memory.add_file m "/data/files/dir/index.html" "index";
+  In_memory.add_symlink m "/data/files/link" ~target:"/data/files/7";
+  (* The application's records: attachment id to file, for user "ada". *)
+  let records =
+    [
+      ("7", "/data/files/7");
+      ("pdf", "/data/files/report.pdf");
+      ("dir", "/data/files/dir");
+      ("gone", "/data/files/missing");
+      ("link", "/data/files/link");
+    ]
+  in
+  let app =
+    Router.(
+      empty
+      |> get "/attachments/:id" (fun r ->
+             match
+               (Handler.header r "x-user", Handler.param r "id" |> Option.get)
+             with
+             | Some "ada", id when List.mem_assoc id records ->
+                 Static.file r (List.assoc id records)
+             | _ -> Response.error 403 "not yours")
+      |> on_error (fun _ r ->
+             if r.status = 404 then Response.string ~status:404 "no such file"
+             else r))
+  in
+  let call ?(headers = []) ?meth target =
+    Testing.call ~memory:m ?meth
+      ~headers:(("X-User", "ada") :: headers)
+      app target
+  in
+  let r = call "/attachments/7" in
+  check_int "200" 200 r.status;
+  check_string "the file" "attachment!" r.body;
+  check_opt "type from the name" (Some "application/octet-stream")
+    (Testing.header r "content-type");
+  check_opt "ranges" (Some "bytes") (Testing.header r "accept-ranges");
+  let etag = Option.get (Testing.header r "etag") in
+  Alcotest.(check bool)
+    "Last-Modified" true
+    (Option.is_some (Testing.header r "last-modified"));
+  check_opt "type of a .pdf" (Some "application/pdf")
+    (Testing.header (call "/attachments/pdf") "content-type");
+  check_int "If-None-Match: 304" 304
+    (call ~headers:[ ("If-None-Match", etag) ] "/attachments/7").status;
+  check_int "If-Match fails: 412" 412
+    (call ~headers:[ ("If-Match", "\"other\"") ] "/attachments/7").status;
+  let r = call ~headers:[ ("Range", "bytes=0-5") ] "/attachments/7" in
+  check_int "Range: 206" 206 r.status;
+  check_string "the range" "attach" r.body;
+  check_opt "Content-Range" (Some "bytes 0-5/11")
+    (Testing.header r "content-range");
+  check_int "unsatisfiable range: 416" 416
+    (call ~headers:[ ("Range", "bytes=50-") ] "/attachments/7").status;
+  check_string "HEAD" "" (call ~meth:HEAD "/attachments/7").body;
+  check_string "a link is followed" "attachment!"
+    (call "/attachments/link").body;
+  let r = call "/attachments/gone" in
+  check_int "missing: 404" 404 r.status;
+  check_string "through the error page" "no such file" r.body;
+  let r = call "/attachments/dir" in
+  check_int "a directory: 404, never its index or a redirect" 404 r.status;
+  check_string "a directory: the error page" "no such file" r.body;
+  check_int "the application's own check" 403
+    (Testing.call ~memory:m app "/attachments/7").status
+
 let scopes () =
   let api =
     Router.(
@@ -792,6 +866,7 @@ let () =
           Alcotest.test_case "error page keeps static files" `Quick
             error_page_keeps_static_files;
           Alcotest.test_case "static files as a route" `Quick static_route;
+          Alcotest.test_case "Static.file" `Quick static_file;
           Alcotest.test_case "scopes" `Quick scopes;
           Alcotest.test_case "Testing.call" `Quick testing_helper;
           Alcotest.test_case "Testing.call, an upgrade" `Quick testing_upgrade;
