@@ -33,6 +33,17 @@ let ends_with_slash path =
   let n = String.length path in
   n > 0 && String.unsafe_get path (n - 1) = '/'
 
+(* [suffix] ends [s], compared from [i] (counting from the end) on; without
+   the closure of [String.ends_with]. *)
+let rec ends_with suffix s i =
+  i > String.length suffix
+  || String.unsafe_get suffix (String.length suffix - i)
+     = String.unsafe_get s (String.length s - i)
+     && ends_with suffix s (i + 1)
+
+let is_suffix ~suffix s =
+  String.length suffix <= String.length s && ends_with suffix s 1
+
 (* The conditions below run only for a request that has some
    ([has_conditions]): they work out the file's tag, and read the clock for
    RFC 850 dates' two-digit years, only when a field needs them. *)
@@ -247,7 +258,9 @@ let respond services ~precompressed ~dates (req : Request.t) name
                 ]
               416 Empty)
 
-let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
+(* [base]: the prefix of the directory's redirect, [None] if it is not known
+   (then no redirect: 404). *)
+let serve_under services ~root ~index ~precompressed ~base ~dates
     (req : Request.t) ~path ~query =
   match req.meth with
   | GET | HEAD -> (
@@ -262,11 +275,14 @@ let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
               else respond services ~precompressed ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (ends_with_slash path) then
-                let location = base ^ Url_path.of_segments segs ^ "/" in
-                Response.redirect
-                  (match query with
-                  | None -> location
-                  | Some q -> location ^ "?" ^ q)
+                match base with
+                | None -> Response.error 404 ""
+                | Some base ->
+                    let location = base ^ Url_path.of_segments segs ^ "/" in
+                    Response.redirect
+                      (match query with
+                      | None -> location
+                      | Some q -> location ^ "?" ^ q)
               else
                 match locate services ~root (segs @ [ index ]) with
                 | Ok (file_path, ({ kind = Regular; _ } as info)) ->
@@ -275,6 +291,11 @@ let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
                 | Error e -> file_error e)
           | Ok _ -> Response.error 403 ""))
   | _ -> Response.error ~headers:[ ("Allow", "GET, HEAD") ] 405 ""
+
+let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates req
+    ~path ~query =
+  serve_under services ~root ~index ~precompressed ~base:(Some base) ~dates req
+    ~path ~query
 
 (* A handler's errors get the application's page, as the fallback's do. *)
 let with_error_page (services : Services.t) (r : Handler.request)
@@ -306,15 +327,22 @@ let handler ?(index = "index.html") ?(precompressed = false) ~root () =
     else root
   in
   fun (r : Handler.request) ->
+    (* The tail is the end of the path when the router set it; one a
+       handler or middleware made up may not be: its files are served, but
+       a directory's URL is not known (no redirect). *)
     let path, base =
       match r.tail with
-      | Some tail ->
-          (tail, String.sub r.path 0 (String.length r.path - String.length tail))
-      | None -> (r.path, "")
+      | Some tail when is_suffix ~suffix:tail r.path ->
+          ( tail,
+            Some
+              (String.sub r.path 0 (String.length r.path - String.length tail))
+          )
+      | Some tail -> (tail, None)
+      | None -> (r.path, Some "")
     in
     let services = Services.current () in
     let response =
-      serve services ~root ~index ~precompressed ~base
+      serve_under services ~root ~index ~precompressed ~base
         ~dates:(Head_cache.create ()) r.head ~path ~query:r.query
     in
     with_error_page services r response

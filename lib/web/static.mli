@@ -75,8 +75,12 @@ val handler :
     matched ({!Handler.request}'s [tail]):
     [Router.get "/assets/*path" (Static.handler ~root:"www" ())] answers
     [/assets/css/a.css] with [www/css/a.css]; a directory's redirect keeps the
-    prefix. On another pattern it serves the request's whole path. Errors
-    ([403], [404], [405]) go through {!Router.on_error} like the fallback's.
+    prefix. On another pattern it serves the request's whole path. A [tail] that
+    is not the end of the request's path (set by a handler or middleware) is
+    served as well, but a directory named without a trailing slash is then a
+    [404], not a redirect (its URL is not known); see {!file} for one file the
+    application chose. Errors ([403], [404], [405]) go through
+    {!Router.on_error} like the fallback's.
 
     A relative [root] is taken from the current directory now (no file-system
     call). [root] must not hold symbolic links (as [Braid_server.Config.root]):

@@ -748,6 +748,33 @@ let static_file () =
   check_int "the application's own check" 403
     (Testing.call ~memory:m app "/attachments/7").status
 
+(* A [tail] a handler made up, not the end of the request's path: it was an
+   [Invalid_argument] from [String.sub] (a 500) when longer than the path,
+   and a wrong redirect otherwise. Now its file is served; a directory,
+   whose URL is not known, is a 404. *)
+let static_made_up_tail () =
+  let files_of tail : Handler.t =
+   fun r -> Static.handler ~root:"/srv/www" () { r with tail = Some tail }
+  in
+  let app =
+    Router.(
+      empty
+      |> get "/f" (files_of "/a.txt")
+      |> get "/d" (files_of "/docs")
+      |> get "/i" (files_of "/docs/")
+      |> get "/suffix/a.txt" (files_of "/a.txt")
+      |> get "/bad" (files_of "a.txt"))
+  in
+  let call t = Testing.call ~memory:(files ()) app t in
+  let r = call "/f" in
+  check_int "longer than the path: served" 200 r.status;
+  check_string "the file" "0123456789" r.body;
+  check_int "a directory: 404, no redirect" 404 (call "/d").status;
+  check_string "a directory's index" "docs" (call "/i").body;
+  check_string "a real suffix: as before" "0123456789"
+    (call "/suffix/a.txt").body;
+  check_int "no leading slash: 400" 400 (call "/bad").status
+
 let scopes () =
   let api =
     Router.(
@@ -867,6 +894,8 @@ let () =
             error_page_keeps_static_files;
           Alcotest.test_case "static files as a route" `Quick static_route;
           Alcotest.test_case "Static.file" `Quick static_file;
+          Alcotest.test_case "Static.handler, a made-up tail" `Quick
+            static_made_up_tail;
           Alcotest.test_case "scopes" `Quick scopes;
           Alcotest.test_case "Testing.call" `Quick testing_helper;
           Alcotest.test_case "Testing.call, an upgrade" `Quick testing_upgrade;
