@@ -258,9 +258,10 @@ let respond services ~precompressed ~dates (req : Request.t) name
                 ]
               416 Empty)
 
-(* [base]: the prefix of the directory's redirect, [None] if it is not known
-   (then no redirect: 404). *)
-let serve_under services ~root ~index ~precompressed ~base ~dates
+(* [base]: the prefix of the directory's redirect; without [redirect] (its
+   URL is not known), a directory named without its trailing slash is 404.
+   Not a [string option]: no allocation on the fallback's path. *)
+let serve_under services ~root ~index ~precompressed ~redirect ~base ~dates
     (req : Request.t) ~path ~query =
   match req.meth with
   | GET | HEAD -> (
@@ -275,14 +276,13 @@ let serve_under services ~root ~index ~precompressed ~base ~dates
               else respond services ~precompressed ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (ends_with_slash path) then
-                match base with
-                | None -> Response.error 404 ""
-                | Some base ->
-                    let location = base ^ Url_path.of_segments segs ^ "/" in
-                    Response.redirect
-                      (match query with
-                      | None -> location
-                      | Some q -> location ^ "?" ^ q)
+                if not redirect then Response.error 404 ""
+                else
+                  let location = base ^ Url_path.of_segments segs ^ "/" in
+                  Response.redirect
+                    (match query with
+                    | None -> location
+                    | Some q -> location ^ "?" ^ q)
               else
                 match locate services ~root (segs @ [ index ]) with
                 | Ok (file_path, ({ kind = Regular; _ } as info)) ->
@@ -294,8 +294,8 @@ let serve_under services ~root ~index ~precompressed ~base ~dates
 
 let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates req
     ~path ~query =
-  serve_under services ~root ~index ~precompressed ~base:(Some base) ~dates req
-    ~path ~query
+  serve_under services ~root ~index ~precompressed ~redirect:true ~base ~dates
+    req ~path ~query
 
 (* A handler's errors get the application's page, as the fallback's do. *)
 let with_error_page (services : Services.t) (r : Handler.request)
@@ -330,19 +330,18 @@ let handler ?(index = "index.html") ?(precompressed = false) ~root () =
     (* The tail is the end of the path when the router set it; one a
        handler or middleware made up may not be: its files are served, but
        a directory's URL is not known (no redirect). *)
-    let path, base =
+    let path, redirect, base =
       match r.tail with
       | Some tail when is_suffix ~suffix:tail r.path ->
           ( tail,
-            Some
-              (String.sub r.path 0 (String.length r.path - String.length tail))
-          )
-      | Some tail -> (tail, None)
-      | None -> (r.path, Some "")
+            true,
+            String.sub r.path 0 (String.length r.path - String.length tail) )
+      | Some tail -> (tail, false, "")
+      | None -> (r.path, true, "")
     in
     let services = Services.current () in
     let response =
-      serve_under services ~root ~index ~precompressed ~base
+      serve_under services ~root ~index ~precompressed ~redirect ~base
         ~dates:(Head_cache.create ()) r.head ~path ~query:r.query
     in
     with_error_page services r response
