@@ -15,5 +15,7 @@ let default =
     max_chunk_line = 4 * 1024;
   }
 
-let body_too_large t =
-  Printf.sprintf "body too large: limit %d bytes" t.max_body
+let body_too_large ?source t =
+  match source with
+  | None -> Printf.sprintf "body too large: limit %d bytes" t.max_body
+  | Some s -> Printf.sprintf "body too large: limit %d bytes (%s)" t.max_body s

@@ -26,6 +26,8 @@ val default : t
 (** 8 KiB request line, 64 KiB and 100 header fields, 1 MiB body, 4 KiB chunk
     lines. Adjust with [{ Limits.default with max_body = ... }]. *)
 
-val body_too_large : t -> string
+val body_too_large : ?source:string -> t -> string
 (** [body_too_large t] is the reason of a [413] for a body above [t.max_body]:
-    ["body too large: limit 1048576 bytes"], so the client learns the limit. *)
+    ["body too large: limit 1048576 bytes"], so the client learns the limit.
+    [source] says who set it, in parentheses after the limit:
+    ["body too large: limit 1048576 bytes (the route's max_body)"]. *)

@@ -14,13 +14,14 @@ type state =
 type t = {
   input : Input.t;
   limits : Limits.t;
+  source : string option;  (** Of [limits.max_body], for its 413. *)
   mutable state : state;
   mutable remaining : int;
   mutable total : int;  (** Decoded bytes announced so far. *)
   mutable trailers : Headers.t;
 }
 
-let create input (limits : Limits.t) (framing : Request.body) =
+let create ?source input (limits : Limits.t) (framing : Request.body) =
   let state, remaining =
     match framing with
     | No_body -> (Finished, 0)
@@ -29,14 +30,22 @@ let create input (limits : Limits.t) (framing : Request.body) =
         ( Failed
             {
               status = 413;
-              reason = Limits.body_too_large limits;
+              reason = Limits.body_too_large ?source limits;
               close = true;
             },
           0 )
     | Content_length n -> (Fixed, n)
     | Chunked -> (Chunk_size, 0)
   in
-  { input; limits; state; remaining; total = 0; trailers = Headers.empty }
+  {
+    input;
+    limits;
+    source;
+    state;
+    remaining;
+    total = 0;
+    trailers = Headers.empty;
+  }
 
 let is_hex c =
   (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
@@ -134,7 +143,7 @@ let rec ready t =
         t.state <- Finished;
         0)
       else if size > t.limits.max_body - t.total then
-        reject 413 (Limits.body_too_large t.limits)
+        reject 413 (Limits.body_too_large ?source:t.source t.limits)
       else (
         t.total <- t.total + size;
         t.remaining <- size;

@@ -17,9 +17,11 @@
 
 type t
 
-val create : Input.t -> Limits.t -> Request.body -> t
+val create : ?source:string -> Input.t -> Limits.t -> Request.body -> t
 (** [create input limits framing] reads the body framed by [framing] (normally
-    [request.body]) from [input]. Reads nothing yet. *)
+    [request.body]) from [input]. Reads nothing yet. [source] says where
+    [limits.max_body] comes from, in the text of its [413]
+    ({!Limits.body_too_large}). *)
 
 val read : t -> bytes -> int -> int -> (int, Parse_error.t) result
 (** [read t buf off len] copies up to [len] body bytes into [buf] at [off] and

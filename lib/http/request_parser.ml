@@ -254,7 +254,7 @@ let refuse ~keep_alive (body : Request.body) status reason =
   let close = match body with No_body -> not keep_alive | _ -> true in
   raise_notrace (Rejected { status; reason; close })
 
-let head (input : Input.t) (limits : Limits.t) =
+let head ?source (input : Input.t) (limits : Limits.t) =
   let meth, target, version =
     request_line input limits ~blank_budget:limits.max_request_line
   in
@@ -313,7 +313,7 @@ let head (input : Input.t) (limits : Limits.t) =
     else if !length = cl_conflict then
       reject 400 "conflicting Content-Length values"
     else if !length > limits.max_body then
-      reject 413 (Limits.body_too_large limits)
+      reject 413 (Limits.body_too_large ?source limits)
     else if !length > 0 then Content_length !length
     else No_body
   in
@@ -340,8 +340,8 @@ let head (input : Input.t) (limits : Limits.t) =
         expect_continue = !expect && version = Http_1_1;
       }
 
-let read_request input limits =
-  match head input limits with
+let read_request ?source input limits =
+  match head ?source input limits with
   | request -> Ok request
   | exception Rejected e -> Error (Invalid e)
   | exception Clean_end -> Error Eof

@@ -24,9 +24,11 @@ type error =
   | Invalid of Parse_error.t
       (** The request is invalid or truncated; answer [status]. *)
 
-val read_request : Input.t -> Limits.t -> (Request.t, error) result
+val read_request :
+  ?source:string -> Input.t -> Limits.t -> (Request.t, error) result
 (** [read_request input limits] reads and consumes one request head, and nothing
-    after it.
+    after it. [source] says where [limits.max_body] comes from, in the text of
+    its [413] ({!Limits.body_too_large}).
 
     Blank lines before the request line are skipped (RFC 9112 §2.2). A lone LF
     is accepted as a line ending; a CR anywhere else is not.

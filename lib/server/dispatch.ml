@@ -1,6 +1,12 @@
 open Braid_web
 open Braid_http
 
+(* Where a body limit comes from, in the text of its 413: the client (or the
+   developer reading it) learns which setting to change. *)
+let route_limit = "the route's max_body"
+let server_limit = "the server's limit: --max-body, MaxBodySize"
+let largest_route_limit = "the largest route max_body"
+
 let error_page (c : Pipeline_state.t) req (response : Response.t) =
   if response.status < 400 then response
   else
@@ -72,16 +78,20 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   (* The route's own limit, lower or higher than the server's: the parser
      let through declared lengths up to the largest route limit
      ([c.head_limits]), so each body is held to its route's here. *)
-  let limits =
+  let limits, source =
     match routed with
-    | Ok (Found { max_body = Some m; _ }) when m <> c.config.limits.max_body ->
-        { c.config.limits with max_body = m }
-    | _ -> c.config.limits
+    | Ok (Found { max_body = Some m; _ }) ->
+        let limits =
+          if m = c.config.limits.max_body then c.config.limits
+          else { c.config.limits with max_body = m }
+        in
+        (limits, route_limit)
+    | _ -> (c.config.limits, server_limit)
   in
-  let body = Settlement.body_for c req limits in
+  let body = Settlement.body_for c req limits ~source in
   (* Everything the server answers to this request, inside the global
      middleware: routes, static files, and its own errors. *)
-  let inner (r : Handler.request) =
+  let answer (r : Handler.request) =
     match routed with
     | Error response -> error_page c (Some req) response
     | Ok (Found { handler; params; tail; _ }) -> (
@@ -90,7 +100,7 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
             (* Not read at all: the connection closes after the answer. *)
             c.abandon_body <- true;
             error_page c (Some req)
-              (Response.error 413 (Limits.body_too_large limits))
+              (Response.error 413 (Limits.body_too_large ~source limits))
         | No_body | Content_length _ | Chunked ->
             handler { r with params; tail })
     | Ok (Method_not_allowed allowed) ->
@@ -104,6 +114,15 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
               (Static.serve c.services ~root ~index:c.config.index
                  ~precompressed:c.config.precompressed ~dates:c.dates r.head
                  ~path ~query))
+  in
+  (* A handler's exception becomes its 500 here, inside the middleware, so
+     that what middleware adds (security headers) is on the 500 too. The
+     connection's own exceptions, the handler timeout's cancel among them, go
+     through ([failure] re-raises them). *)
+  let inner r =
+    match answer r with
+    | response -> response
+    | exception exn -> failure c req ~time:now exn
   in
   let response =
     run_handler c

@@ -20,6 +20,16 @@ val failure :
       if it is the connection's own ({!Unwind.is_connections_own}): those unwind
       the connection. *)
 
+val route_limit : string
+(** [route_limit], [server_limit] and [largest_route_limit] say where a body
+    limit comes from, in the text of its [413]
+    ({!Braid_http.Limits.body_too_large}): the route's [max_body], the server's
+    ([Config.t.limits]), or the largest route limit (the parser's, when it is
+    above the server's). *)
+
+val server_limit : string
+val largest_route_limit : string
+
 val dispatch :
   Pipeline_state.t ->
   Braid_http.Request.t ->
@@ -33,6 +43,7 @@ val dispatch :
     ([request.path]) and static files see [path] with its dot-segments resolved
     ({!Braid_http.Url_path.normalize}); a path climbing above the root gets
     [400]. The global middleware ({!Services.t}'s [middleware]) is around all of
-    it, and the server's own errors go through {!error_page}. A handler that
-    times out ([timeouts.handler]) is cancelled and answered [503] with
-    [Connection: close]. Blocks the fiber while the handler runs. *)
+    it, and the server's own errors go through {!error_page}, a handler's
+    exception too (its [500], from {!failure}, is inside the middleware). A
+    handler that times out ([timeouts.handler]) is cancelled and answered [503]
+    with [Connection: close]. Blocks the fiber while the handler runs. *)

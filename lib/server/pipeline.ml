@@ -108,6 +108,11 @@ and respond (c : Pipeline_state.t) (req : Request.t) ~now
        });
   keep_alive
 
+(* The parser's 413 names its body limit's source; allocated once, not per
+   request. *)
+let server_source = Some Dispatch.server_limit
+let largest_route_source = Some Dispatch.largest_route_limit
+
 (* A request the parser refused; [true] if the connection goes on. *)
 let reject (c : Pipeline_state.t) (e : Parse_error.t) =
   let keep_alive = (not e.close) && not (Atomic.get c.progress.draining) in
@@ -187,7 +192,14 @@ let rec loop (c : Pipeline_state.t) =
           progress.idle_wait <- Not_waiting;
           raise e)
   | _ -> ());
-  match Request_parser.read_request c.input c.head_limits with
+  match
+    Request_parser.read_request
+      ?source:
+        (if c.head_limits.max_body > c.config.limits.max_body then
+           largest_route_source
+         else server_source)
+      c.input c.head_limits
+  with
   | exception Unwind.Timed_out ->
       if progress.phase = Idle then Peer_closed
       else (

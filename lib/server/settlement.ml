@@ -3,7 +3,7 @@ open Braid_http
 
 let continue_line = "HTTP/1.1 100 Continue\r\n\r\n"
 
-let body_for (c : Pipeline_state.t) (req : Request.t) limits =
+let body_for (c : Pipeline_state.t) (req : Request.t) limits ~source =
   let body =
     match req.body with
     | No_body -> Body.empty
@@ -13,7 +13,7 @@ let body_for (c : Pipeline_state.t) (req : Request.t) limits =
             Some (fun () -> Output.add_string c.out continue_line)
           else None
         in
-        Body.create c.input limits req.body ~continue
+        Body.create ~source c.input limits req.body ~continue
           ~in_memory:c.config.body_buffer ~temp_dir:c.config.body_temp_dir
           ~spool:c.services.spool
   in

@@ -4,11 +4,16 @@
 open Braid_web
 
 val body_for :
-  Pipeline_state.t -> Braid_http.Request.t -> Braid_http.Limits.t -> Body.t
-(** [body_for c request limits] is the body of [request] under [limits] (the
-    route may have lowered the body limit), sending [100 Continue] before its
-    first read if the client asked for it. It becomes [c.body], which the
-    request loop closes when the exchange ends. *)
+  Pipeline_state.t ->
+  Braid_http.Request.t ->
+  Braid_http.Limits.t ->
+  source:string ->
+  Body.t
+(** [body_for c request limits ~source] is the body of [request] under [limits]
+    (the route may have its own body limit, named by [source] in the [413] that
+    a chunked body above it gets), sending [100 Continue] before its first read
+    if the client asked for it. It becomes [c.body], which the request loop
+    closes when the exchange ends. *)
 
 type state =
   | Consumed

@@ -49,5 +49,11 @@ val call :
     an empty file system); [router] answers whatever [memory] was created with.
     [memory] also keeps the log ({!Braid_web.In_memory.events}).
 
+    An upgrade ({!Braid_web.Response.upgrade}, {!Braid_web.Websocket.accept})
+    gives its [101], with as [body] the raw bytes the upgraded protocol wrote:
+    it runs at once, and sees the end of the input after the request's head (for
+    a WebSocket, the frames [f] sent, unmasked, then a close frame). No client
+    speaks to it.
+
     Raises [Failure] if the server's answer is not one complete response (a bug
-    of the server, or an upgrade). *)
+    of the server). *)

@@ -19,13 +19,13 @@ type t = {
   mutable closed : bool;
 }
 
-let create input limits framing ~continue ~in_memory ~temp_dir ~spool =
+let create ?source input limits framing ~continue ~in_memory ~temp_dir ~spool =
   let continue = match framing with Request.No_body -> None | _ -> continue in
   {
     source =
       Wire
         {
-          body = Request_body.create input limits framing;
+          body = Request_body.create ?source input limits framing;
           in_memory;
           temp_dir;
           spool;

@@ -18,6 +18,7 @@
 type t
 
 val create :
+  ?source:string ->
   Braid_http.Input.t ->
   Braid_http.Limits.t ->
   Braid_http.Request.body ->
@@ -31,7 +32,9 @@ val create :
     any) is called once, before the first read that needs bytes from the peer:
     the pipeline passes the function that writes [100 Continue]. {!to_string}
     keeps [in_memory] bytes in memory and spools the rest to [temp_dir]
-    ([Braid_server.Config.t.body_buffer]) within the budget [spool]. *)
+    ([Braid_server.Config.t.body_buffer]) within the budget [spool]. [source]
+    says where [limits.max_body] comes from, in the text of its [413]
+    ({!Braid_http.Limits.body_too_large}). *)
 
 val empty : t
 (** The body of a request without one: finished, shareable. *)

@@ -91,13 +91,14 @@ val use : middleware -> t -> t
     request the server reads and answers, and its response, whatever answers it:
     a route, static files (the document root), the server's own [400] (a path
     above the root), [404], [405], [413] (a body above the limit, announced by
-    its [Content-Length]) and [501]. The request it sees has no [params] or
-    [tail] yet (routing happens inside). A [500] or [503] that the middleware
-    itself caused (it raised, or ran out of the handler timeout) is not shown to
-    it. Requests the parser refuses, and a body found malformed or too large
-    while it is read after the handler answered, are answered by the server
-    directly (with {!on_error}'s page): no request reached the middleware, or
-    the answer it saw is replaced. *)
+    its [Content-Length]) and [501], and the [500] of a route's handler that
+    raised (after {!on_error}'s page; middleware of a {!scope} does not see it).
+    The request it sees has no [params] or [tail] yet (routing happens inside).
+    A [500] or [503] that the middleware itself caused (it raised, or ran out of
+    the handler timeout) is not shown to it. Requests the parser refuses, and a
+    body found malformed or too large while it is read after the handler
+    answered, are answered by the server directly (with {!on_error}'s page): no
+    request reached the middleware, or the answer it saw is replaced. *)
 
 val on_error : error_page -> t -> t
 (** [on_error page t] makes [page] render the server's own error responses

@@ -33,6 +33,17 @@ let ends_with_slash path =
   let n = String.length path in
   n > 0 && String.unsafe_get path (n - 1) = '/'
 
+(* [suffix] ends [s], compared from [i] (counting from the end) on; without
+   the closure of [String.ends_with]. *)
+let rec ends_with suffix s i =
+  i > String.length suffix
+  || String.unsafe_get suffix (String.length suffix - i)
+     = String.unsafe_get s (String.length s - i)
+     && ends_with suffix s (i + 1)
+
+let is_suffix ~suffix s =
+  String.length suffix <= String.length s && ends_with suffix s 1
+
 (* The conditions below run only for a request that has some
    ([has_conditions]): they work out the file's tag, and read the clock for
    RFC 850 dates' two-digit years, only when a field needs them. *)
@@ -184,7 +195,7 @@ let whole ~headers path (info : File.info) =
   Response.Private.trusted ~headers 200
     (File { path; info; offset = 0; length = info.size })
 
-let file services ~precompressed ~dates (req : Request.t) name
+let respond services ~precompressed ~dates (req : Request.t) name
     (info : File.info) =
   (* [name] gives the type; [path] and [info] the bytes sent. *)
   let path, info, coding =
@@ -247,7 +258,10 @@ let file services ~precompressed ~dates (req : Request.t) name
                 ]
               416 Empty)
 
-let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
+(* [base]: the prefix of the directory's redirect; without [redirect] (its
+   URL is not known), a directory named without its trailing slash is 404.
+   Not a [string option]: no allocation on the fallback's path. *)
+let serve_under services ~root ~index ~precompressed ~redirect ~base ~dates
     (req : Request.t) ~path ~query =
   match req.meth with
   | GET | HEAD -> (
@@ -259,22 +273,48 @@ let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates
           | Ok (full, ({ kind = Regular; _ } as info)) ->
               (* A file is not a directory: /1k.txt/ names nothing. *)
               if ends_with_slash path then Response.error 404 ""
-              else file services ~precompressed ~dates req full info
+              else respond services ~precompressed ~dates req full info
           | Ok (_, { kind = Directory; _ }) -> (
               if not (ends_with_slash path) then
-                let location = base ^ Url_path.of_segments segs ^ "/" in
-                Response.redirect
-                  (match query with
-                  | None -> location
-                  | Some q -> location ^ "?" ^ q)
+                if not redirect then Response.error 404 ""
+                else
+                  let location = base ^ Url_path.of_segments segs ^ "/" in
+                  Response.redirect
+                    (match query with
+                    | None -> location
+                    | Some q -> location ^ "?" ^ q)
               else
                 match locate services ~root (segs @ [ index ]) with
                 | Ok (file_path, ({ kind = Regular; _ } as info)) ->
-                    file services ~precompressed ~dates req file_path info
+                    respond services ~precompressed ~dates req file_path info
                 | Ok _ | Error File.Not_found -> Response.error 403 ""
                 | Error e -> file_error e)
           | Ok _ -> Response.error 403 ""))
   | _ -> Response.error ~headers:[ ("Allow", "GET, HEAD") ] 405 ""
+
+let serve services ~root ~index ?(precompressed = false) ?(base = "") ~dates req
+    ~path ~query =
+  serve_under services ~root ~index ~precompressed ~redirect:true ~base ~dates
+    req ~path ~query
+
+(* A handler's errors get the application's page, as the fallback's do. *)
+let with_error_page (services : Services.t) (r : Handler.request)
+    (response : Response.t) =
+  if response.status >= 400 then services.error_page (Some r.head) response
+  else response
+
+(* The application named the file: no root, no index, no redirect. Links are
+   followed, as the application's own [open] would. *)
+let file (r : Handler.request) path =
+  let services = Services.current () in
+  with_error_page services r
+    (match services.stat ~follow:true path with
+    | Error e -> file_error e
+    | Ok ({ kind = Regular; _ } as info) ->
+        respond services ~precompressed:false ~dates:(Head_cache.create ())
+          r.head path info
+    | Ok { kind = Directory; _ } -> Response.error 404 ""
+    | Ok _ -> Response.error 403 "")
 
 let handler ?(index = "index.html") ?(precompressed = false) ~root () =
   let root =
@@ -287,17 +327,21 @@ let handler ?(index = "index.html") ?(precompressed = false) ~root () =
     else root
   in
   fun (r : Handler.request) ->
-    let path, base =
+    (* The tail is the end of the path when the router set it; one a
+       handler or middleware made up may not be: its files are served, but
+       a directory's URL is not known (no redirect). *)
+    let path, redirect, base =
       match r.tail with
-      | Some tail ->
-          (tail, String.sub r.path 0 (String.length r.path - String.length tail))
-      | None -> (r.path, "")
+      | Some tail when is_suffix ~suffix:tail r.path ->
+          ( tail,
+            true,
+            String.sub r.path 0 (String.length r.path - String.length tail) )
+      | Some tail -> (tail, false, "")
+      | None -> (r.path, true, "")
     in
     let services = Services.current () in
     let response =
-      serve services ~root ~index ~precompressed ~base
+      serve_under services ~root ~index ~precompressed ~redirect ~base
         ~dates:(Head_cache.create ()) r.head ~path ~query:r.query
     in
-    (* The application's page, as for the fallback's errors. *)
-    if response.status >= 400 then services.error_page (Some r.head) response
-    else response
+    with_error_page services r response

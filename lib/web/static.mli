@@ -75,13 +75,40 @@ val handler :
     matched ({!Handler.request}'s [tail]):
     [Router.get "/assets/*path" (Static.handler ~root:"www" ())] answers
     [/assets/css/a.css] with [www/css/a.css]; a directory's redirect keeps the
-    prefix. On another pattern it serves the request's whole path. Errors
-    ([403], [404], [405]) go through {!Router.on_error} like the fallback's.
+    prefix. On another pattern it serves the request's whole path. A [tail] that
+    is not the end of the request's path (set by a handler or middleware) is
+    served as well, but a directory named without a trailing slash is then a
+    [404], not a redirect (its URL is not known); see {!file} for one file the
+    application chose. Errors ([403], [404], [405]) go through
+    {!Router.on_error} like the fallback's.
 
     A relative [root] is taken from the current directory now (no file-system
     call). [root] must not hold symbolic links (as [Braid_server.Config.root]):
     resolve it with [Unix.realpath] first if it may. Blocks the handler's fiber
     as the file services do. *)
+
+val file : Handler.request -> string -> Response.t
+(** [file request path] sends the file at [path], which the application chose
+    (an attachment, once it has checked that the user may see it): not a path
+    from the request, and not under a document root, so none of the safety rules
+    above apply, and links are followed. As a static file otherwise (the same
+    code): [Content-Type] from [path]'s name, [ETag] and [Last-Modified], [304]
+    and [412] on the conditions, [Range] and [If-Range] on a GET, the file
+    services in force (sendfile(2) for a large file on a socket). [404] if
+    [path] names nothing, or a directory (never a listing, an index or a
+    redirect); [403] for a special file, or one the server may not read (found
+    when it opens it). Errors go through {!Router.on_error}. Add
+    [Content-Disposition] with {!Response.with_header} to offer a download.
+    Blocks the handler's fiber as the file services do.
+    {[
+      (* [find r id]: the file of attachment [id] if [r]'s user may see it,
+         from the application's records, never a path built from the
+         request (a parameter is decoded: it may hold "../"). *)
+      let attachment ~find r =
+        match Option.bind (Handler.param r "id") (find r) with
+        | Some path -> Static.file r path
+        | None -> Response.error 404 ""
+    ]} *)
 
 val file_error : File.error -> Response.t
 (** The answer to a file that cannot be served: [404], [403] or [500]. *)

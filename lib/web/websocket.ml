@@ -426,10 +426,85 @@ let handshake_error (r : Handler.request) =
     | [ key ] when valid_key (String.trim key) -> None
     | _ -> Some (Response.error 400 "bad Sec-WebSocket-Key")
 
+(* {2 Origins}
+
+   A browser sends its page's origin with every WebSocket handshake, and no
+   same-origin rule stops a page of another site from opening one with the
+   user's cookies (cross-site WebSocket hijacking): the server must look. A
+   client that is not a browser sends none, and is not the threat. *)
+
+type origins = Same_origin | Any | Only of string list
+
+(* "host[:port]", "[v6]:port": the host (lowercase) and the port, if any. *)
+let host_and_port authority =
+  let n = String.length authority in
+  let split_at i =
+    ( String.lowercase_ascii (String.sub authority 0 i),
+      int_of_string_opt (String.sub authority (i + 1) (n - i - 1)) )
+  in
+  if n > 0 && authority.[0] = '[' then
+    match String.index_opt authority ']' with
+    | Some j when j + 1 < n && authority.[j + 1] = ':' -> split_at (j + 1)
+    | _ -> (String.lowercase_ascii authority, None)
+  else
+    match String.rindex_opt authority ':' with
+    | Some i -> split_at i
+    | None -> (String.lowercase_ascii authority, None)
+
+let default_port = function
+  | "http" | "ws" -> Some 80
+  | "https" | "wss" -> Some 443
+  | _ -> None
+
+(* The Origin names the Host's host and port. A port left out is the
+   default of the origin's scheme, on both sides: the page at
+   https://example.com opens wss://example.com, whose Host has no port. *)
+let same_origin ~host origin =
+  match String.index_opt origin ':' with
+  | Some i
+    when i + 2 < String.length origin
+         && origin.[i + 1] = '/'
+         && origin.[i + 2] = '/' -> (
+      let scheme = String.lowercase_ascii (String.sub origin 0 i) in
+      let authority =
+        String.sub origin (i + 3) (String.length origin - i - 3)
+      in
+      let default = default_port scheme in
+      let o_host, o_port = host_and_port authority in
+      let h_host, h_port = host_and_port (String.trim host) in
+      let port p = match p with Some _ -> p | None -> default in
+      o_host <> "" && String.equal o_host h_host
+      &&
+      match (port o_port, port h_port) with
+      | Some a, Some b -> a = b
+      | _ -> false)
+  | _ -> false
+
+let origin_allowed origins (r : Handler.request) =
+  match Braid_http.Headers.find_all r.head.headers "origin" with
+  | [] -> true
+  | [ origin ] -> (
+      let origin = String.trim origin in
+      match origins with
+      | Any -> true
+      | Only allowed ->
+          List.exists
+            (fun a ->
+              String.equal (String.lowercase_ascii a)
+                (String.lowercase_ascii origin))
+            allowed
+      | Same_origin -> (
+          match header r "host" with
+          | Some host -> same_origin ~host origin
+          | None -> false))
+  | _ :: _ :: _ -> false
+
 let accept ?limits ?(protocols = fun _ -> None) ?(headers = [])
-    (r : Handler.request) f =
+    ?(origins = Same_origin) (r : Handler.request) f =
   match handshake_error r with
   | Some response -> response
+  | None when not (origin_allowed origins r) ->
+      Response.error 403 "WebSocket handshake from another origin"
   | None ->
       let offered = offered_protocols r in
       let chosen = if offered = [] then None else protocols offered in

@@ -84,10 +84,27 @@ exception Closed
     to the client's close, by a failed connection) or a write failed. Escaping
     the callback of {!accept}, it ends the connection quietly. *)
 
+(** The pages that may open a WebSocket, by the [Origin] a browser sends with
+    the handshake. Browsers let a page of any site open a WebSocket to any
+    server, with the user's cookies: without this check, a page elsewhere could
+    act as the logged-in user (cross-site WebSocket hijacking). A handshake
+    without [Origin] (a client that is not a browser) is always accepted. *)
+type origins =
+  | Same_origin
+      (** The default: an [Origin] whose host and port are those of the
+          request's [Host] (a port left out is its scheme's default: [80] for
+          [http], [443] for [https]). Behind a proxy that rewrites [Host], name
+          the public origins with [Only]. *)
+  | Any  (** Any origin: for a public API that reads no cookie. *)
+  | Only of string list
+      (** These serialised origins (["https://app.example.com"],
+          case-insensitively, no trailing slash), and no other. *)
+
 val accept :
   ?limits:limits ->
   ?protocols:(string list -> string option) ->
   ?headers:(string * string) list ->
+  ?origins:origins ->
   Handler.request ->
   (t -> unit) ->
   Response.t
@@ -97,7 +114,9 @@ val accept :
     [400] for a method other than GET, an HTTP/1.0 request or a missing or
     malformed [Sec-WebSocket-Key] (not 16 bytes in base64); a [426] with
     [Upgrade: websocket] for a request that does not ask for an upgrade to
-    WebSocket; a [426] with [Sec-WebSocket-Version: 13] for another version.
+    WebSocket; a [426] with [Sec-WebSocket-Version: 13] for another version; a
+    [403] for a valid handshake whose [Origin] [origins] (default [Same_origin])
+    does not allow, or with several [Origin] fields.
 
     [protocols offered] (called only when the client offers subprotocols in
     [Sec-WebSocket-Protocol], in its order of preference) chooses one, or [None]

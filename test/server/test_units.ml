@@ -579,6 +579,15 @@ let real_files () =
   check_status "sibling with the root as prefix" 403 (get "/sibling/x.txt");
   check_status "FIFO never opened" 403 (get "/fifo");
   check_status "missing" 404 (get "/nope");
+  (* One file the application names: a special file is never opened. *)
+  let file path =
+    Services.run caps (fun () ->
+        Static.file (Handler.request_for_test "/x") (root ^ path))
+  in
+  check_status "Static.file: a file" 200 (file "/a.txt");
+  check_status "Static.file: a FIFO never opened" 403 (file "/fifo");
+  check_status "Static.file: a directory" 404 (file "/sub");
+  check_status "Static.file: missing" 404 (file "/nope");
   (* The cache follows the file. *)
   let contents () =
     match get "/a.txt" with

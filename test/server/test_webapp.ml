@@ -472,17 +472,25 @@ let route_body_limits () =
   check_int "raised limit, chunked: 200" 200 r.status;
   check_string "whole chunked body" "2000000" r.body;
   let over = String.make (mib + 1) 'o' in
+  (* The 413 names the limit and where it comes from, so that the developer
+     knows which setting to raise. *)
   List.iter
-    (fun target ->
+    (fun (target, source) ->
+      let says = "body too large: limit 1048576 bytes (" ^ source ^ ")" in
       let r = post target over in
       check_int (target ^ " above 1 MiB: 413") 413 r.status;
       Alcotest.(check bool)
-        (target ^ ": the 413 names the limit")
-        true
-        (contains r.body "limit 1048576 bytes");
+        (target ^ ": the 413 names the limit and its source")
+        true (contains r.body says);
       let r = post ~chunk:true target over in
-      check_int (target ^ " chunked above 1 MiB: 413") 413 r.status)
-    [ "/small"; "/plain" ];
+      check_int (target ^ " chunked above 1 MiB: 413") 413 r.status;
+      Alcotest.(check bool)
+        (target ^ ": chunked, the 413 names the limit and its source")
+        true (contains r.body says))
+    [
+      ("/small", "the route's max_body");
+      ("/plain", "the server's limit: --max-body, MaxBodySize");
+    ];
   check_int "within 1 MiB: 200" 200 (post "/plain" (String.make mib 'i')).status;
   (* Above every route's limit: refused by the parser, unread. *)
   let r =
@@ -493,7 +501,21 @@ let route_body_limits () =
   check_int "above the largest route limit: 413" 413 r.status;
   Alcotest.(check bool)
     "names the largest limit" true
-    (contains r.body "limit 10485760 bytes")
+    (contains r.body
+       "body too large: limit 10485760 bytes (the largest route max_body)");
+  (* No route above the server's limit: the parser's limit is the server's. *)
+  let r =
+    Testing.call ~config ~meth:POST
+      ~headers:[ ("Content-Length", string_of_int (mib + 1)) ]
+      (Router.empty |> Router.add POST "/plain" length)
+      "/plain"
+  in
+  check_int "above the server's limit, no route limit: 413" 413 r.status;
+  Alcotest.(check bool)
+    "names the server's limit" true
+    (contains r.body
+       "body too large: limit 1048576 bytes (the server's limit: --max-body, \
+        MaxBodySize)")
 
 (* {1 Middleware, error pages, static files} *)
 
@@ -528,6 +550,38 @@ let middleware_sees_everything () =
   check "400 (above the root)" (400, both) (seen "/../x");
   check "413 (above the route's limit)" (413, both)
     (seen ~meth:POST ~body:"123456789" "/small")
+
+(* The pitfall: a handler that raised was answered outside the middleware,
+   so the security headers it adds were missing from 500 pages. The error
+   page and the log event stay. *)
+let middleware_sees_a_handlers_500 () =
+  let app =
+    Router.(
+      empty
+      |> use (tag "outer")
+      |> use (tag "inner")
+      |> get "/boom" (fun _ -> failwith "boom")
+      |> scope "/api" (empty |> get "/boom" (fun _ -> failwith "api boom"))
+      |> on_error (fun _ r ->
+             if r.status = 500 then Response.string ~status:500 "sorry" else r))
+  in
+  List.iter
+    (fun target ->
+      let memory = files () in
+      let r = Testing.call ~config ~memory app target in
+      check_int (target ^ ": 500") 500 r.status;
+      Alcotest.(check (list string))
+        (target ^ ": the middleware saw it")
+        [ "inner"; "outer" ]
+        (Testing.headers r "x-seen");
+      check_string (target ^ ": the error page") "sorry" r.body;
+      Alcotest.(check bool)
+        (target ^ ": Handler_failed logged")
+        true
+        (List.exists
+           (function Log_event.Handler_failed _ -> true | _ -> false)
+           (In_memory.events memory)))
+    [ "/boom"; "/api/boom" ]
 
 let not_found_page : Router.error_page =
  fun _req r ->
@@ -620,6 +674,107 @@ let static_route () =
   check_string "catch-all static" "0123456789" (call "/a.txt").body;
   check_string "api" "pong" (call "/api/ping").body
 
+(* One file the application chose, after its own check: the static files'
+   machinery, no root, no listing. There was no way but a hand-made
+   [Static.handler] call with a made-up [tail]. *)
+let static_file () =
+  let m = files () in
+  In_memory.add_file m ~mtime:(now -. 3600.) "/data/files/7" "attachment!";
+  In_memory.add_file m "/data/files/report.pdf" "%PDF";
+  In_memory.add_directory m "/data/files/dir";
+  In_memory.add_file m "/data/files/dir/index.html" "index";
+  In_memory.add_symlink m "/data/files/link" ~target:"/data/files/7";
+  (* The application's records: attachment id to file, for user "ada". *)
+  let records =
+    [
+      ("7", "/data/files/7");
+      ("pdf", "/data/files/report.pdf");
+      ("dir", "/data/files/dir");
+      ("gone", "/data/files/missing");
+      ("link", "/data/files/link");
+    ]
+  in
+  let app =
+    Router.(
+      empty
+      |> get "/attachments/:id" (fun r ->
+             match
+               (Handler.header r "x-user", Handler.param r "id" |> Option.get)
+             with
+             | Some "ada", id when List.mem_assoc id records ->
+                 Static.file r (List.assoc id records)
+             | _ -> Response.error 403 "not yours")
+      |> on_error (fun _ r ->
+             if r.status = 404 then Response.string ~status:404 "no such file"
+             else r))
+  in
+  let call ?(headers = []) ?meth target =
+    Testing.call ~memory:m ?meth
+      ~headers:(("X-User", "ada") :: headers)
+      app target
+  in
+  let r = call "/attachments/7" in
+  check_int "200" 200 r.status;
+  check_string "the file" "attachment!" r.body;
+  check_opt "type from the name" (Some "application/octet-stream")
+    (Testing.header r "content-type");
+  check_opt "ranges" (Some "bytes") (Testing.header r "accept-ranges");
+  let etag = Option.get (Testing.header r "etag") in
+  Alcotest.(check bool)
+    "Last-Modified" true
+    (Option.is_some (Testing.header r "last-modified"));
+  check_opt "type of a .pdf" (Some "application/pdf")
+    (Testing.header (call "/attachments/pdf") "content-type");
+  check_int "If-None-Match: 304" 304
+    (call ~headers:[ ("If-None-Match", etag) ] "/attachments/7").status;
+  check_int "If-Match fails: 412" 412
+    (call ~headers:[ ("If-Match", "\"other\"") ] "/attachments/7").status;
+  let r = call ~headers:[ ("Range", "bytes=0-5") ] "/attachments/7" in
+  check_int "Range: 206" 206 r.status;
+  check_string "the range" "attach" r.body;
+  check_opt "Content-Range" (Some "bytes 0-5/11")
+    (Testing.header r "content-range");
+  check_int "unsatisfiable range: 416" 416
+    (call ~headers:[ ("Range", "bytes=50-") ] "/attachments/7").status;
+  check_string "HEAD" "" (call ~meth:HEAD "/attachments/7").body;
+  check_string "a link is followed" "attachment!"
+    (call "/attachments/link").body;
+  let r = call "/attachments/gone" in
+  check_int "missing: 404" 404 r.status;
+  check_string "through the error page" "no such file" r.body;
+  let r = call "/attachments/dir" in
+  check_int "a directory: 404, never its index or a redirect" 404 r.status;
+  check_string "a directory: the error page" "no such file" r.body;
+  check_int "the application's own check" 403
+    (Testing.call ~memory:m app "/attachments/7").status
+
+(* A [tail] a handler made up, not the end of the request's path: it was an
+   [Invalid_argument] from [String.sub] (a 500) when longer than the path,
+   and a wrong redirect otherwise. Now its file is served; a directory,
+   whose URL is not known, is a 404. *)
+let static_made_up_tail () =
+  let files_of tail : Handler.t =
+   fun r -> Static.handler ~root:"/srv/www" () { r with tail = Some tail }
+  in
+  let app =
+    Router.(
+      empty
+      |> get "/f" (files_of "/a.txt")
+      |> get "/d" (files_of "/docs")
+      |> get "/i" (files_of "/docs/")
+      |> get "/suffix/a.txt" (files_of "/a.txt")
+      |> get "/bad" (files_of "a.txt"))
+  in
+  let call t = Testing.call ~memory:(files ()) app t in
+  let r = call "/f" in
+  check_int "longer than the path: served" 200 r.status;
+  check_string "the file" "0123456789" r.body;
+  check_int "a directory: 404, no redirect" 404 (call "/d").status;
+  check_string "a directory's index" "docs" (call "/i").body;
+  check_string "a real suffix: as before" "0123456789"
+    (call "/suffix/a.txt").body;
+  check_int "no leading slash: 400" 400 (call "/bad").status
+
 let scopes () =
   let api =
     Router.(
@@ -676,6 +831,32 @@ let testing_helper () =
        (function Log.Access _ -> true | _ -> false)
        (In_memory.events m))
 
+(* What testing.mli says of an upgrade: the 101, and as its body the raw
+   bytes the upgraded protocol wrote (here one WebSocket text frame, then the
+   close frame, 1000, sent when [f] returned). It used to say [Failure]. *)
+let testing_upgrade () =
+  let app =
+    Router.(
+      empty
+      |> get "/ws" (fun r ->
+             Websocket.accept r (fun ws -> Websocket.send_text ws "hi")))
+  in
+  let r =
+    Testing.call
+      ~headers:
+        [
+          ("Upgrade", "websocket");
+          ("Connection", "Upgrade");
+          ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==");
+          ("Sec-WebSocket-Version", "13");
+        ]
+      app "/ws"
+  in
+  check_int "101" 101 r.status;
+  check_opt "accept" (Some "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+    (Testing.header r "sec-websocket-accept");
+  check_string "the body: the raw frames" "\x81\x02hi\x88\x02\x03\xe8" r.body
+
 let () =
   Alcotest.run "web applications"
     [
@@ -707,10 +888,16 @@ let () =
         [
           Alcotest.test_case "middleware sees every response" `Quick
             middleware_sees_everything;
+          Alcotest.test_case "middleware sees a handler's 500" `Quick
+            middleware_sees_a_handlers_500;
           Alcotest.test_case "error page keeps static files" `Quick
             error_page_keeps_static_files;
           Alcotest.test_case "static files as a route" `Quick static_route;
+          Alcotest.test_case "Static.file" `Quick static_file;
+          Alcotest.test_case "Static.handler, a made-up tail" `Quick
+            static_made_up_tail;
           Alcotest.test_case "scopes" `Quick scopes;
           Alcotest.test_case "Testing.call" `Quick testing_helper;
+          Alcotest.test_case "Testing.call, an upgrade" `Quick testing_upgrade;
         ] );
     ]

@@ -276,9 +276,61 @@ let abort_idle () =
         (Invalid_argument "Braid_web.Websocket.abort: code 1005") (fun () ->
           Ws.abort ~code:1005 ws))
 
+(* {1 The handshake's Origin} *)
+
+(* Cross-site WebSocket hijacking: a page of another site opens a WebSocket
+   with the user's cookies. Browsers send the page's Origin; the default
+   refuses one that is not the Host's, and lets clients without one in. *)
+let origins () =
+  let app ?origins () =
+    Router.(
+      empty
+      |> get "/ws" (fun r ->
+             Ws.accept ?origins r (fun ws -> Ws.send_text ws "in")))
+  in
+  let handshake ?(host = "chat.example:8080") ?origins origin_fields =
+    (Braid_server.Testing.call
+       ~headers:
+         ([
+            ("Host", host);
+            ("Upgrade", "websocket");
+            ("Connection", "Upgrade");
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==");
+            ("Sec-WebSocket-Version", "13");
+          ]
+         @ List.map (fun o -> ("Origin", o)) origin_fields)
+       (app ?origins ()) "/ws")
+      .status
+  in
+  let check name expected actual = Alcotest.(check int) name expected actual in
+  check "no Origin (not a browser): accepted" 101 (handshake []);
+  check "same origin" 101 (handshake [ "http://chat.example:8080" ]);
+  check "same origin, case-insensitive" 101
+    (handshake [ "HTTP://Chat.Example:8080" ]);
+  check "default ports: https://h and Host h" 101
+    (handshake ~host:"chat.example" [ "https://chat.example" ]);
+  check "default port spelled out" 101
+    (handshake ~host:"chat.example:443" [ "https://chat.example" ]);
+  check "IPv6" 101 (handshake ~host:"[::1]:8080" [ "http://[::1]:8080" ]);
+  check "cross-origin: 403" 403 (handshake [ "https://evil.example" ]);
+  check "another port: 403" 403 (handshake [ "http://chat.example:9090" ]);
+  check "a suffix of the host: 403" 403
+    (handshake [ "http://evil-chat.example:8080" ]);
+  check "null: 403" 403 (handshake [ "null" ]);
+  check "two Origin fields: 403" 403
+    (handshake [ "http://chat.example:8080"; "https://evil.example" ]);
+  check "Any: accepted" 101
+    (handshake ~origins:Ws.Any [ "https://evil.example" ]);
+  let only = Ws.Only [ "https://app.example" ] in
+  check "Only, listed" 101 (handshake ~origins:only [ "https://app.example" ]);
+  check "Only, the Host's own origin unlisted: 403" 403
+    (handshake ~origins:only [ "http://chat.example:8080" ]);
+  check "Only, no Origin: accepted" 101 (handshake ~origins:only [])
+
 let () =
   Alcotest.run "websocket"
     [
+      ("handshake", [ Alcotest.test_case "Origin" `Quick origins ]);
       ( "sessions",
         [
           Alcotest.test_case "fragments, ping, close" `Quick fragments_and_ping;
