@@ -78,49 +78,51 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   (* The route's own limit, lower or higher than the server's: the parser
      let through declared lengths up to the largest route limit
      ([c.head_limits]), so each body is held to its route's here. *)
-  let limits, source =
+  (* Two matches rather than one returning a pair: no tuple per request. *)
+  let limits =
     match routed with
-    | Ok (Found { max_body = Some m; _ }) ->
-        let limits =
-          if m = c.config.limits.max_body then c.config.limits
-          else { c.config.limits with max_body = m }
-        in
-        (limits, route_limit)
-    | _ -> (c.config.limits, server_limit)
+    | Ok (Found { max_body = Some m; _ }) when m <> c.config.limits.max_body ->
+        { c.config.limits with max_body = m }
+    | _ -> c.config.limits
+  in
+  let source =
+    match routed with
+    | Ok (Found { max_body = Some _; _ }) -> route_limit
+    | _ -> server_limit
   in
   let body = Settlement.body_for c req limits ~source in
   (* Everything the server answers to this request, inside the global
-     middleware: routes, static files, and its own errors. *)
-  let answer (r : Handler.request) =
-    match routed with
-    | Error response -> error_page c (Some req) response
-    | Ok (Found { handler; params; tail; _ }) -> (
-        match req.body with
-        | Content_length n when n > limits.max_body ->
-            (* Not read at all: the connection closes after the answer. *)
-            c.abandon_body <- true;
-            error_page c (Some req)
-              (Response.error 413 (Limits.body_too_large ~source limits))
-        | No_body | Content_length _ | Chunked ->
-            handler { r with params; tail })
-    | Ok (Method_not_allowed allowed) ->
-        error_page c (Some req)
-          (Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 "")
-    | Ok Not_found -> (
-        match c.config.root with
-        | None -> error_page c (Some req) (Response.error 404 "")
-        | Some root ->
-            error_page c (Some req)
-              (Static.serve c.services ~root ~index:c.config.index
-                 ~precompressed:c.config.precompressed ~dates:c.dates r.head
-                 ~path ~query))
-  in
-  (* A handler's exception becomes its 500 here, inside the middleware, so
-     that what middleware adds (security headers) is on the 500 too. The
-     connection's own exceptions, the handler timeout's cancel among them, go
-     through ([failure] re-raises them). *)
-  let inner r =
-    match answer r with
+     middleware: routes, static files, and its own errors. A handler's
+     exception becomes its 500 here, inside the middleware, so that what
+     middleware adds (security headers) is on the 500 too. The connection's
+     own exceptions, the handler timeout's cancel among them, go through
+     ([failure] re-raises them). One closure per request, as before the 500
+     moved in. *)
+  let inner (r : Handler.request) =
+    match
+      match routed with
+      | Error response -> error_page c (Some req) response
+      | Ok (Found { handler; params; tail; _ }) -> (
+          match req.body with
+          | Content_length n when n > limits.max_body ->
+              (* Not read at all: the connection closes after the answer. *)
+              c.abandon_body <- true;
+              error_page c (Some req)
+                (Response.error 413 (Limits.body_too_large ~source limits))
+          | No_body | Content_length _ | Chunked ->
+              handler { r with params; tail })
+      | Ok (Method_not_allowed allowed) ->
+          error_page c (Some req)
+            (Response.error ~headers:[ ("Allow", Router.allow allowed) ] 405 "")
+      | Ok Not_found -> (
+          match c.config.root with
+          | None -> error_page c (Some req) (Response.error 404 "")
+          | Some root ->
+              error_page c (Some req)
+                (Static.serve c.services ~root ~index:c.config.index
+                   ~precompressed:c.config.precompressed ~dates:c.dates r.head
+                   ~path ~query))
+    with
     | response -> response
     | exception exn -> failure c req ~time:now exn
   in
