@@ -28,20 +28,6 @@ val create :
     Without [metrics] the metrics path answers nothing (the server makes a
     {!Metrics.t} whenever a metrics path is set). *)
 
-val find : t -> Braid_http.Method.t -> string -> Router.found option
-(** [find t meth path] is the endpoint for a [GET] or [HEAD] of exactly [path]
-    (the raw path, dot-segments resolved; not percent-decoded), if any: the
-    metrics path first, then the health path. Each takes no body
-    ([max_body = Some 0]). Any other method falls through: [None], not [405].
-
-    The metrics endpoint answers a peer of [config.metrics_allow] (loopback when
-    the list is empty; a Unix-domain peer, or none, always) the counters of
-    [metrics] with the open and idle connections, whether the server drains, the
-    fibers of the answering loop, the spool budget's gauges and the process
-    gauges (GC, the blocking pool); others [403]. The health endpoint answers
-    [200 ok] until the server drains, then [503]. [find] and the handlers it
-    returns never block and perform no effect. *)
-
 val in_front :
   t ->
   (Braid_http.Method.t -> string -> Router.found) ->
@@ -49,4 +35,15 @@ val in_front :
   string ->
   Router.found
 (** [in_front t routes] is the handler store made of the endpoints then
-    [routes]: [routes meth path] answers whatever {!find} does not. *)
+    [routes]. An endpoint answers a [GET] or [HEAD] of exactly its path (the raw
+    path, dot-segments resolved; not percent-decoded): the metrics path first,
+    then the health path. Each takes no body ([max_body = Some 0]). Any other
+    method or path falls through to [routes meth path] (so not [405]).
+
+    The metrics endpoint answers a peer of [config.metrics_allow] (loopback when
+    the list is empty; a Unix-domain peer, or none, always) the counters of
+    [metrics] with the open and idle connections, whether the server drains, the
+    fibers of the answering loop, the spool budget's gauges and the process
+    gauges (GC, the blocking pool); others [403]. The health endpoint answers
+    [200 ok] until the server drains, then [503]. The endpoints and their
+    handlers never block and perform no effect. *)

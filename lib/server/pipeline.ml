@@ -332,6 +332,12 @@ let standalone server dates =
     buffers = None;
   }
 
+(* The buffers back to their pool, if they came from one: a no-op for
+   buffers already given back. *)
+let release out input =
+  Output.release out;
+  Input.release input
+
 let create { server = config; dates; progress; buffers } transport
     (services : Services.t) : t =
   let write_socket = transport.write and read = transport.read in
@@ -403,12 +409,7 @@ let create { server = config; dates; progress; buffers } transport
     | Some { input; _ } -> Input.create ~storage:input ~read:read_more ()
     | None -> Input.create ~size:config.input_buffer ~read:read_more ()
   in
-  (* Back to their pool, if they came from one: a no-op for buffers already
-     given back. *)
-  progress.release <-
-    (fun () ->
-      Output.release out;
-      Input.release input);
+  progress.release <- (fun () -> release out input);
   let head_limits =
     match services.largest_max_body with
     | Some m when m > config.limits.max_body ->
@@ -433,9 +434,7 @@ let create { server = config; dates; progress; buffers } transport
     upgraded_write = counted_write;
   }
 
-let release_buffers (c : Pipeline_state.t) =
-  Output.release c.out;
-  Input.release c.input
+let release_buffers (c : Pipeline_state.t) = release c.out c.input
 
 let resume (c : Pipeline_state.t) =
   match

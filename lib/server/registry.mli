@@ -159,9 +159,6 @@ val peek : Net.socket -> [ `Byte of char | `Nothing | `End_or_error ]
 val pending : live -> bool
 (** Bytes are waiting to be read: the connection's request has come. *)
 
-val woken_by_request : live -> bool
-(** Parked, and woken by its request, which it is about to read. *)
-
 val close_idle : context -> unit
 (** See {!Connection.close_idle}. *)
 
