@@ -435,12 +435,13 @@ let handshake_error (r : Handler.request) =
 
 type origins = Same_origin | Any | Only of string list
 
-(* "host[:port]", "[v6]:port": the host (lowercase) and the port, if any. *)
+(* "host[:port]", "[v6]:port": the host (lowercase) and the port's text, if
+   any. *)
 let host_and_port authority =
   let n = String.length authority in
   let split_at i =
     ( String.lowercase_ascii (String.sub authority 0 i),
-      int_of_string_opt (String.sub authority (i + 1) (n - i - 1)) )
+      Some (String.sub authority (i + 1) (n - i - 1)) )
   in
   if n > 0 && authority.[0] = '[' then
     match String.index_opt authority ']' with
@@ -472,7 +473,17 @@ let same_origin ~host origin =
       let default = default_port scheme in
       let o_host, o_port = host_and_port authority in
       let h_host, h_port = host_and_port (String.trim host) in
-      let port p = match p with Some _ -> p | None -> default in
+      (* A port left out is the scheme's; one written is digits only
+         (int_of_string would also read "0x1bb", "+443" or "4_43" as 443). *)
+      let port = function
+        | None -> default
+        | Some p
+          when p <> ""
+               && String.length p <= 5
+               && String.for_all (fun c -> c >= '0' && c <= '9') p ->
+            Some (int_of_string p)
+        | Some _ -> None
+      in
       o_host <> "" && String.equal o_host h_host
       &&
       match (port o_port, port h_port) with

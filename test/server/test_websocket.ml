@@ -316,6 +316,8 @@ let origins () =
   check "another port: 403" 403 (handshake [ "http://chat.example:9090" ]);
   check "a suffix of the host: 403" 403
     (handshake [ "http://evil-chat.example:8080" ]);
+  check "a port not in digits: 403" 403
+    (handshake ~host:"chat.example:443" [ "https://chat.example:0x1bb" ]);
   check "null: 403" 403 (handshake [ "null" ]);
   check "two Origin fields: 403" 403
     (handshake [ "http://chat.example:8080"; "https://evil.example" ]);
