@@ -8,7 +8,7 @@ set -eu
 
 OCAML_LIBS="saturn backoff multicore-magic lwt angstrom alcotest qcheck qcheck-stm
 qcheck-lin dscheck cmdliner logs fmt mtime ptime uri cohttp-lwt-unix crowbar
-bigstringaf cstruct magic-mime sha base64 mdx yojson odoc ssl"
+bigstringaf cstruct magic-mime sha base64 mdx yojson odoc ssl tyxml"
 DEB_LIBS="ocaml-nox ocaml-dune ocaml-findlib ocamlformat libsaturn-ocaml-dev
 libbackoff-ocaml-dev libmulticore-magic-ocaml-dev liblwt-ocaml-dev
 libangstrom-ocaml-dev libalcotest-ocaml-dev libqcheck-ocaml-dev
@@ -17,7 +17,7 @@ libcmdliner-ocaml-dev liblogs-ocaml-dev libfmt-ocaml-dev libmtime-ocaml-dev
 libptime-ocaml-dev liburi-ocaml-dev libcohttp-lwt-unix-ocaml-dev
 libcrowbar-ocaml-dev libbigstringaf-ocaml-dev libcstruct-ocaml-dev
 libmagic-mime-ocaml-dev libsha-ocaml-dev libbase64-ocaml-dev libmdx-ocaml-dev
-libyojson-ocaml-dev ocaml-odoc libssl-ocaml-dev openssl"
+libyojson-ocaml-dev ocaml-odoc libssl-ocaml-dev openssl libtyxml-ocaml-dev"
 # Tools from the base suite: load generators, peers and the report's charts;
 # python3-websockets is the real WebSocket client of the server's tests.
 DEB_TOOLS="curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
