@@ -19,9 +19,12 @@ libcrowbar-ocaml-dev libbigstringaf-ocaml-dev libcstruct-ocaml-dev
 libmagic-mime-ocaml-dev libsha-ocaml-dev libbase64-ocaml-dev libmdx-ocaml-dev
 libyojson-ocaml-dev ocaml-odoc libssl-ocaml-dev openssl libtyxml-ocaml-dev"
 # Tools from the base suite: load generators, peers and the report's charts;
-# python3-websockets is the real WebSocket client of the server's tests.
+# python3-websockets is the real WebSocket client of the server's tests;
+# chromium, chromium-driver and python3-selenium run the browser test
+# (test/browser).
 DEB_TOOLS="curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
-python3-websockets procps systemd haproxy"
+python3-websockets procps systemd haproxy chromium chromium-driver
+python3-selenium"
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -94,7 +97,7 @@ if [ -r /etc/os-release ] && command -v apt-get >/dev/null 2>&1; then
 elif command -v opam >/dev/null 2>&1; then
   ocaml_ok || die "opam found but no OCaml >= 5.3 in the current switch: opam switch create 5.3.0"
   opam install -y dune $OCAML_LIBS
-  say "install curl, wrk, httperf, nginx, h2o, gnuplot and Python's websockets with your system's package manager for the tests and benchmarks"
+  say "install curl, wrk, httperf, nginx, h2o, gnuplot, Python's websockets and selenium, Chromium and chromedriver with your system's package manager for the tests and benchmarks"
 else
   die "unsupported system: need Debian 12/13 (apt) or opam"
 fi
