@@ -19,7 +19,8 @@ module Str_contains = struct
     in
     go 0
 
-  let contains s sub = match find s sub with _ -> true | exception Not_found -> false
+  let contains s sub =
+    match find s sub with _ -> true | exception Not_found -> false
 end
 
 (* {1 A cookie jar} *)
@@ -48,8 +49,7 @@ let cookie_header jar =
   | [] -> []
   | _ ->
       [
-        ( "Cookie",
-          String.concat "; " (List.map (fun (n, v) -> n ^ "=" ^ v) jar) );
+        ("Cookie", String.concat "; " (List.map (fun (n, v) -> n ^ "=" ^ v) jar));
       ]
 
 (* A client with a jar: each call sends the jar's cookies and keeps those
@@ -58,8 +58,9 @@ let client ?memory app =
   let jar = ref [] in
   let call ?(meth = Braid_http.Method.GET) ?(headers = []) ?body target =
     let r =
-      Testing.call ~meth ~headers:(cookie_header !jar @ headers) ?body ?memory
-        app target
+      Testing.call ~meth
+        ~headers:(cookie_header !jar @ headers)
+        ?body ?memory app target
     in
     jar := update !jar r;
     r
@@ -77,6 +78,9 @@ let app ?(store = Session.memory ()) ?idle_timeout ?lifetime () =
     empty
     |> use (Session.middleware ?idle_timeout ?lifetime store)
     |> get "/me" (fun r -> Response.string (who r))
+    |> get "/visited" (fun r ->
+           Response.string
+             (Option.value (Session.get r "visited") ~default:"no"))
     |> get "/visit" (fun r ->
            Session.set r "visited" "yes";
            Response.string "ok")
@@ -96,7 +100,8 @@ let app ?(store = Session.memory ()) ?idle_timeout ?lifetime () =
            match Form.urlencoded r with
            | Ok fields ->
                Response.string
-                 (String.concat "," (List.map (fun (n, v) -> n ^ "=" ^ v) fields))
+                 (String.concat ","
+                    (List.map (fun (n, v) -> n ^ "=" ^ v) fields))
            | Error e -> e)
     |> post "/flash" (fun r ->
            Flash.add r "saved";
@@ -117,9 +122,7 @@ let app ?(store = Session.memory ()) ?idle_timeout ?lifetime () =
                | () -> Response.Writer.write w " changed"
                | exception Invalid_argument _ ->
                    Response.Writer.write w " refused"))
-    |> scope
-         ~middleware:[ Csrf.require_header ]
-         "/api"
+    |> scope ~middleware:[ Csrf.require_header ] "/api"
          (empty
          |> post "/notes" (fun _ -> Json.response ~status:201 (`Assoc []))
          |> get "/notes" (fun _ -> Json.response (`List []))))
@@ -136,9 +139,15 @@ let login_rotates_old_id_dead () =
   ignore (call ~meth:POST "/login");
   let after = Option.get (session_cookie !jar) in
   check_bool "rotated" false (String.equal before after);
-  let with_cookie id =
-    Testing.call ~headers:[ ("Cookie", "__Host-session=" ^ id) ] application "/me"
+  let with_cookie ?(target = "/me") id =
+    Testing.call
+      ~headers:[ ("Cookie", "__Host-session=" ^ id) ]
+      application target
   in
+  check_string "the values kept" "yes"
+    (with_cookie ~target:"/visited" after).body;
+  check_string "the old id's record is gone" "no"
+    (with_cookie ~target:"/visited" before).body;
   check_string "the new id works" "ada" (with_cookie after).body;
   let r = with_cookie before in
   check_string "the old id no longer works" "anonymous" r.body;
@@ -153,7 +162,14 @@ let cookie_flags () =
       List.iter
         (fun attribute ->
           check_bool attribute true (Str_contains.contains line attribute))
-        [ "__Host-session="; "Path=/"; "Secure"; "HttpOnly"; "SameSite=Lax"; "Max-Age=86400" ];
+        [
+          "__Host-session=";
+          "Path=/";
+          "Secure";
+          "HttpOnly";
+          "SameSite=Lax";
+          "Max-Age=86400";
+        ];
       check_bool "no Domain" false (Str_contains.contains line "Domain")
   | l -> Alcotest.failf "%d Set-Cookie fields" (List.length l)
 
@@ -171,11 +187,14 @@ let logout_invalidates () =
   let id = Option.get (session_cookie !jar) in
   let r = call ~meth:POST "/logout" in
   check_bool "cookie deleted" true
-    (List.exists (fun (n, _, deleted) -> n = "__Host-session" && deleted)
+    (List.exists
+       (fun (n, _, deleted) -> n = "__Host-session" && deleted)
        (set_cookies r));
   check_string "logged out" "anonymous" (call "/me").body;
   let replay =
-    Testing.call ~headers:[ ("Cookie", "__Host-session=" ^ id) ] application "/me"
+    Testing.call
+      ~headers:[ ("Cookie", "__Host-session=" ^ id) ]
+      application "/me"
   in
   check_string "a copy of the old cookie is dead" "anonymous" replay.body
 
@@ -208,7 +227,8 @@ let expiry () =
 let stream_reads_session () =
   let call, _ = client (app ()) in
   ignore (call ~meth:POST "/login");
-  check_string "a stream reads, cannot change" "ada refused" (call "/stream").body
+  check_string "a stream reads, cannot change" "ada refused"
+    (call "/stream").body
 
 (* {1 The cookie store} *)
 
@@ -229,18 +249,29 @@ let cookie_store () =
     Bytes.to_string b
   in
   let r =
-    Testing.call ~headers:[ ("Cookie", "__Host-session=" ^ tampered) ]
+    Testing.call
+      ~headers:[ ("Cookie", "__Host-session=" ^ tampered) ]
       application "/me"
   in
   check_string "tampered: no session" "anonymous" r.body;
   (* Another key (a rotated-out one) is refused too; a new first key with
      the old second reads it. *)
-  let rotated = app ~store:(Session.cookie ~keys:(Encrypted.keys [ String.make 32 'n'; secret ])) () in
+  let rotated =
+    app
+      ~store:
+        (Session.cookie ~keys:(Encrypted.keys [ String.make 32 'n'; secret ]))
+      ()
+  in
   let with_value application =
-    (Testing.call ~headers:[ ("Cookie", "__Host-session=" ^ value) ] application "/me").body
+    (Testing.call
+       ~headers:[ ("Cookie", "__Host-session=" ^ value) ]
+       application "/me")
+      .body
   in
   check_string "rotation keeps old cookies" "ada" (with_value rotated);
-  let other = app ~store:(Session.cookie ~keys:(Encrypted.keys [ String.make 32 'n' ])) () in
+  let other =
+    app ~store:(Session.cookie ~keys:(Encrypted.keys [ String.make 32 'n' ])) ()
+  in
   check_string "another key" "anonymous" (with_value other);
   check_int "too large: 500" 500 (call "/big").status
 
@@ -266,7 +297,8 @@ let two_domains () =
   let read id =
     Domain.join
       (Domain.spawn (fun () ->
-           (Testing.call ~headers:[ ("Cookie", "__Host-session=" ^ id) ]
+           (Testing.call
+              ~headers:[ ("Cookie", "__Host-session=" ^ id) ]
               application "/me")
              .body))
   in
@@ -303,7 +335,8 @@ let forged_form () =
   (* A victim without a session at all. *)
   let r =
     Testing.call ~meth:POST ~headers:form_headers
-      ~body:("text=milk&csrf_token=" ^ token) (app ()) "/notes"
+      ~body:("text=milk&csrf_token=" ^ token)
+      (app ()) "/notes"
   in
   check_int "no session" 403 r.status
 
@@ -312,7 +345,8 @@ let token_dies_at_rotation () =
   let token = scrape_token (call "/form").body in
   ignore (call ~meth:POST "/login");
   check_int "a token from before log-in" 403
-    (call ~meth:POST ~headers:form_headers ~body:("a=1&csrf_token=" ^ token)
+    (call ~meth:POST ~headers:form_headers
+       ~body:("a=1&csrf_token=" ^ token)
        "/notes")
       .status
 
@@ -329,8 +363,9 @@ let json_api () =
        ~body:"{}" "/api/notes")
       .status;
   check_int "POST with the header" 201
-    (call ~meth:POST ~headers:(("X-CSRF-Token", token) :: json) ~body:"{}"
-       "/api/notes")
+    (call ~meth:POST
+       ~headers:(("X-CSRF-Token", token) :: json)
+       ~body:"{}" "/api/notes")
       .status
 
 (* {2 Multipart} *)
@@ -341,9 +376,12 @@ let multipart parts =
   String.concat ""
     (List.map
        (fun (name, filename, content) ->
-         Printf.sprintf "--%s\r\nContent-Disposition: form-data; name=%S%s\r\n\r\n%s\r\n"
+         Printf.sprintf
+           "--%s\r\nContent-Disposition: form-data; name=%S%s\r\n\r\n%s\r\n"
            boundary name
-           (match filename with Some f -> Printf.sprintf "; filename=%S" f | None -> "")
+           (match filename with
+           | Some f -> Printf.sprintf "; filename=%S" f
+           | None -> "")
            content)
        parts)
   ^ "--" ^ boundary ^ "--\r\n"
@@ -383,12 +421,16 @@ let multipart_csrf () =
   Alcotest.(check (list string)) "the consumer was never called" [] !seen;
   let r =
     upload
-      [ ("csrf_token", None, String.make 64 'A'); ("file", Some "a.txt", "secret file") ]
+      [
+        ("csrf_token", None, String.make 64 'A');
+        ("file", Some "a.txt", "secret file");
+      ]
   in
   check_int "wrong token: 403" 403 r.status;
   Alcotest.(check (list string)) "never called either" [] !seen;
   let r =
-    upload [ ("file", Some "a.txt", "secret file"); ("csrf_token", None, token) ]
+    upload
+      [ ("file", Some "a.txt", "secret file"); ("csrf_token", None, token) ]
   in
   check_int "file before the token: 403" 403 r.status;
   Alcotest.(check (list string)) "not called for the file" [] !seen;
@@ -397,7 +439,11 @@ let multipart_csrf () =
   Alcotest.(check (list string)) "held-back field not delivered" [] !seen;
   let r =
     upload
-      [ ("title", None, "t"); ("csrf_token", None, token); ("file", Some "a.txt", "x") ]
+      [
+        ("title", None, "t");
+        ("csrf_token", None, token);
+        ("file", Some "a.txt", "x");
+      ]
   in
   check_int "valid" 200 r.status;
   Alcotest.(check (list string))
@@ -429,19 +475,23 @@ let check_origin () =
   let ok headers = Result.is_ok (Csrf.check_origin (request headers)) in
   let host = ("Host", "app.example") in
   check_bool "same origin" true (ok [ host; ("Origin", "https://app.example") ]);
-  check_bool "another site" false (ok [ host; ("Origin", "https://evil.example") ]);
+  check_bool "another site" false
+    (ok [ host; ("Origin", "https://evil.example") ]);
   check_bool "null" false (ok [ host; ("Origin", "null") ]);
-  check_bool "referer" true (ok [ host; ("Referer", "https://app.example/a?b") ]);
+  check_bool "referer" true
+    (ok [ host; ("Referer", "https://app.example/a?b") ]);
   check_bool "referer elsewhere" false
     (ok [ host; ("Referer", "https://app.example.evil.example/") ]);
-  check_bool "port differs" false (ok [ host; ("Origin", "https://app.example:8443") ]);
+  check_bool "port differs" false
+    (ok [ host; ("Origin", "https://app.example:8443") ]);
   check_bool "neither" false (ok [ host ])
 
 (* {1 Flash} *)
 
 let flash_once () =
   let call, _ = client (app ()) in
-  check_string "not in the request that adds" "0" (call ~meth:POST "/flash").body;
+  check_string "not in the request that adds" "0"
+    (call ~meth:POST "/flash").body;
   check_string "in the next" "info:saved;error:twice" (call "/flash").body;
   check_string "read once" "" (call "/flash").body
 
@@ -453,11 +503,11 @@ let fields () =
   let in_fiber = ref None and in_task = ref None in
   Field.with_value user "ada" (fun () ->
       Braid_fifo.run (fun () ->
-          ignore
-            (Braid.Fiber.fork (fun () -> in_fiber := Field.get user)));
+          ignore (Braid.Fiber.fork (fun () -> in_fiber := Field.get user)));
       Braid_pool.with_pool ~domains:1 (fun pool ->
           in_task :=
-            Braid_sync.Promise.await (Braid_pool.async pool (fun () -> Field.get user))));
+            Braid_sync.Promise.await
+              (Braid_pool.async pool (fun () -> Field.get user))));
   Alcotest.(check (option string)) "in a forked fiber" (Some "ada") !in_fiber;
   Alcotest.(check (option string)) "in a pool task" (Some "ada") !in_task;
   check_bool "gone after" true (Field.get user = None);
@@ -469,10 +519,14 @@ let fields () =
 
 let encrypted_cookie () =
   let keys = Encrypted.keys [ secret ] in
-  let response = Response.string "" |> Cookie.set_encrypted ~keys "draft" "my secret" in
+  let response =
+    Response.string "" |> Cookie.set_encrypted ~keys "draft" "my secret"
+  in
   let line = Option.get (Response.header response "set-cookie") in
   check_bool "secure defaults" true
-    (List.for_all (Str_contains.contains line) [ "Secure"; "HttpOnly"; "SameSite=Lax"; "Path=/" ]);
+    (List.for_all
+       (Str_contains.contains line)
+       [ "Secure"; "HttpOnly"; "SameSite=Lax"; "Path=/" ]);
   check_bool "not readable" false (Str_contains.contains line "secret");
   let value =
     let pair = List.hd (String.split_on_char ';' line) in
@@ -491,8 +545,12 @@ let encrypted_cookie () =
     (fun i c ->
       let b = Bytes.of_string value in
       Bytes.set b i (if c = 'A' then 'B' else 'A');
-      check_bool (Printf.sprintf "character %d changed" i) true
-        (match get (Bytes.to_string b) with Ok (Cookie.Invalid _) -> true | _ -> false))
+      check_bool
+        (Printf.sprintf "character %d changed" i)
+        true
+        (match get (Bytes.to_string b) with
+        | Ok (Cookie.Invalid _) -> true
+        | _ -> false))
     value;
   check_bool "cut" true
     (get (String.sub value 0 20) = Ok (Cookie.Invalid Signed.Not_signed));
@@ -503,12 +561,17 @@ let encrypted_cookie () =
     (get ~keys:(Encrypted.keys [ String.make 32 'n' ]) value
     = Ok (Cookie.Invalid Signed.Tampered));
   check_bool "fresh nonce: two seals differ" false
-    (String.equal (Encrypted.encrypt keys ~name:"a" "v") (Encrypted.encrypt keys ~name:"a" "v"));
+    (String.equal
+       (Encrypted.encrypt keys ~name:"a" "v")
+       (Encrypted.encrypt keys ~name:"a" "v"));
   check_bool "short secret refused" true
-    (match Encrypted.keys [ "short" ] with _ -> false | exception Invalid_argument _ -> true);
+    (match Encrypted.keys [ "short" ] with
+    | _ -> false
+    | exception Invalid_argument _ -> true);
   let long = String.init 3000 (fun i -> Char.chr (i land 255)) in
   check_bool "any bytes" true
-    (Encrypted.decrypt keys ~name:"x" (Encrypted.encrypt keys ~name:"x" long) = Ok long)
+    (Encrypted.decrypt keys ~name:"x" (Encrypted.encrypt keys ~name:"x" long)
+    = Ok long)
 
 let () =
   Alcotest.run "sessions"
@@ -520,24 +583,32 @@ let () =
           Alcotest.test_case "cookie flags" `Quick cookie_flags;
           Alcotest.test_case "no session, no cookie" `Quick no_session_no_cookie;
           Alcotest.test_case "log-out invalidates" `Quick logout_invalidates;
-          Alcotest.test_case "an error response saves" `Quick error_response_saves;
+          Alcotest.test_case "an error response saves" `Quick
+            error_response_saves;
           Alcotest.test_case "idle and absolute expiry" `Quick expiry;
-          Alcotest.test_case "a stream reads the session" `Quick stream_reads_session;
-          Alcotest.test_case "cookie store: roundtrip, tamper, rotation, size" `Quick
-            cookie_store;
+          Alcotest.test_case "a stream reads the session" `Quick
+            stream_reads_session;
+          Alcotest.test_case "cookie store: roundtrip, tamper, rotation, size"
+            `Quick cookie_store;
           Alcotest.test_case "memory store from two domains" `Quick two_domains;
         ] );
       ( "csrf",
         [
           Alcotest.test_case "forged form: 403" `Quick forged_form;
-          Alcotest.test_case "token dies at rotation" `Quick token_dies_at_rotation;
+          Alcotest.test_case "token dies at rotation" `Quick
+            token_dies_at_rotation;
           Alcotest.test_case "JSON API header" `Quick json_api;
-          Alcotest.test_case "multipart: refused before the file" `Quick multipart_csrf;
+          Alcotest.test_case "multipart: refused before the file" `Quick
+            multipart_csrf;
           Alcotest.test_case "try_fold stops early" `Quick try_fold_stops;
           Alcotest.test_case "origin check" `Quick check_origin;
         ] );
-      ("flash", [ Alcotest.test_case "read once, next request" `Quick flash_once ]);
+      ( "flash",
+        [ Alcotest.test_case "read once, next request" `Quick flash_once ] );
       ("field", [ Alcotest.test_case "follows fibers and tasks" `Quick fields ]);
       ( "encrypted",
-        [ Alcotest.test_case "roundtrip, tamper, rotation" `Quick encrypted_cookie ] );
+        [
+          Alcotest.test_case "roundtrip, tamper, rotation" `Quick
+            encrypted_cookie;
+        ] );
     ]
