@@ -19,6 +19,11 @@ module In_memory = In_memory
 module Token = Token
 module Signed = Signed
 module Html = Html
+module Encrypted = Encrypted
+module Field = Field
+module Session = Session
+module Csrf = Csrf
+module Flash = Flash
 
 module Private = struct
   module Head_cache = Head_cache

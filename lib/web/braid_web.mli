@@ -66,12 +66,34 @@ module In_memory = In_memory
 (** {1 Security and HTML}
 
     Random tokens from the kernel, values and cookies signed with HMAC-SHA256
-    (see also {!Cookie.set_signed}), escaping for HTML. Password hashing needs
+    (see also {!Cookie.set_signed}) or encrypted with AES-256-GCM
+    ({!Cookie.set_encrypted}), escaping for HTML. Password hashing needs
     OpenSSL, so it is in [braid_tls] ([Braid_tls.Password]). *)
 
 module Token = Token
 module Signed = Signed
+module Encrypted = Encrypted
 module Html = Html
+
+(** {1 Per-request fields, sessions, CSRF, flash messages}
+
+    Middleware attaches values to the request it passes on with {!Field};
+    {!Session.middleware} keeps a session per browser (in memory, in an
+    encrypted cookie, or in a database through {!Session.of_backend}); {!Csrf}
+    tokens are checked by {!Form.urlencoded} and {!Multipart.fold} under a
+    session; {!Flash} messages go from one request to the next. *)
+
+module Field = Field
+
+module Session : sig
+  include module type of struct
+      include Session
+    end
+    with module Private := Session.Private
+end
+
+module Csrf = Csrf
+module Flash = Flash
 
 (** {1 For the engine}
 

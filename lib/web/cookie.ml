@@ -145,3 +145,20 @@ let get_signed ~keys r name =
           | Ok v -> Valid v
           | Error e -> Invalid e))
     (get r name)
+
+(* The same defaults as a signed cookie's: encrypted ones carry secrets. *)
+let set_encrypted ~keys ?max_age ?expires ?(path = "/") ?domain ?(secure = true)
+    ?(http_only = true) ?(same_site = Lax) name value response =
+  set ?max_age ?expires ~path ?domain ~secure ~http_only ~same_site name
+    (Encrypted.encrypt keys ~name value)
+    response
+
+let get_encrypted ~keys r name =
+  Result.map
+    (function
+      | None -> Absent
+      | Some v -> (
+          match Encrypted.decrypt keys ~name v with
+          | Ok v -> Valid v
+          | Error e -> Invalid e))
+    (get r name)

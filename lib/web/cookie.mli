@@ -132,3 +132,55 @@ val get_signed :
 (** [get_signed ~keys r name] checks the first cookie called [name] ({!get})
     against [keys], in constant time; [Error] is {!get}'s [400] for a malformed
     [Cookie] field. *)
+
+(** {1 Encrypted cookies}
+
+    An encrypted cookie can be neither read nor changed by the browser or anyone
+    who copies it: AES-256-GCM with a fresh nonce per cookie and the cookie's
+    name authenticated with it (see {!Encrypted} for keys and rotation). It can
+    still be replayed as a whole until it expires: put an expiry inside the
+    value if an old copy must stop working.
+
+    {[
+      let keys = Encrypted.keys [ Token.random_bytes 32 ]
+
+      let remember _r =
+        Response.string "saved" |> Cookie.set_encrypted ~keys "draft" "secret"
+
+      let recall r =
+        match Cookie.get_encrypted ~keys r "draft" with
+        | Ok (Cookie.Valid draft) -> Response.string draft
+        | Ok (Cookie.Absent | Cookie.Invalid _) -> Response.string ""
+        | Error bad_request -> bad_request
+    ]} *)
+
+val set_encrypted :
+  keys:Encrypted.keys ->
+  ?max_age:int ->
+  ?expires:float ->
+  ?path:string ->
+  ?domain:string ->
+  ?secure:bool ->
+  ?http_only:bool ->
+  ?same_site:same_site ->
+  string ->
+  string ->
+  Response.t ->
+  Response.t
+(** [set_encrypted ~keys name value response] is {!set} of
+    {!Encrypted.encrypt}[ keys ~name value], with {!set_signed}'s secure
+    defaults ([Path=/], [Secure], [HttpOnly], [SameSite=Lax]). Any bytes may be
+    in [value]; browsers keep cookies up to about 4096 bytes, name and
+    attributes included, so [value] should stay under about 2900 bytes.
+
+    Raises [Invalid_argument] as {!set_cookie}. *)
+
+val get_encrypted :
+  keys:Encrypted.keys ->
+  Handler.request ->
+  string ->
+  (signed, Response.t) result
+(** [get_encrypted ~keys r name] decrypts the first cookie called [name]
+    ({!get}) with [keys]: [Valid value], [Absent], or [Invalid e] for a cookie
+    that is not one {!set_encrypted} made ({!Encrypted.decrypt}'s error);
+    [Error] is {!get}'s [400] for a malformed [Cookie] field. *)

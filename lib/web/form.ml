@@ -9,13 +9,15 @@ let media_type (r : Handler.request) =
       in
       Some (String.lowercase_ascii (String.trim t))
 
-let urlencoded r =
+let urlencoded ?(csrf = true) r =
   match media_type r with
   | Some "application/x-www-form-urlencoded" -> (
       match Handler.body_string r with
       | Error e -> Error (Handler.bad_request e)
       | Ok body -> (
           match Query.decode body with
+          | Ok pairs when csrf && Session.Private.in_force () ->
+              Csrf.check_form r pairs
           | Ok pairs -> Ok pairs
           | Error why -> Error (Response.error 400 ("form: " ^ why))))
   | Some _ | None ->

@@ -12,8 +12,16 @@ val media_type : Handler.request -> string option
     without parameters: ["multipart/form-data"] for
     [multipart/form-data; boundary=x]. *)
 
-val urlencoded : Handler.request -> ((string * string) list, Response.t) result
+val urlencoded :
+  ?csrf:bool -> Handler.request -> ((string * string) list, Response.t) result
 (** [urlencoded r] is the decoded [application/x-www-form-urlencoded] body of
     [r] ({!Query.decode}). [Error] is the answer the client deserves: [415] if
     the [Content-Type] is another one, [400] for a malformed percent-encoding,
-    the body's own status ([400], [408], [413]) if it could not be read. *)
+    the body's own status ([400], [408], [413]) if it could not be read.
+
+    Where a {!Session.middleware} is in force, the form must carry one valid
+    [csrf_token] field ({!Csrf.tag}), which is then left out of the result;
+    without it, or with a forged or stale one, the answer is a [403]
+    ({!Csrf.check_form}). [~csrf:false] turns the check off, for a form that
+    another site may legitimately post (a payment provider's callback, which
+    must then authenticate itself otherwise). *)

@@ -150,7 +150,15 @@ let part_of_head head =
 
 type state = Preamble | After_boundary | Head | Content of int
 
-let fold ?(limits = default_limits) (r : Handler.request) ~init f =
+(* [f] answers [Error response] to stop reading: the body's rest is left
+   unread (the server drains or closes, as for any handler that does not
+   read its whole body). *)
+let read ~limits (r : Handler.request) ~init f =
+  let f acc event =
+    match f acc event with
+    | Ok acc -> acc
+    | Error response -> raise (Stop response)
+  in
   match boundary r with
   | None ->
       Error
@@ -261,7 +269,86 @@ let fold ?(limits = default_limits) (r : Handler.request) ~init f =
       | acc -> Ok acc
       | exception Stop response -> Error response)
 
-let parts ?limits r =
+(* {1 The CSRF check}
+
+   The token must be checked before anything of the form reaches [f]: the
+   fields before it are held back (they are small: at most
+   [max_held_before_token] bytes in all) and handed over once it is valid; a
+   file before it is refused at its head, before its content is read. *)
+
+let max_held_before_token = 64 * 1024
+
+type gate =
+  | Waiting of { held : event list; bytes : int }
+      (** No token yet: the events of the fields before it, newest first. *)
+  | Reading_token of { held : event list; bytes : int; token : Buffer.t }
+  | Checked
+
+let with_csrf_check r f =
+  let forbidden why = Error (Response.error 403 why) in
+  let step (gate, acc) event =
+    match (gate, event) with
+    | Checked, _ -> (
+        match event with
+        | Part { name; _ } when String.equal name Csrf.field_name ->
+            forbidden "CSRF token: several csrf_token parts"
+        | _ -> Result.map (fun acc -> (Checked, acc)) (f acc event))
+    | Waiting { held; bytes }, Part { name; _ }
+      when String.equal name Csrf.field_name ->
+        Ok (Reading_token { held; bytes; token = Buffer.create 64 }, acc)
+    | Waiting _, Part { filename = Some _; name; _ } ->
+        forbidden
+          (Printf.sprintf
+             "CSRF token missing before the file %S: the csrf_token \
+              field               (Csrf.tag) must come first in the form"
+             name)
+    | Waiting { held; bytes }, _ ->
+        let bytes =
+          bytes + match event with Data d -> String.length d | _ -> 0
+        in
+        if bytes > max_held_before_token then
+          forbidden
+            "CSRF token missing: more than 64 KiB of fields before it \
+             (put              Csrf.tag first in the form)"
+        else Ok (Waiting { held = event :: held; bytes }, acc)
+    | Reading_token { token; _ }, Data d ->
+        if Buffer.length token + String.length d > 256 then
+          forbidden "CSRF token invalid: too long"
+        else (
+          Buffer.add_string token d;
+          Ok (gate, acc))
+    | Reading_token { held; token; _ }, End_of_part -> (
+        match Csrf.verify r (Buffer.contents token) with
+        | Error e -> Error e
+        | Ok () ->
+            (* The fields held back, in order, now that they are trusted. *)
+            List.fold_left
+              (fun acc event -> Result.bind acc (fun acc -> f acc event))
+              (Ok acc) (List.rev held)
+            |> Result.map (fun acc -> (Checked, acc)))
+    | Reading_token _, Part _ -> assert false (* An End_of_part comes first. *)
+  in
+  step
+
+let try_fold ?(limits = default_limits) ?(csrf = true) r ~init f =
+  if csrf && Session.Private.in_force () then
+    match
+      read ~limits r
+        ~init:(Waiting { held = []; bytes = 0 }, init)
+        (with_csrf_check r f)
+    with
+    | Ok (Checked, acc) -> Ok acc
+    | Ok ((Waiting _ | Reading_token _), _) ->
+        Error
+          (Response.error 403
+             "CSRF token missing: the form has no csrf_token field (Csrf.tag)")
+    | Error e -> Error e
+  else read ~limits r ~init f
+
+let fold ?limits ?csrf r ~init f =
+  try_fold ?limits ?csrf r ~init (fun acc event -> Ok (f acc event))
+
+let parts ?limits ?csrf r =
   let collect (done_, current) = function
     | Part p -> (done_, Some (p, Buffer.create 256))
     | Data s ->
@@ -274,4 +361,4 @@ let parts ?limits r =
   in
   Result.map
     (fun (l, _) -> List.rev l)
-    (fold ?limits r ~init:([], None) collect)
+    (fold ?limits ?csrf r ~init:([], None) collect)

@@ -30,25 +30,48 @@ type limits = {
 val default_limits : limits
 (** 100 parts, 16 MiB per part, 8 KiB of header per part. *)
 
-val fold :
+val try_fold :
   ?limits:limits ->
+  ?csrf:bool ->
   Handler.request ->
   init:'a ->
-  ('a -> event -> 'a) ->
+  ('a -> event -> ('a, Response.t) result) ->
   ('a, Response.t) result
-(** [fold r ~init f] reads [r]'s [multipart/form-data] body and folds [f] over
-    its events: for each part, [Part], then its content as [Data] pieces, then
-    [End_of_part]. [Error] is the answer the client deserves, and [f] may have
-    seen some events of the parts before the error: [415] if the [Content-Type]
-    is not [multipart/form-data] with a valid [boundary], [400] for a body
+(** [try_fold r ~init f] reads [r]'s [multipart/form-data] body and folds [f]
+    over its events: for each part, [Part], then its content as [Data] pieces,
+    then [End_of_part]. [f] may stop the reading early by answering
+    [Error response], which [try_fold] then answers, the rest of the body unread
+    (a part's fields were wrong, the user may not upload that file).
+
+    [Error] is otherwise the answer the client deserves, and [f] may have seen
+    some events of the parts before the error: [415] if the [Content-Type] is
+    not [multipart/form-data] with a valid [boundary], [400] for a body
     truncated before its closing boundary, a part without
     [Content-Disposition: form-data; name=...], or malformed part fields, [413]
     or [431] beyond [limits], the body's own status ([400], [408], [413]) if it
     could not be read. An exception from [f] propagates (the handler's [500]).
-*)
+
+    {b CSRF.} Where a {!Session.middleware} is in force (and [csrf] is not
+    [false]), the form must hold one valid [csrf_token] part ({!Csrf.tag})
+    before any file part. [f] sees nothing until it has been checked: fields
+    before it (64 KiB at most) are held back, then handed to [f] in order; the
+    token part itself is not. A missing, invalid or repeated token, or a file
+    part before it, is a [403], and the file's content is never read. *)
+
+val fold :
+  ?limits:limits ->
+  ?csrf:bool ->
+  Handler.request ->
+  init:'a ->
+  ('a -> event -> 'a) ->
+  ('a, Response.t) result
+(** [fold r ~init f] is {!try_fold} with an [f] that never stops early. *)
 
 val parts :
-  ?limits:limits -> Handler.request -> ((part * string) list, Response.t) result
+  ?limits:limits ->
+  ?csrf:bool ->
+  Handler.request ->
+  ((part * string) list, Response.t) result
 (** [parts r] is every part with its whole content, in order: {!fold} for forms
     whose parts are all small enough to keep in memory (choose
-    [limits.max_part_size] accordingly). *)
+    [limits.max_part_size] accordingly). The CSRF check is {!try_fold}'s. *)
