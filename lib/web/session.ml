@@ -17,17 +17,39 @@ let cookie ~keys = In_cookie keys
    while saving, once per [sweep_interval], so a table that nobody reads
    again does not keep them. *)
 
-let memory ?(sweep_interval = 60.) () =
+let memory ?(sweep_interval = 60.) ?(max_sessions = 100_000) () =
+  if max_sessions < 1 then invalid_arg "Session.memory: max_sessions < 1";
   let table : (string, string * float) Hashtbl.t = Hashtbl.create 64 in
   let lock = Mutex.create () in
   let last_sweep = ref neg_infinity in
-  let sweep now =
-    if now -. !last_sweep >= sweep_interval then (
-      last_sweep := now;
-      Hashtbl.filter_map_inplace
-        (fun _ ((_, expires) as entry) ->
-          if expires > now then Some entry else None)
-        table)
+  let remove_expired now =
+    last_sweep := now;
+    Hashtbl.filter_map_inplace
+      (fun _ ((_, expires) as entry) ->
+        if expires > now then Some entry else None)
+      table
+  in
+  (* At the cap (a flood of new visitors, each given a session by a CSRF tag):
+     the tenth of the sessions that expire soonest go at once, so the sort is
+     paid once per tenth of [max_sessions] new sessions, not per save. *)
+  let make_room now =
+    remove_expired now;
+    if Hashtbl.length table >= max_sessions then
+      let by_expiry =
+        Hashtbl.fold
+          (fun key (_, expires) acc -> (expires, key) :: acc)
+          table []
+        |> List.sort compare
+      in
+      List.iteri
+        (fun i (_, key) ->
+          if i <= max_sessions / 10 then Hashtbl.remove table key)
+        by_expiry
+  in
+  let sweep ~key now =
+    if now -. !last_sweep >= sweep_interval then remove_expired now;
+    if Hashtbl.length table >= max_sessions && not (Hashtbl.mem table key) then
+      make_room now
   in
   of_backend
     {
@@ -40,7 +62,7 @@ let memory ?(sweep_interval = 60.) () =
       save =
         (fun ~key ~data ~expires ~now ->
           Mutex.protect lock (fun () ->
-              sweep now;
+              sweep ~key now;
               Hashtbl.replace table key (data, expires)));
       delete =
         (fun ~key -> Mutex.protect lock (fun () -> Hashtbl.remove table key));

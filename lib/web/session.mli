@@ -50,13 +50,19 @@
 type store
 (** Where sessions live. *)
 
-val memory : ?sweep_interval:float -> unit -> store
+val memory : ?sweep_interval:float -> ?max_sessions:int -> unit -> store
 (** [memory ()] keeps sessions in this process: one table shared by every domain
     (behind a mutex held for a hash-table operation, never across I/O). Expired
     sessions are swept out while saving, at most once per [sweep_interval]
-    seconds (default 60), so they do not accumulate. Sessions are lost when the
-    process stops, and not shared between instances behind a load balancer: use
-    a server-side store of a database ({!of_backend}) for that. *)
+    seconds (default 60), so they do not accumulate. At most [max_sessions]
+    (default 100,000) are kept: a new session beyond that first sweeps the
+    expired ones, then drops the tenth that would expire soonest. Anonymous
+    visitors get a session as soon as a page renders a {!Csrf.tag}, so without
+    the cap a flood of new clients would grow the table without bound; with it,
+    such a flood can end idle sessions early (their users log in again). Raises
+    [Invalid_argument] if [max_sessions < 1]. Sessions are lost when the process
+    stops, and not shared between instances behind a load balancer: use a
+    server-side store of a database ({!of_backend}) for that. *)
 
 val cookie : keys:Encrypted.keys -> store
 (** [cookie ~keys] keeps the whole session in its cookie, encrypted and

@@ -305,6 +305,26 @@ let two_domains () =
   check_string "read from a third domain" "ada" (read id_a);
   check_string "and the other" "ada" (read id_b)
 
+(* The memory store keeps at most [max_sessions]: past the cap, the tenth
+   that expire soonest go (here all expire together, so any two of eleven). *)
+let memory_cap () =
+  let application = app ~store:(Session.memory ~max_sessions:10 ()) () in
+  let clients =
+    List.init 11 (fun _ ->
+        let call, _ = client application in
+        ignore (call ~meth:POST "/login");
+        fun target -> call target)
+  in
+  let logged_in =
+    List.filter
+      (fun call -> (call "/me" : Testing.response).body = "ada")
+      clients
+  in
+  check_int "two of eleven dropped at the cap" 9 (List.length logged_in);
+  Alcotest.check_raises "a cap below 1"
+    (Invalid_argument "Session.memory: max_sessions < 1") (fun () ->
+      ignore (Session.memory ~max_sessions:0 ()))
+
 (* {1 CSRF} *)
 
 let scrape_token html =
@@ -591,6 +611,7 @@ let () =
           Alcotest.test_case "cookie store: roundtrip, tamper, rotation, size"
             `Quick cookie_store;
           Alcotest.test_case "memory store from two domains" `Quick two_domains;
+          Alcotest.test_case "memory store cap" `Quick memory_cap;
         ] );
       ( "csrf",
         [
