@@ -47,9 +47,7 @@ let test_across_domains () =
       List.iter
         (fun tag ->
           let mine =
-            List.filter_map
-              (fun (t, i) -> if t = tag then Some i else None)
-              got
+            List.filter_map (fun (t, i) -> if t = tag then Some i else None) got
           in
           Alcotest.(check (list int))
             (tag ^ "'s in order")
@@ -122,7 +120,9 @@ let test_cancel_unsubscribes () =
       | exception Braid.Cancelled -> ());
       Alcotest.(check int) "left on cancel" 1 (Hub.subscribers hub);
       Hub.publish hub "after";
-      Alcotest.(check bool) "other receives" true (Hub.receive other = Ok "after"))
+      Alcotest.(check bool)
+        "other receives" true
+        (Hub.receive other = Ok "after"))
 
 let test_second_receiver_refused () =
   let hub = Hub.create () in
