@@ -305,3 +305,30 @@ let shutdown_timeout =
           "On SIGTERM or SIGINT, stop accepting, let requests in progress \
            finish for up to $(docv), then close the rest and exit 0. A second \
            signal ends it at once.")
+
+let dev =
+  Arg.(
+    value & flag
+    & info [ "dev" ]
+        ~doc:
+          "Development: serve HTTPS too, with a self-signed certificate for \
+           localhost, 127.0.0.1 and ::1 made on first use (EC P-256, 30 days, \
+           made anew when it nears its end) and kept in \
+           $(b,\\$XDG_STATE_HOME)/braid/dev-certificate (else \
+           $(b,~/.local/state)/braid/dev-certificate). Its path is printed at \
+           start: trust it in the client ($(b,curl --cacert) $(i,FILE)). \
+           $(b,--tls-cert) and $(b,--tls-key) win over it; the HTTPS port is \
+           $(b,--tls-port), else 8443. Never in production.")
+
+let dev_layer () =
+  let dir = Braid_tls.Dev_certificate.default_directory () in
+  match Braid_tls.Dev_certificate.ensure ~dir () with
+  | Error msg -> Error ("--dev: " ^ msg)
+  | Ok cert ->
+      let origin = "option '--dev'" in
+      Ok
+        ( cert,
+          [
+            { Layer.origin; change = Layer.tls_chains [ cert.certificate ] };
+            { Layer.origin; change = Layer.tls_keys [ cert.key ] };
+          ] )

@@ -44,3 +44,13 @@ val shutdown_timeout : float Cmdliner.Term.t
 (** [--shutdown-timeout SECONDS]: how long a graceful shutdown lets requests in
     progress finish (default 10): a duration as {!Config_file.duration} reads
     it, [0] allowed. *)
+
+val dev : bool Cmdliner.Term.t
+(** [--dev]: serve HTTPS with a development certificate ({!dev_layer}). *)
+
+val dev_layer : unit -> (Braid_tls.Dev_certificate.t * Layer.t, string) result
+(** The development certificate of
+    {!Braid_tls.Dev_certificate.default_directory}, made if needed
+    ({!Braid_tls.Dev_certificate.ensure}), and the settings that serve it: a
+    layer to put before {!flags}, so [--tls-cert] and [--tls-key] win. Blocks
+    while it reads or writes the files. *)

@@ -142,7 +142,7 @@ let hand_over writer ~listening () =
 
 (* {1 braid serve} *)
 
-let serve flags config_file demo log_level shutdown_timeout =
+let serve flags config_file demo dev log_level shutdown_timeout =
   let ( let* ) = Result.bind in
   (* As many descriptors as the hard limit allows, and a connection limit
      that fits in them, unless the file or the command line sets one. *)
@@ -160,6 +160,19 @@ let serve flags config_file demo log_level shutdown_timeout =
       match config_file with
       | None -> Ok None
       | Some path -> Result.map Option.some (Config_file.load path)
+    in
+    let* flags =
+      if dev then (
+        let* cert, layer = Cli.dev_layer () in
+        Printf.printf
+          "braid: development certificate %s (key %s), valid until %s; trust \
+           it: curl --cacert %s\n\
+           %!"
+          cert.certificate cert.key
+          (Braid_http.Http_date.format cert.not_after)
+          cert.certificate;
+        Ok (layer @ flags))
+      else Ok flags
     in
     let* config = Cli.config ~defaults ~file flags in
     (* Sockets passed by systemd (socket activation): the server listens on
@@ -220,11 +233,12 @@ let serve flags config_file demo log_level shutdown_timeout =
                            (address_to_string tls.address)
                            (Unix.error_message e)))))
     in
-    Ok (config, listening, tls_listening)
+    (* With --dev, the certificate's settings: kept for the reloads. *)
+    Ok (config, listening, tls_listening, flags)
   in
   match configured with
   | Error msg -> `Error (false, msg)
-  | Ok (config, (plain, passed), tls) ->
+  | Ok (config, (plain, passed), tls, flags) ->
       let listening = { plain; tls; closed = Atomic.make false } in
       (* The pool's domains and the event loops share the cores. *)
       let pool =
@@ -334,14 +348,18 @@ let serve_cmd =
       `Pre "  braid serve --demo --root examples/public --port 8080";
       `Pre "  curl -d hello http://127.0.0.1:8080/reverse";
       `Pre "  curl http://127.0.0.1:8080/fib/30";
+      `Pre "  braid serve --dev --port 8080 --tls-port 8443";
+      `Pre
+        "  curl --cacert ~/.local/state/braid/dev-certificate/cert.pem \
+         https://localhost:8443/";
     ]
   in
   Cmd.v
     (Cmd.info "serve" ~doc ~man)
     Term.(
       ret
-        (const serve $ Cli.flags $ Cli.config_file $ Cli.demo $ Cli.log_level
-       $ Cli.shutdown_timeout))
+        (const serve $ Cli.flags $ Cli.config_file $ Cli.demo $ Cli.dev
+       $ Cli.log_level $ Cli.shutdown_timeout))
 
 let () =
   let doc = "Braid: OCaml 5 concurrency and an HTTP/1.1 server" in

@@ -6,15 +6,14 @@
      python3 -m websockets ws://127.0.0.1:8080/chat?name=ada
 
    Each member is one WebSocket connection (Chat_room.Room, room.ml): its
-   fiber receives and broadcasts; a second fiber of the connection (forked
-   under a switch in the upgrade callback) sends what the room posts to its
-   outbox, a bounded channel. Members may live on different event loops (domains): a
-   connection is only ever written by fibers of its own loop, and the room
-   reaches it through the channel. A member whose outbox is full (a client
-   that stopped reading while others talk) is dropped at once
-   (Websocket.abort, with close code 1013, "try again later", when a close
-   frame can still go out) instead of slowing the room down or growing
-   without bound. SIGINT or SIGTERM shuts the server down gracefully: every member
+   fiber receives and publishes to a Braid_web.Hub; a second fiber of the
+   connection (Hub.forward) sends what the hub queued for it. Members may
+   live on different event loops (domains): a connection is only ever written
+   by fibers of its own loop, and the hub reaches it through its bounded
+   queue. A member whose queue is full (a client that stopped reading while
+   others talk) is dropped at once (Websocket.abort, with close code 1013,
+   "try again later", when a close frame can still go out) instead of slowing
+   the room down or growing without bound. SIGINT or SIGTERM shuts the server down gracefully: every member
    gets close code 1001. *)
 
 open Braid_server

@@ -1,10 +1,10 @@
 (** A broadcast room over WebSocket: every message a member sends is posted to
-    every member (the sender too). Each member has a bounded outbox and a writer
-    fiber of its own connection's loop, so members may live on different event
-    loops; a member whose outbox is full (a client that stopped reading) is
-    dropped at once with {!Braid_web.Websocket.abort} (close code 1013 when a
-    close frame can still go out), even while its writer is blocked on the
-    client's full socket, instead of slowing the room down.
+    every member (the sender too), through a {!Braid_web.Hub}, so members may
+    live on different event loops. A member whose outbox is full (a client that
+    stopped reading) is dropped at once with {!Braid_web.Websocket.abort} (close
+    code 1013 when a close frame can still go out), even while its writer is
+    blocked on the client's full socket, instead of slowing the room down: the
+    hub's slow-subscriber policy ({!Braid_web.Hub.forward}).
 
     Used by [chat.exe] and by the [websocket] benchmark's server. *)
 

@@ -4,3 +4,4 @@ module Server_context = Server_context
 module Client_context = Client_context
 module Connection = Connection
 module Password = Password
+module Dev_certificate = Dev_certificate

@@ -51,3 +51,7 @@ module Connection = Connection
 (** {1 Passwords} *)
 
 module Password = Password
+
+(** {1 Development} *)
+
+module Dev_certificate = Dev_certificate

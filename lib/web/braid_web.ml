@@ -10,6 +10,7 @@ module Multipart = Multipart
 module Static = Static
 module Upgraded = Upgraded
 module Websocket = Websocket
+module Hub = Hub
 module Services = Services
 module Log_event = Log_event
 module Log = Log

@@ -53,6 +53,7 @@ module Multipart = Multipart
 module Static = Static
 module Upgraded = Upgraded
 module Websocket = Websocket
+module Hub = Hub
 
 (** {1 Services as effects} *)
 
