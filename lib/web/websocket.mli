@@ -24,9 +24,9 @@
     send, concurrently with the receiver and with other senders: each frame is
     written whole under a lock ({!Braid_sync.Mutex}), so frames never
     interleave. Sending from another domain raises [Invalid_argument]: to reach
-    a connection from elsewhere (a chat room's other members), pass messages
-    through a {!Braid_sync.Channel} to a fiber of the connection's own (see
-    [examples/chat]). Every function blocks only the calling fiber: {!receive}
+    a connection from elsewhere (a chat room's other members), publish on a
+    {!Hub} and {!Hub.forward} it to the connection, which sends from a fiber of
+    the connection's own loop. Every function blocks only the calling fiber: {!receive}
     until a message arrives, the senders while the socket is full. {!abort}
     alone may be called from any domain, and never blocks.
 
