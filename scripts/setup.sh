@@ -83,7 +83,11 @@ if [ -r /etc/os-release ] && command -v apt-get >/dev/null 2>&1; then
   . /etc/os-release
   case "${ID:-}:${VERSION_ID:-}" in
     debian:12) setup_trixie_pin; suite=trixie ;;
-    debian:13|debian:) suite="" ;;
+    # A Debian 12 this script pinned trixie on may report 13 afterwards (the
+    # OCaml libraries from trixie bring trixie's base-files along) while apt
+    # still prefers bookworm: keep asking for trixie's builds there.
+    debian:13|debian:)
+      if [ -e /etc/apt/preferences.d/braid-trixie ]; then suite=trixie; else suite=""; fi ;;
     *) die "unsupported system ${PRETTY_NAME:-unknown}: Braid's setup supports Debian 12 and 13 (or opam)" ;;
   esac
   libs=$(missing_debs $DEB_LIBS)
