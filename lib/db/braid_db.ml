@@ -29,12 +29,9 @@ module type S = sig
   include DRIVER
 
   val with_transaction :
-    connection ->
-    (connection -> ('a, Error.t) result) ->
-    ('a, Error.t) result
+    connection -> (connection -> ('a, Error.t) result) -> ('a, Error.t) result
 
   type pool
-
   type stats = { open_connections : int; idle : int; waiting : int }
 
   val pool :
@@ -78,10 +75,14 @@ module Make (D : DRIVER) = struct
             Printexc.raise_with_backtrace e bt)
 
   type pool = D.connection Pool.t
-  type stats = Pool.stats = { open_connections : int; idle : int; waiting : int }
 
-  let pool ~sw ?(max_size = 10) ?(wait_timeout = 5.) ?(max_idle = 300.) config
-      =
+  type stats = Pool.stats = {
+    open_connections : int;
+    idle : int;
+    waiting : int;
+  }
+
+  let pool ~sw ?(max_size = 10) ?(wait_timeout = 5.) ?(max_idle = 300.) config =
     Pool.create ~sw ~max_size ~wait_timeout ~max_idle
       ~connect:(fun () -> D.connect ~sw config)
       ~close:D.close ~is_usable:D.is_usable

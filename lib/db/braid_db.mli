@@ -2,11 +2,12 @@
 
     A driver ([braid_postgres], [braid_sqlite]) implements {!DRIVER}: open a
     connection, run statements with parameters, prepared statements. {!Make}
-    adds the rest of {!S}, the same for every driver: transactions and a
-    bounded pool of connections. An application uses a driver's {!S}:
+    adds the rest of {!S}, the same for every driver: transactions and a bounded
+    pool of connections. An application uses a driver's {!S}:
     {[
       module Db (D : S) = struct
-        let world_by_id = Statement.make "SELECT randomnumber FROM world WHERE id = $1"
+        let world_by_id =
+          Statement.make "SELECT randomnumber FROM world WHERE id = $1"
 
         let random_number pool id =
           D.use pool (fun c -> D.query_prepared c world_by_id [| Int id |])
@@ -17,12 +18,12 @@
     {b Domains and fibers.} A connection and a pool belong to the event loop
     ({!Braid_io.run}) of the fiber that made them, and are used from fibers of
     that loop only (a pool checks it: [Invalid_argument] otherwise). With
-    several loops ({!Braid_io.run_domains}), make one pool per loop. Every
-    call blocks only the calling fiber, never the loop: that is the point.
+    several loops ({!Braid_io.run_domains}), make one pool per loop. Every call
+    blocks only the calling fiber, never the loop: that is the point.
 
     {b Errors} are results ({!Error.t}); exceptions are for cancellation
-    ({!Braid.Cancelled}) and misuse ([Invalid_argument]). The same pooled
-    design is Dream's [sql_pool] and Caqti's [Caqti_eio.Pool]. *)
+    ({!Braid.Cancelled}) and misuse ([Invalid_argument]). The same pooled design
+    is Dream's [sql_pool] and Caqti's [Caqti_eio.Pool]. *)
 
 module Value = Value
 module Error = Error
@@ -31,8 +32,8 @@ module Statement = Statement
 type row = Value.t array
 (** A row: its columns in the order of the statement's result. *)
 
-(** What a driver provides. Each function blocks only the calling fiber, from
-    a fiber of the loop that opened the connection; one fiber at a time uses a
+(** What a driver provides. Each function blocks only the calling fiber, from a
+    fiber of the loop that opened the connection; one fiber at a time uses a
     connection. *)
 module type DRIVER = sig
   type config
@@ -41,30 +42,29 @@ module type DRIVER = sig
   type connection
 
   val connect : sw:Braid.Switch.t -> config -> (connection, Error.t) result
-  (** [connect ~sw config] opens a connection whose resources [sw] releases
-      if it finishes first. *)
+  (** [connect ~sw config] opens a connection whose resources [sw] releases if
+      it finishes first. *)
 
   val close : connection -> unit
   (** [close c] closes [c] now; idempotent. Never raises. *)
 
   val is_usable : connection -> bool
   (** [is_usable c] is false once [c] broke (it returned
-      {!Error.Connection_lost}, or a call was interrupted and could not be
-      wound down), or when a cheap check (no round trip) finds the server
-      closed it. A pool closes such a connection instead of reusing it. *)
+      {!Error.Connection_lost}, or a call was interrupted and could not be wound
+      down), or when a cheap check (no round trip) finds the server closed it. A
+      pool closes such a connection instead of reusing it. *)
 
   val query :
     connection -> ?params:Value.t array -> string -> (row list, Error.t) result
-  (** [query c ~params sql] runs [sql] with [params] bound to its
-      placeholders and returns the rows. If the fiber is cancelled meanwhile,
-      the statement is stopped (see each driver) and [query] raises
-      {!Braid.Cancelled}. *)
+  (** [query c ~params sql] runs [sql] with [params] bound to its placeholders
+      and returns the rows. If the fiber is cancelled meanwhile, the statement
+      is stopped (see each driver) and [query] raises {!Braid.Cancelled}. *)
 
   val exec :
     connection -> ?params:Value.t array -> string -> (int, Error.t) result
   (** [exec c ~params sql] runs a statement that returns no rows and is the
-      number of rows it changed ([0] for DDL). Without [params], [sql] may
-      hold several statements separated by [;]. Cancellation as {!query}. *)
+      number of rows it changed ([0] for DDL). Without [params], [sql] may hold
+      several statements separated by [;]. Cancellation as {!query}. *)
 
   val query_prepared :
     connection -> Statement.t -> Value.t array -> (row list, Error.t) result
@@ -82,9 +82,7 @@ module type S = sig
   include DRIVER
 
   val with_transaction :
-    connection ->
-    (connection -> ('a, Error.t) result) ->
-    ('a, Error.t) result
+    connection -> (connection -> ('a, Error.t) result) -> ('a, Error.t) result
   (** [with_transaction c f] runs [f c] between [BEGIN] and [COMMIT]. If [f]
       returns [Error], raises, or its fiber is cancelled, the transaction is
       rolled back (in a section protected from cancellation) and the error is
@@ -107,12 +105,12 @@ module type S = sig
     ?max_idle:float ->
     config ->
     pool
-  (** [pool ~sw config] is a pool of at most [max_size] (default 10)
-      connections to [config], opened on demand, none yet. A caller waits at
-      most [wait_timeout] seconds (default 5.) for a free connection. An idle
-      connection is closed rather than reused after [max_idle] seconds
-      (default 300.). When [sw] finishes, the idle connections are closed, and
-      the ones in use when they are given back.
+  (** [pool ~sw config] is a pool of at most [max_size] (default 10) connections
+      to [config], opened on demand, none yet. A caller waits at most
+      [wait_timeout] seconds (default 5.) for a free connection. An idle
+      connection is closed rather than reused after [max_idle] seconds (default
+      300.). When [sw] finishes, the idle connections are closed, and the ones
+      in use when they are given back.
 
       From a fiber of an event loop ({!Braid_io.run}); the pool is used from
       fibers of that loop only. Never blocks.
@@ -121,20 +119,20 @@ module type S = sig
       NaN. *)
 
   val use : pool -> (connection -> ('a, Error.t) result) -> ('a, Error.t) result
-  (** [use pool f] lends [f] a connection and takes it back when [f] returns
-      or raises. The connection is an idle one, else a new one if fewer than
+  (** [use pool f] lends [f] a connection and takes it back when [f] returns or
+      raises. The connection is an idle one, else a new one if fewer than
       [max_size] are open; else [use] waits (this fiber only) for one to be
-      given back, at most [wait_timeout], then returns
-      {!Error.Wait_timeout}. An idle connection the server closed (a restart)
-      is discarded and a new one opened: after a restart, [use] reconnects by
-      itself. [Error (Connect_failed _)] if the server cannot be reached.
+      given back, at most [wait_timeout], then returns {!Error.Wait_timeout}. An
+      idle connection the server closed (a restart) is discarded and a new one
+      opened: after a restart, [use] reconnects by itself.
+      [Error (Connect_failed _)] if the server cannot be reached.
 
       A connection that broke during [f] ({!DRIVER.is_usable} false) is closed,
       not given back. One whose statement was cancelled and wound down cleanly
       is given back.
 
-      Keep [f] to database work: the connection is held until it returns.
-      Never hand the connection to another fiber or keep it after [f].
+      Keep [f] to database work: the connection is held until it returns. Never
+      hand the connection to another fiber or keep it after [f].
 
       Raises [Invalid_argument] from another domain than the pool's.
       @raise Braid.Cancelled
@@ -145,6 +143,6 @@ module type S = sig
   (** [stats pool] counts [pool]'s connections and waiters now. *)
 end
 
+(** [Make (D)] is [D] with {!S.with_transaction} and the pool. *)
 module Make (D : DRIVER) :
   S with type config = D.config and type connection = D.connection
-(** [Make (D)] is [D] with {!S.with_transaction} and the pool. *)

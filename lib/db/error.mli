@@ -4,22 +4,21 @@
 
 type t =
   | Connect_failed of string
-      (** No connection could be opened: the server is down or refused us
-          (the driver's message says why). A pool returns it from [use]. *)
+      (** No connection could be opened: the server is down or refused us (the
+          driver's message says why). A pool returns it from [use]. *)
   | Connection_lost of string
-      (** The connection broke during the call (the server restarted or
-          closed it, the socket failed, a cancelled query could not be
-          stopped). The connection is unusable; a pool closes it rather than
-          reuse it, and opens a new one for the next caller. *)
+      (** The connection broke during the call (the server restarted or closed
+          it, the socket failed, a cancelled query could not be stopped). The
+          connection is unusable; a pool closes it rather than reuse it, and
+          opens a new one for the next caller. *)
   | Sql of { code : string; message : string }
-      (** The database refused the statement; the connection is still
-          usable. [code] is PostgreSQL's SQLSTATE (["23505"] for a unique
-          violation, ["57014"] for a cancelled statement) or SQLite's result
-          code name (["CONSTRAINT"], ["BUSY"]); [message] is the database's
-          text. *)
+      (** The database refused the statement; the connection is still usable.
+          [code] is PostgreSQL's SQLSTATE (["23505"] for a unique violation,
+          ["57014"] for a cancelled statement) or SQLite's result code name
+          (["CONSTRAINT"], ["BUSY"]); [message] is the database's text. *)
   | Wait_timeout of float
-      (** A pool had no connection free within its wait timeout (the
-          seconds given): every connection stayed in use. *)
+      (** A pool had no connection free within its wait timeout (the seconds
+          given): every connection stayed in use. *)
   | Pool_closed  (** The pool's switch has finished. *)
 
 val to_string : t -> string

@@ -22,9 +22,7 @@ let to_bool = function
 let to_text = function Text s | Blob s -> Some s | _ -> None
 
 let equal a b =
-  match (a, b) with
-  | Float x, Float y -> Float.equal x y
-  | _ -> a = b
+  match (a, b) with Float x, Float y -> Float.equal x y | _ -> a = b
 
 let pp ppf = function
   | Null -> Format.pp_print_string ppf "NULL"

@@ -2,9 +2,9 @@
     or a row's column.
 
     Each driver maps its own types onto these six (see the driver's
-    documentation for the mapping); what has no better match is {!Text}, in
-    the database's own notation (a PostgreSQL [numeric] or [timestamptz], say),
-    for the caller to parse. *)
+    documentation for the mapping); what has no better match is {!Text}, in the
+    database's own notation (a PostgreSQL [numeric] or [timestamptz], say), for
+    the caller to parse. *)
 
 type t =
   | Null  (** SQL [NULL]. *)
@@ -22,8 +22,8 @@ val to_float : t -> float option
 *)
 
 val to_bool : t -> bool option
-(** [to_bool v] is [Some b] for [Bool b] and, as SQLite stores booleans,
-    [Int 0] and [Int 1]; else [None]. *)
+(** [to_bool v] is [Some b] for [Bool b] and, as SQLite stores booleans, [Int 0]
+    and [Int 1]; else [None]. *)
 
 val to_text : t -> string option
 (** [to_text v] is [Some s] for [Text s] and [Blob s], else [None]. *)
@@ -32,5 +32,5 @@ val equal : t -> t -> bool
 (** Structural equality; [Float nan] equals itself. *)
 
 val pp : Format.formatter -> t -> unit
-(** [pp] prints a value for humans: [NULL], [true], [42], [1.5],
-    ["text"] (quoted, escaped), [<blob of 3 bytes>]. *)
+(** [pp] prints a value for humans: [NULL], [true], [42], [1.5], ["text"]
+    (quoted, escaped), [<blob of 3 bytes>]. *)
