@@ -1,6 +1,22 @@
 type t = { dir : string; mutable stopped : bool }
 
-let bin name = Filename.concat "/usr/lib/postgresql/15/bin" name
+(* Debian installs each major version under /usr/lib/postgresql/N (15 on
+   Debian 12, 17 on 13); the newest present is used. *)
+let bin_dir =
+  lazy
+    (let root = "/usr/lib/postgresql" in
+     let versions =
+       try
+         Sys.readdir root |> Array.to_list |> List.filter_map int_of_string_opt
+       with Sys_error _ -> []
+     in
+     match List.sort (fun a b -> compare b a) versions with
+     | newest :: _ -> Printf.sprintf "%s/%d/bin" root newest
+     | [] ->
+         failwith
+           "no PostgreSQL server in /usr/lib/postgresql: run scripts/setup.sh")
+
+let bin name = Filename.concat (Lazy.force bin_dir) name
 let as_root = Unix.getuid () = 0
 
 (* Runs [argv], as the postgres user when we are root; its output goes to a

@@ -1,7 +1,8 @@
-(** A throwaway PostgreSQL 15 server for the tests: [initdb] into a temporary
-    directory, listening on a Unix-domain socket in that directory only (no TCP
-    port to collide with other tests). As root, the server runs as the
-    [postgres] user, since PostgreSQL refuses to run as root. *)
+(** A throwaway PostgreSQL server (Debian's, the newest installed) for the
+    tests: [initdb] into a temporary directory, listening on a Unix-domain
+    socket in that directory only (no TCP port to collide with other tests). As
+    root, the server runs as the [postgres] user, since PostgreSQL refuses to
+    run as root. *)
 
 type t
 
