@@ -50,9 +50,9 @@ module type DRIVER = sig
 
   val is_usable : connection -> bool
   (** [is_usable c] is false once [c] broke (it returned
-      {!Error.Connection_lost}, or a call was interrupted and could not be wound
-      down), or when a cheap check (no round trip) finds the server closed it. A
-      pool closes such a connection instead of reusing it. *)
+      {!Braid_db.Error.Connection_lost}, or a call was interrupted and could not
+      be wound down), or when a cheap check (no round trip) finds the server
+      closed it. A pool closes such a connection instead of reusing it. *)
 
   val query :
     connection -> ?params:Value.t array -> string -> (row list, Error.t) result
@@ -122,14 +122,15 @@ module type S = sig
   (** [use pool f] lends [f] a connection and takes it back when [f] returns or
       raises. The connection is an idle one, else a new one if fewer than
       [max_size] are open; else [use] waits (this fiber only) for one to be
-      given back, at most [wait_timeout], then returns {!Error.Wait_timeout}. An
-      idle connection the server closed (a restart) is discarded and a new one
-      opened: after a restart, [use] reconnects by itself.
-      [Error (Connect_failed _)] if the server cannot be reached.
+      given back, at most [wait_timeout], then returns
+      {!Braid_db.Error.Wait_timeout}. An idle connection the server closed (a
+      restart) is discarded and a new one opened: after a restart, [use]
+      reconnects by itself. [Error (Connect_failed _)] if the server cannot be
+      reached.
 
-      A connection that broke during [f] ({!DRIVER.is_usable} false) is closed,
-      not given back. One whose statement was cancelled and wound down cleanly
-      is given back.
+      A connection that broke during [f] ({!Braid_db.DRIVER.is_usable} false) is
+      closed, not given back. One whose statement was cancelled and wound down
+      cleanly is given back.
 
       Keep [f] to database work: the connection is held until it returns. Never
       hand the connection to another fiber or keep it after [f].

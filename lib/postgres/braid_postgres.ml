@@ -162,7 +162,11 @@ module Driver = struct
                   }
             | exception Pg.Error e ->
                 finish pg;
-                Error (Error.Connect_failed (connection_error e))))
+                Error (Error.Connect_failed (connection_error e))
+            | exception Unix.Unix_error (e, _, _) ->
+                (* No descriptor left for the duplicate (EMFILE). *)
+                finish pg;
+                Error (Error.Connect_failed (Unix.error_message e))))
 
   let close c =
     if not c.closed then (

@@ -8,7 +8,7 @@
         |> Result.map (function [ [| Braid_db.Value.Int n |] ] -> n | _ -> 0)
     ]}
 
-    {b Threads.} A {!config} owns a {!Braid_io.Blocking} pool of its own
+    {b Threads.} A {!type-config} owns a {!Braid_io.Blocking} pool of its own
     (started with its first call; {!shutdown} ends it), so SQLite's calls never
     queue behind the process's other blocking calls, nor theirs behind a long
     query. A connection is used by one thread at a time: its fiber waits for
