@@ -42,8 +42,7 @@ let app =
   Router.(
     empty
     |> get "/fast" (fun _ -> Response.string "fast\n")
-    |> get "/slow-direct" direct
-    |> get "/slow-pool" pooled)
+    |> get "/slow-direct" direct |> get "/slow-pool" pooled)
 
 (* A blocking HTTP/1.1 client: sends GET [target], returns a function that
    reads the whole response (the server closes after it). *)
@@ -51,7 +50,8 @@ let request port target =
   let s = Unix.socket PF_INET SOCK_STREAM 0 in
   Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
   let req =
-    Printf.sprintf "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" target
+    Printf.sprintf "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+      target
   in
   ignore (Unix.write_substring s req 0 (String.length req));
   fun () ->
@@ -79,11 +79,13 @@ let measure port slow_route =
   let fast_ms = (now () -. fast_started) *. 1000. in
   ignore (slow ());
   let slow_ms = (now () -. slow_started) *. 1000. in
-  Printf.printf "%-12s  slow query %8.0f ms   unrelated /fast request %8.1f ms\n%!"
+  Printf.printf
+    "%-12s  slow query %8.0f ms   unrelated /fast request %8.1f ms\n%!"
     slow_route slow_ms fast_ms
 
 let client port =
-  Printf.printf "slow query: count to %d in a recursive CTE, one event loop\n%!" rows;
+  Printf.printf "slow query: count to %d in a recursive CTE, one event loop\n%!"
+    rows;
   for _ = 1 to 3 do
     measure port "/slow-direct";
     measure port "/slow-pool"
@@ -92,7 +94,10 @@ let client port =
 
 let () =
   let config =
-    { Braid_server.Config.default with listen = ADDR_INET (Unix.inet_addr_loopback, 0) }
+    {
+      Braid_server.Config.default with
+      listen = ADDR_INET (Unix.inet_addr_loopback, 0);
+    }
   in
   let background () =
     Braid_io.Switch.run @@ fun sw ->
