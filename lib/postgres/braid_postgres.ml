@@ -199,6 +199,8 @@ module Driver = struct
     c.broken <- Some message;
     Error (Error.Connection_lost message)
 
+  let cancel_retry = 0.5
+
   (* The binding's [request_cancel] sends libpq's cancel request only while
      another thread is inside a call on the connection (it was made for
      blocking use), never between two non-blocking calls as here; and the
@@ -226,10 +228,20 @@ module Driver = struct
      so that the connection is clean. Runs protected from the cancellation
      that brought us here, bounded by [cancel_timeout]. *)
   let cancel c =
+    (* A server process that had not yet begun the statement when the request
+       came ignores it (it cancels only a running statement): so the request
+       is repeated every [cancel_retry] seconds until the results come. The
+       results already read are dropped, so giving up a read is harmless. *)
+    let rec until_stopped () =
+      request_cancel c;
+      match
+        Braid_io.Time.timeout cancel_retry (fun () -> all_results c None)
+      with
+      | Some _ -> ()
+      | None -> until_stopped ()
+    in
     let wound_down =
-      Braid_io.Time.timeout c.config.cancel_timeout (fun () ->
-          request_cancel c;
-          ignore (all_results c None))
+      Braid_io.Time.timeout c.config.cancel_timeout until_stopped
     in
     match wound_down with
     | Some () -> ()
