@@ -8,7 +8,7 @@ set -eu
 
 OCAML_LIBS="saturn backoff multicore-magic lwt angstrom alcotest qcheck qcheck-stm
 qcheck-lin dscheck cmdliner logs fmt mtime ptime uri cohttp-lwt-unix crowbar
-bigstringaf cstruct magic-mime sha base64 mdx yojson odoc ssl tyxml"
+bigstringaf cstruct magic-mime sha base64 mdx yojson odoc ssl tyxml postgresql sqlite3"
 DEB_LIBS="ocaml-nox ocaml-dune ocaml-findlib ocamlformat libsaturn-ocaml-dev
 libbackoff-ocaml-dev libmulticore-magic-ocaml-dev liblwt-ocaml-dev
 libangstrom-ocaml-dev libalcotest-ocaml-dev libqcheck-ocaml-dev
@@ -17,14 +17,16 @@ libcmdliner-ocaml-dev liblogs-ocaml-dev libfmt-ocaml-dev libmtime-ocaml-dev
 libptime-ocaml-dev liburi-ocaml-dev libcohttp-lwt-unix-ocaml-dev
 libcrowbar-ocaml-dev libbigstringaf-ocaml-dev libcstruct-ocaml-dev
 libmagic-mime-ocaml-dev libsha-ocaml-dev libbase64-ocaml-dev libmdx-ocaml-dev
-libyojson-ocaml-dev ocaml-odoc libssl-ocaml-dev openssl libtyxml-ocaml-dev"
+libyojson-ocaml-dev ocaml-odoc libssl-ocaml-dev openssl libtyxml-ocaml-dev
+libpostgresql-ocaml-dev libsqlite3-ocaml-dev"
 # Tools from the base suite: load generators, peers and the report's charts;
 # python3-websockets is the real WebSocket client of the server's tests;
 # chromium, chromium-driver and python3-selenium run the browser test
-# (test/browser).
+# (test/browser); postgresql is the server test/db starts in a temporary
+# directory.
 DEB_TOOLS="curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
 python3-websockets procps systemd haproxy chromium chromium-driver
-python3-selenium"
+python3-selenium postgresql"
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -101,7 +103,7 @@ if [ -r /etc/os-release ] && command -v apt-get >/dev/null 2>&1; then
 elif command -v opam >/dev/null 2>&1; then
   ocaml_ok || die "opam found but no OCaml >= 5.3 in the current switch: opam switch create 5.3.0"
   opam install -y dune $OCAML_LIBS
-  say "install curl, wrk, httperf, nginx, h2o, gnuplot, Python's websockets and selenium, Chromium and chromedriver with your system's package manager for the tests and benchmarks"
+  say "install curl, wrk, httperf, nginx, h2o, gnuplot, Python's websockets and selenium, Chromium and chromedriver, and the PostgreSQL server (and libpq and SQLite's headers, for opam's postgresql and sqlite3) with your system's package manager for the tests and benchmarks"
 else
   die "unsupported system: need Debian 12/13 (apt) or opam"
 fi
