@@ -16,6 +16,9 @@ cargo_bin="${CARGO:-$(command -v cargo || echo "$HOME/.cargo/bin/cargo")}"
 build_go() {
   echo "build-web: Go peer with $("$go_bin" version)"
   (cd "$here/web-go" && nice -n 10 "$go_bin" build -trimpath -o "$out/web-go" .)
+  # What the benchmark's table names the peer by.
+  echo "go: $("$go_bin" env GOVERSION), net/http, pgx $(awk '{for (i = 1; i < NF; i++) if ($i == "github.com/jackc/pgx/v5") print $(i + 1)}' "$here/web-go/go.mod")" \
+    >"$out/web-go.version"
 }
 
 build_rust() {
@@ -23,6 +26,11 @@ build_rust() {
   (cd "$here/web-rust" &&
     CARGO_TARGET_DIR="$out/web-rust-target" nice -n 10 "$cargo_bin" build --release --locked)
   cp "$out/web-rust-target/release/web-rust" "$out/web-rust"
+  crate() { awk -v n="$1" '$0 == "name = \"" n "\"" {getline; gsub(/[^0-9.]/, ""); print; exit}' "$here/web-rust/Cargo.lock"; }
+  rustc_bin="$(dirname "$cargo_bin")/rustc"
+  [ -x "$rustc_bin" ] || rustc_bin=rustc
+  echo "rust: $("$rustc_bin" --version | awk '{print $2}'), axum $(crate axum), tokio $(crate tokio), tokio-postgres $(crate tokio-postgres), deadpool-postgres $(crate deadpool-postgres)" \
+    >"$out/web-rust.version"
 }
 
 targets=("$@")

@@ -81,9 +81,24 @@ let tests =
 let source_root () = Filename.dirname (Filename.dirname (results_dir ()))
 let peer_dir () = Filename.concat (source_root ()) "bench/peers/_build"
 
+(* The peer's sources, whose change the binary must not predate. *)
+let peer_sources = function
+  | "web-go" -> [ "web-go/main.go"; "web-go/go.mod" ]
+  | _ -> [ "web-rust/src/main.rs"; "web-rust/Cargo.toml" ]
+
 let peer_binary name =
   let path = Filename.concat (peer_dir ()) name in
-  if Sys.file_exists path then path
+  if Sys.file_exists path then (
+    let built = (Unix.stat path).st_mtime in
+    List.iter
+      (fun src ->
+        let src = Filename.concat (Filename.dirname (peer_dir ())) src in
+        if Sys.file_exists src && (Unix.stat src).st_mtime > built then
+          progress
+            "web: %s is newer than %s: rebuild with bench/peers/build-web.sh"
+            src path)
+      (peer_sources name);
+    path)
   else
     failwith
       (Printf.sprintf
@@ -535,7 +550,17 @@ let run ~quick =
                 run_round db ~tally ~missing ~round ~rounds ~seconds ~warm_up)
               [] (List.init rounds succ)
           in
+          let built name =
+            match
+              In_channel.with_open_bin
+                (Filename.concat (peer_dir ()) (name ^ ".version"))
+                In_channel.input_line
+            with
+            | Some v -> [ row (String.trim v) "peer, as built" nan "" ]
+            | None | (exception Sys_error _) -> []
+          in
           (load :: figures ~tally ~missing ~labels)
+          @ built "web-go" @ built "web-rust"
           @ [
               row (Postgres.version ()) "database, pinned to core 1 with wrk"
                 nan "";
