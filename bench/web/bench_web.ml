@@ -86,6 +86,8 @@ let peer_sources = function
   | "web-go" -> [ "web-go/main.go"; "web-go/go.mod" ]
   | _ -> [ "web-rust/src/main.rs"; "web-rust/Cargo.toml" ]
 
+(* [None] if not built: the peer is then left out, said on stderr and in
+   the table, as the other benchmarks leave out a peer not installed. *)
 let peer_binary name =
   let path = Filename.concat (peer_dir ()) name in
   if Sys.file_exists path then (
@@ -98,14 +100,10 @@ let peer_binary name =
             "web: %s is newer than %s: rebuild with bench/peers/build-web.sh"
             src path)
       (peer_sources name);
-    path)
-  else
-    failwith
-      (Printf.sprintf
-         "web: %s is missing: build the peers with bench/peers/build-web.sh \
-          (Go and Rust toolchains; modules from the Go module proxy, crates \
-          from crates.io)"
-         path)
+    Some path)
+  else None
+
+let how_to_build = "not built: run bench/peers/build-web.sh"
 
 let start_braid ~url ~port =
   let proc =
@@ -122,19 +120,22 @@ let start_braid ~url ~port =
   (proc, fun () -> Procs.stop proc)
 
 let start_peer name ~url ~port =
-  let proc =
-    Procs.spawn ~cpu:Bench_server.server_cpu ~name
-      [ peer_binary name; string_of_int port; url; string_of_int pool_size ]
-      ~port
-  in
-  (proc, fun () -> Procs.stop proc)
+  Option.map
+    (fun binary ->
+      let proc =
+        Procs.spawn ~cpu:Bench_server.server_cpu ~name
+          [ binary; string_of_int port; url; string_of_int pool_size ]
+          ~port
+      in
+      (proc, fun () -> Procs.stop proc))
+    (peer_binary name)
 
 let start_servers ~url =
   Peers.start_all ~experiment:"web"
     [
       ("braid", fun ~port -> Some (start_braid ~url ~port));
-      ("go", fun ~port -> Some (start_peer "web-go" ~url ~port));
-      ("rust", fun ~port -> Some (start_peer "web-rust" ~url ~port));
+      ("go", start_peer "web-go" ~url);
+      ("rust", start_peer "web-rust" ~url);
     ]
 
 (* {1 Checking the answers} *)
@@ -533,7 +534,20 @@ let run ~quick =
   let rounds = if quick then 2 else 3
   and seconds = if quick then 1 else 5
   and warm_up = if quick then None else Some 1 in
-  List.iter (fun p -> ignore (peer_binary p)) [ "web-go"; "web-rust" ];
+  let unbuilt =
+    List.filter_map
+      (fun (label, name) ->
+        match peer_binary name with
+        | Some _ -> None
+        | None ->
+            progress
+              "web: %s/%s is missing, %s left out: build the peers with \
+               bench/peers/build-web.sh (Go and Rust toolchains; modules from \
+               the Go module proxy, crates from crates.io)"
+              (peer_dir ()) name label;
+            Some (row label how_to_build nan ""))
+      [ ("go", "web-go"); ("rust", "web-rust") ]
+  in
   let load =
     row "machine" "load average (1 min) at start" (load_average ()) ""
   in
@@ -551,16 +565,19 @@ let run ~quick =
               [] (List.init rounds succ)
           in
           let built name =
-            match
-              In_channel.with_open_bin
-                (Filename.concat (peer_dir ()) (name ^ ".version"))
-                In_channel.input_line
-            with
-            | Some v -> [ row (String.trim v) "peer, as built" nan "" ]
-            | None | (exception Sys_error _) -> []
+            if not (Sys.file_exists (Filename.concat (peer_dir ()) name)) then
+              []
+            else
+              match
+                In_channel.with_open_bin
+                  (Filename.concat (peer_dir ()) (name ^ ".version"))
+                  In_channel.input_line
+              with
+              | Some v -> [ row (String.trim v) "peer, as built" nan "" ]
+              | None | (exception Sys_error _) -> []
           in
           (load :: figures ~tally ~missing ~labels)
-          @ built "web-go" @ built "web-rust"
+          @ unbuilt @ built "web-go" @ built "web-rust"
           @ [
               row (Postgres.version ()) "database, pinned to core 1 with wrk"
                 nan "";
