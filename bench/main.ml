@@ -25,6 +25,7 @@ let experiments : experiment list =
     Bench_static.experiment;
     Bench_tls.experiment;
     Bench_websocket.experiment;
+    Bench_web.experiment;
   ]
 
 let run_one ~quick (e : experiment) =
@@ -88,6 +89,7 @@ let main names quick =
    this one's run here. *)
 let () =
   Bench_fib_server.dispatch ();
+  Bench_web.dispatch ();
   Option.iter
     (fun role ->
       prerr_endline ("bench: unknown server role " ^ role);

@@ -233,6 +233,33 @@ let entries =
       chart = Bars (fun r -> r.unit = "msg/s");
     };
     {
+      name = "web";
+      title = "The TechEmpower tests on PostgreSQL: Braid vs Go and Rust";
+      question =
+        "The TechEmpower Framework Benchmarks' six tests (plaintext, JSON, one \
+         query, 20 queries, fortunes with HTML escaping, 20 updates) against a \
+         temporary PostgreSQL 15 cluster (synchronous_commit off, as TFB), \
+         side by side with what a user would pick instead: Go net/http + pgx \
+         (pgxpool) and Rust axum + tokio-postgres (deadpool-postgres), sources \
+         in bench/peers, built by bench/peers/build-web.sh. Every server on \
+         core 0 (Go and tokio see one CPU, Braid runs one event loop), wrk \
+         (one thread) and PostgreSQL on core 1; 8 database connections per \
+         server; wrk at 128 connections for plaintext and JSON, 256 for the \
+         database tests. Each round starts the three afresh and checks every \
+         answer as TFB's verifier would (status, Server and Date, JSON shape, \
+         the queries count's clamping, the escaped fortunes page, updates \
+         written), then the servers take turns at each test; medians over \
+         rounds, server and database CPU from /proc over wrk's requests. A wrk \
+         run with a socket error or a non-2xx answer fails its cell. A test \
+         that a server answers with 501 is shown as not implemented (Braid's \
+         database tests until braid_postgres lands).";
+      published =
+        "TechEmpower rounds rank frameworks by req/s on 28-core machines; \
+         nothing here compares with those figures, only the ratios.";
+      target = "≥ 1.0× Go on every test; the Rust ratio reported (aim ≥ 1.0×).";
+      chart = Bars (fun r -> r.metric = "ratio" && contains ~sub:"req/s" r.name);
+    };
+    {
       name = "lwt-bridge";
       title = "Lwt bridge";
       question =
