@@ -1,6 +1,7 @@
 module Value = Value
 module Error = Error
 module Statement = Statement
+module Session_store = Session_store
 
 type row = Value.t array
 

@@ -28,6 +28,7 @@
 module Value = Value
 module Error = Error
 module Statement = Statement
+module Session_store = Session_store
 
 type row = Value.t array
 (** A row: its columns in the order of the statement's result. *)

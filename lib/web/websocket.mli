@@ -26,9 +26,9 @@
     interleave. Sending from another domain raises [Invalid_argument]: to reach
     a connection from elsewhere (a chat room's other members), publish on a
     {!Hub} and {!Hub.forward} it to the connection, which sends from a fiber of
-    the connection's own loop. Every function blocks only the calling fiber: {!receive}
-    until a message arrives, the senders while the socket is full. {!abort}
-    alone may be called from any domain, and never blocks.
+    the connection's own loop. Every function blocks only the calling fiber:
+    {!receive} until a message arrives, the senders while the socket is full.
+    {!abort} alone may be called from any domain, and never blocks.
 
     {b What is checked} (a client's frame that breaks a rule fails the
     connection: a close frame with the code goes out, {!receive} returns

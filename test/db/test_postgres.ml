@@ -273,6 +273,13 @@ let test_loop_not_stalled () =
     Alcotest.failf "another fiber ran %d times during a slow query"
       ticks_during_query
 
+module Session_store_cases =
+  Session_cases.Make
+    (Braid_postgres)
+    (struct
+      let with_pool f = with_pool f
+    end)
+
 let () =
   Alcotest.run "braid_postgres"
     [
@@ -288,4 +295,5 @@ let () =
             test_loop_not_stalled;
           Alcotest.test_case "server killed mid-query" `Quick test_server_killed;
         ] );
+      ("session store", Session_store_cases.cases);
     ]

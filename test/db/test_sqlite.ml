@@ -169,6 +169,13 @@ let test_pool_exhaustion () =
     "served once given back" [ [| Int 3 |] ]
     (ok (query pool "SELECT 3"))
 
+module Session_store_cases =
+  Session_cases.Make
+    (Braid_sqlite)
+    (struct
+      let with_pool f = with_pool f
+    end)
+
 let () =
   Alcotest.run "braid_sqlite"
     [
@@ -182,4 +189,5 @@ let () =
           Alcotest.test_case "cancelled by a timeout" `Quick test_cancelled;
           Alcotest.test_case "pool exhaustion" `Quick test_pool_exhaustion;
         ] );
+      ("session store", Session_store_cases.cases);
     ]
