@@ -1,115 +1,184 @@
-(* The example application, called in memory (Testing.call): no socket. *)
+(* The to-do application in memory: a browser-like client (cookie jar, CSRF
+   tokens) through the whole server, on a real SQLite file. *)
 
 open Braid_server
-open Braid_web
+module Client = Testing.Client
+module Ws = Testing.Websocket_client
 
 let check_int = Alcotest.(check int)
-let check_string = Alcotest.(check string)
+let check_bool = Alcotest.(check bool)
 
+let contains s sub =
+  let n = String.length s and m = String.length sub in
+  let rec at i = i + m <= n && (String.sub s i m = sub || at (i + 1)) in
+  at 0
+
+(* A fresh database and attachment directory per test, in a loop. *)
 let with_app f =
-  Braid_pool.with_pool ~domains:1 @@ fun pool ->
-  let memory = In_memory.create () in
-  In_memory.add_file memory "/www/index.html" "<h1>Notes</h1>";
-  In_memory.add_file memory "/www/style.css" "body {}";
-  let app = Webapp.App.router ~pool ~root:"/www" in
-  let call ?meth ?headers ?body target =
-    Testing.call ?meth ?headers ?body ~memory app target
+  let dir = Filename.temp_dir "todo" "" in
+  let files = Filename.concat dir "files" in
+  Sys.mkdir files 0o700;
+  let database = Braid_sqlite.config (Filename.concat dir "todo.db") in
+  Fun.protect
+    ~finally:(fun () ->
+      Braid_sqlite.shutdown database;
+      ignore (Sys.command ("rm -rf " ^ Filename.quote dir)))
+    (fun () ->
+      Braid_io.run @@ fun () ->
+      Braid_io.Switch.run @@ fun sw ->
+      match Webapp.App.create ~files (Braid_sqlite.pool ~sw database) with
+      | Ok app ->
+          let router = Webapp.App.router app in
+          let memory = Braid_web.In_memory.create () in
+          f (fun () -> Client.create ~memory ~files:`Disk router)
+      | Error e -> Alcotest.fail (Braid_db.Error.to_string e))
+
+let sign_up client name =
+  ignore (Client.get client "/signup");
+  Client.follow client
+    (Client.post_form client "/signup"
+       [ ("username", name); ("password", "correct horse") ])
+
+let accounts () =
+  with_app @@ fun browser ->
+  let ada = browser () in
+  let r = Client.get ada "/" in
+  check_int "logged out: redirected" 303 r.status;
+  Alcotest.(check (option string))
+    "to the log-in page" (Some "/login")
+    (Testing.header r "location");
+  let home = sign_up ada "ada" in
+  check_bool "signed up and in" true (contains home.body "ada&#39;s to-do list" || contains home.body "ada's to-do list");
+  let again = sign_up (browser ()) "ada" in
+  check_bool "a taken name is said so" true (contains again.body "taken");
+  let intruder = browser () in
+  ignore (Client.get intruder "/login");
+  let r =
+    Client.follow intruder
+      (Client.post_form intruder "/login"
+         [ ("username", "ada"); ("password", "guess") ])
   in
-  f call
+  check_bool "a wrong password is refused" true
+    (contains r.body "Wrong user name or password");
+  ignore (Client.post_form ada "/logout" []);
+  check_int "logged out" 303 (Client.get ada "/").status;
+  ignore (Client.get ada "/login");
+  let r =
+    Client.follow ada
+      (Client.post_form ada "/login"
+         [ ("username", "ada"); ("password", "correct horse") ])
+  in
+  check_bool "logged in again" true (contains r.body "<ul id=\"items\">")
 
-let pages () =
-  with_app @@ fun call ->
-  check_string "hello" "Hello, ada!\n" (call "/hello/ada").body;
-  check_string "greeting" "Good day, ada!\n"
-    (call "/hello/ada?greeting=Good+day").body;
-  check_int "bad query" 400 (call "/hello/ada?greeting=%zz").status;
-  check_string "index" "<h1>Notes</h1>" (call "/").body;
-  let r = call "/style.css" in
-  check_string "static" "body {}" r.body;
-  Alcotest.(check (option string))
-    "type" (Some "text/css")
-    (Testing.header r "content-type");
-  let r = call "/nowhere" in
-  check_int "404" 404 r.status;
-  check_string "custom page" "<h1>Not found</h1><p><a href=\"/\">Home</a></p>\n"
-    r.body;
-  Alcotest.(check (option string))
-    "middleware on the 404" (Some "nosniff")
-    (Testing.header r "x-content-type-options");
-  check_int "405" 405 (call ~meth:DELETE "/me").status;
-  check_string "countdown, streamed" "2\n1\n0\n" (call "/countdown?from=2").body
-
-let session () =
-  with_app @@ fun call ->
-  let form = [ ("Content-Type", "application/x-www-form-urlencoded") ] in
-  let r = call ~meth:POST ~headers:form ~body:"user=Ada+L%C3%B8vel" "/login" in
-  check_int "303" 303 r.status;
-  let cookie = Option.get (Testing.header r "set-cookie") in
-  check_string "Set-Cookie"
-    "user=u=Ada+L%C3%B8vel; Path=/; HttpOnly; SameSite=Lax" cookie;
-  let value = List.hd (String.split_on_char ';' cookie) in
-  let r = call ~headers:[ ("Cookie", value) ] "/me" in
-  check_string "me" {|{"user":"Ada Løvel"}|} r.body;
-  check_int "anonymous" 401 (call "/me").status;
-  check_int "bad cookie" 400
-    (call ~headers:[ ("Cookie", "a b=1") ] "/me").status;
-  check_int "no user" 400
-    (call ~meth:POST ~headers:form ~body:"user=" "/login").status
+let items_and_csrf () =
+  with_app @@ fun browser ->
+  let ada = browser () in
+  ignore (sign_up ada "ada");
+  let r = Client.post_form ada "/items" [ ("title", "<b>milk</b>") ] in
+  check_int "added" 303 r.status;
+  let home = Client.get ada "/" in
+  check_bool "listed, escaped" true (contains home.body "&lt;b&gt;milk&lt;/b&gt;");
+  let forged =
+    Client.post_form ada "/items"
+      [ ("title", "forged"); ("csrf_token", "not-a-token") ]
+  in
+  check_int "a forged form: 403" 403 forged.status;
+  check_bool "and nothing added" false
+    (contains (Client.get ada "/").body "forged");
+  let other = browser () in
+  ignore (sign_up other "grace");
+  check_bool "another user's list is theirs" false
+    (contains (Client.get other "/").body "milk")
 
 let api () =
-  with_app @@ fun call ->
-  let json = [ ("Content-Type", "application/json") ] in
-  let post body = call ~meth:POST ~headers:json ~body "/api/notes" in
-  check_int "created" 201 (post {|{"text": "milk"}|}).status;
-  check_int "created" 201 (post {|{"text": "eggs"}|}).status;
-  check_int "invalid JSON" 400 (post {|{"text": |}).status;
-  check_int "wrong shape" 422 (post {|{"txt": "x"}|}).status;
-  check_string "list" {|["milk","eggs"]|} (call "/api/notes").body;
-  check_string "fib on the pool" {|{"n":20,"fib":6765}|}
-    (call "/api/fib/20").body;
-  check_int "fib bound" 400 (call "/api/fib/99").status
+  with_app @@ fun browser ->
+  let ada = browser () in
+  ignore (sign_up ada "ada");
+  let token = Option.get (Client.csrf_token ada) in
+  let json = "application/json" in
+  let refused = Client.post ada ~content_type:json ~body:{|{"title":"x"}|} "/api/items" in
+  check_int "no X-CSRF-Token: 403" 403 refused.status;
+  let created =
+    Client.post ada ~content_type:json
+      ~headers:[ ("X-CSRF-Token", token) ]
+      ~body:{|{"title":"eggs"}|} "/api/items"
+  in
+  check_int "created" 201 created.status;
+  let list = Client.get ada "/api/items" in
+  Alcotest.(check string)
+    "listed" {|[{"id":1,"title":"eggs","attachment":false}]|} list.body
 
-let upload () =
-  with_app @@ fun call ->
-  let body =
-    "--b\r\n\
-     Content-Disposition: form-data; name=\"file\"; filename=\"x.bin\"\r\n\
-     \r\n" ^ String.make 100_000 'x' ^ "\r\n--b--\r\n"
+let multipart ~token ~file =
+  let boundary = "XyZ" in
+  let part name ?filename value =
+    Printf.sprintf
+      "--%s\r\nContent-Disposition: form-data; name=\"%s\"%s\r\n\r\n%s\r\n"
+      boundary name
+      (match filename with Some f -> "; filename=\"" ^ f ^ "\"" | None -> "")
+      value
   in
-  let r =
-    call ~meth:POST
-      ~headers:[ ("Content-Type", "multipart/form-data; boundary=b") ]
-      ~body "/upload"
+  ( "multipart/form-data; boundary=" ^ boundary,
+    (match token with Some t -> part "csrf_token" t | None -> "")
+    ^ part "file" ~filename:"note.txt" file
+    ^ "--" ^ boundary ^ "--\r\n" )
+
+let attachments () =
+  with_app @@ fun browser ->
+  let ada = browser () in
+  ignore (sign_up ada "ada");
+  ignore (Client.post_form ada "/items" [ ("title", "report") ]);
+  ignore (Client.get ada "/");
+  let token = Client.csrf_token ada in
+  let content_type, body = multipart ~token:None ~file:"forged" in
+  check_int "no token: 403" 403
+    (Client.post ada ~content_type ~body "/items/1/attachment").status;
+  check_int "nothing stored" 404 (Client.get ada "/items/1/attachment").status;
+  let content_type, body = multipart ~token ~file:"the report" in
+  check_int "uploaded" 303
+    (Client.post ada ~content_type ~body "/items/1/attachment").status;
+  let r = Client.get ada "/items/1/attachment" in
+  check_int "downloaded" 200 r.status;
+  Alcotest.(check string) "its content" "the report" r.body;
+  let other = browser () in
+  ignore (sign_up other "grace");
+  check_int "not another user's" 404
+    (Client.get other "/items/1/attachment").status
+
+let live_updates () =
+  with_app @@ fun browser ->
+  let tab1 = browser () in
+  ignore (sign_up tab1 "ada");
+  let tab2 = browser () in
+  List.iter
+    (fun (n, v) -> Client.set_cookie tab2 n v)
+    (Client.cookies tab1);
+  let received =
+    Ws.connect tab2 "/updates" (fun ws ->
+        ignore (Client.post_form tab1 "/items" [ ("title", "bread") ]);
+        Ws.receive ws)
   in
-  check_string "sizes" {|{"file":100000}|} r.body;
-  check_int "truncated" 400
-    (call ~meth:POST
-       ~headers:[ ("Content-Type", "multipart/form-data; boundary=b") ]
-       ~body:(String.sub body 0 5000) "/upload")
-      .status;
-  (* The route's own limit, 10 MiB, above the server's 1 MiB
-     (Config.default). *)
-  let big =
-    "--b\r\n\
-     Content-Disposition: form-data; name=\"file\"; filename=\"x.bin\"\r\n\
-     \r\n" ^ String.make 2_000_000 'x' ^ "\r\n--b--\r\n"
-  in
-  let r =
-    call ~meth:POST
-      ~headers:[ ("Content-Type", "multipart/form-data; boundary=b") ]
-      ~body:big "/upload"
-  in
-  check_int "2 MB under the route's 10 MiB" 200 r.status;
-  check_string "2 MB sizes" {|{"file":2000000}|} r.body
+  match received with
+  | Ok (`Text html) ->
+      check_bool "the new item, as HTML" true (contains html "<li>bread")
+  | Ok _ -> Alcotest.fail "not a text message"
+  | Error r -> Alcotest.failf "handshake refused: %d" r.status
+
+let error_page () =
+  with_app @@ fun browser ->
+  let r = Client.get (browser ()) "/nowhere" in
+  check_int "404" 404 r.status;
+  check_bool "the application's page" true (contains r.body "Error 404")
 
 let () =
-  Alcotest.run "webapp example"
+  Alcotest.run "todo"
     [
-      ( "app",
+      ( "todo",
         [
-          Alcotest.test_case "pages, static files, 404" `Quick pages;
-          Alcotest.test_case "session cookie" `Quick session;
-          Alcotest.test_case "JSON API, pool" `Quick api;
-          Alcotest.test_case "upload" `Quick upload;
+          Alcotest.test_case "accounts" `Quick accounts;
+          Alcotest.test_case "items and CSRF" `Quick items_and_csrf;
+          Alcotest.test_case "JSON API" `Quick api;
+          Alcotest.test_case "attachments" `Quick attachments;
+          Alcotest.test_case "live updates" `Quick live_updates;
+          Alcotest.test_case "error page" `Quick error_page;
         ] );
     ]
