@@ -1,0 +1,4 @@
+module Error_code = Error_code
+module Violation = Violation
+module Huffman = Huffman
+module Hpack = Hpack
