@@ -1,6 +1,6 @@
-(** HTTP/2 without I/O (RFC 9113): the frame codec and HPACK header
-    compression (RFC 7541), with the limits and error codes a server needs
-    against hostile peers. Pure: any domain, never blocks. *)
+(** HTTP/2 without I/O (RFC 9113): the frame codec and HPACK header compression
+    (RFC 7541), with the limits and error codes a server needs against hostile
+    peers. Pure: any domain, never blocks. *)
 
 (** {1 Errors} *)
 

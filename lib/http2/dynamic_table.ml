@@ -59,7 +59,7 @@ let grow t =
 let add t name value =
   let n = entry_size name value in
   if n > t.max_size then evict_to t 0
-  else begin
+  else (
     evict_to t (t.max_size - n);
     if t.length = capacity t then grow t;
     let cap = capacity t in
@@ -67,8 +67,7 @@ let add t name value =
     t.names.(t.newest) <- name;
     t.values.(t.newest) <- value;
     t.length <- t.length + 1;
-    t.size <- t.size + n
-  end
+    t.size <- t.size + n)
 
 let set_max_size t n =
   t.max_size <- n;

@@ -1,7 +1,7 @@
-(** HPACK's dynamic table (RFC 7541 §2.3.2, §4): the most recently added
-    field first, evicted oldest first to keep its size within a maximum. A
-    field's size is 32 plus the lengths of its name and value (§4.1). Private
-    to {!Hpack}: the encoder and the decoder each hold one. *)
+(** HPACK's dynamic table (RFC 7541 §2.3.2, §4): the most recently added field
+    first, evicted oldest first to keep its size within a maximum. A field's
+    size is 32 plus the lengths of its name and value (§4.1). Private to
+    {!Hpack}: the encoder and the decoder each hold one. *)
 
 type t
 
@@ -27,9 +27,9 @@ val value : t -> int -> string
 
 val add : t -> string -> string -> unit
 (** [add t name value] inserts the entry as the newest, evicting the oldest
-    entries until it fits; an entry larger than [max_size t] empties the
-    table and is not inserted (§4.4: not an error). *)
+    entries until it fits; an entry larger than [max_size t] empties the table
+    and is not inserted (§4.4: not an error). *)
 
 val set_max_size : t -> int -> unit
-(** [set_max_size t n] sets the maximum, evicting the oldest entries until
-    the size is at most [n]. *)
+(** [set_max_size t n] sets the maximum, evicting the oldest entries until the
+    size is at most [n]. *)

@@ -198,7 +198,8 @@ module Decoder = struct
     if n < Dynamic_table.max_size t.table then t.update_required <- true
 
   let pp_error ppf = function
-    | Compression_error reason -> Format.fprintf ppf "compression error: %s" reason
+    | Compression_error reason ->
+        Format.fprintf ppf "compression error: %s" reason
     | Header_list_too_large { limit } ->
         Format.fprintf ppf "header list larger than %d bytes" limit
     | Malformed reason -> Format.fprintf ppf "malformed field block: %s" reason
@@ -222,8 +223,7 @@ module Decoder = struct
   (* {2 Field validity (RFC 9113 §8.2.1)} *)
 
   (* A name byte must be visible ASCII other than an uppercase letter. *)
-  let valid_name_byte c =
-    c > ' ' && c < '\x7f' && not (c >= 'A' && c <= 'Z')
+  let valid_name_byte c = c > ' ' && c < '\x7f' && not (c >= 'A' && c <= 'Z')
 
   let check_name name ~from =
     for i = from to String.length name - 1 do
@@ -237,14 +237,13 @@ module Decoder = struct
 
   let check_value value =
     let n = String.length value in
-    if n > 0 then begin
+    if n > 0 then (
       let first = String.unsafe_get value 0
       and last = String.unsafe_get value (n - 1) in
       if first = ' ' || first = '\t' || last = ' ' || last = '\t' then
         invalid "field value with surrounding whitespace";
-      if String.exists (fun c -> c = '\000' || c = '\r' || c = '\n') value
-      then invalid "NUL, CR or LF in a field value"
-    end
+      if String.exists (fun c -> c = '\000' || c = '\r' || c = '\n') value then
+        invalid "NUL, CR or LF in a field value")
 
   (* The block being decoded. The fields are kept (newest first) until the
      list grows too large or turns out malformed; after that they are only
@@ -259,21 +258,19 @@ module Decoder = struct
 
   let keep t block ~trusted name value never_indexed =
     block.list_size <- block.list_size + Dynamic_table.entry_size name value;
-    if block.list_size > t.max_header_list_size then begin
+    if block.list_size > t.max_header_list_size then (
       block.too_large <- true;
       block.pseudo <- [];
-      block.regular <- []
-    end
+      block.regular <- [])
     else if block.malformed = None && not block.too_large then
       match
         let is_pseudo = String.length name > 0 && name.[0] = ':' in
         (* Static entries are valid fields; only names are checked for
            them, since a pseudo-header may still be out of place. *)
-        if not trusted then begin
+        if not trusted then (
           if name = "" then invalid "empty field name";
           check_name name ~from:(if is_pseudo then 1 else 0);
-          check_value value
-        end;
+          check_value value);
         if is_pseudo && block.regular <> [] then
           invalid "pseudo-header field after a regular field";
         is_pseudo
@@ -306,7 +303,8 @@ module Decoder = struct
         else
           let byte = Char.code (Bytes.unsafe_get b pos) in
           let v = v + ((byte land 0x7f) lsl shift) in
-          if byte land 0x80 = 0 then (v, pos + 1) else more v (shift + 7) (pos + 1)
+          if byte land 0x80 = 0 then (v, pos + 1)
+          else more v (shift + 7) (pos + 1)
       in
       more v 0 (pos + 1)
 
@@ -349,9 +347,9 @@ module Decoder = struct
 
   let block_of t b pos stop block =
     let rec instruction pos ~first =
-      if pos < stop then begin
+      if pos < stop then
         let byte = Char.code (Bytes.unsafe_get b pos) in
-        if byte land 0xe0 = 0x20 then begin
+        if byte land 0xe0 = 0x20 then (
           (* Dynamic table size update (§6.3): only before the first field
              (§4.2), and within the limit the settings give. *)
           if not first then invalid "table size update after a field";
@@ -360,29 +358,25 @@ module Decoder = struct
             invalid "table size update above the limit";
           Dynamic_table.set_max_size t.table size;
           t.update_required <- false;
-          instruction pos ~first:true
-        end
-        else begin
+          instruction pos ~first:true)
+        else (
           if t.update_required then invalid "missing table size update";
           let pos =
-            if byte land 0x80 <> 0 then begin
+            if byte land 0x80 <> 0 then (
               (* Indexed field (§6.1). *)
               let index, pos = integer b pos stop ~prefix:7 in
               let name, value = field_at t index in
               keep t block
                 ~trusted:(index <= static_table_length)
                 name value false;
-              pos
-            end
+              pos)
             else if byte land 0xc0 = 0x40 then
               literal t block b pos stop ~prefix:6 ~indexing:Incremental
             else if byte land 0xf0 = 0x10 then
               literal t block b pos stop ~prefix:4 ~indexing:Never_indexed
             else literal t block b pos stop ~prefix:4 ~indexing:Without_indexing
           in
-          instruction pos ~first:false
-        end
-      end
+          instruction pos ~first:false)
     in
     instruction pos ~first:true
 
@@ -417,7 +411,8 @@ module Decoder = struct
           t.failed <- true;
           Error (Compression_error reason)
 
-  let decode_string t s = decode t (Bytes.unsafe_of_string s) 0 (String.length s)
+  let decode_string t s =
+    decode t (Bytes.unsafe_of_string s) 0 (String.length s)
 end
 
 (* {1 Encoding} *)
@@ -454,15 +449,13 @@ module Encoder = struct
   let set_max_table_size t n =
     if n < 0 then invalid_arg "Hpack.Encoder.set_max_table_size";
     let size = min n t.limit in
-    if size <> Dynamic_table.max_size t.table || t.smallest_pending <> None
-    then begin
+    if size <> Dynamic_table.max_size t.table || t.smallest_pending <> None then (
       Dynamic_table.set_max_size t.table size;
       t.smallest_pending <-
         Some
           (match t.smallest_pending with
           | Some smallest -> min smallest size
-          | None -> size)
-    end
+          | None -> size))
 
   let table_size t = Dynamic_table.size t.table
   let table_entries t = table_entries t.table
@@ -472,27 +465,26 @@ module Encoder = struct
   let integer b ~prefix ~flags n =
     let max = (1 lsl prefix) - 1 in
     if n < max then Buffer.add_char b (Char.unsafe_chr (flags lor n))
-    else begin
+    else (
       Buffer.add_char b (Char.unsafe_chr (flags lor max));
       let n = ref (n - max) in
       while !n >= 0x80 do
         Buffer.add_char b (Char.unsafe_chr (!n land 0x7f lor 0x80));
         n := !n lsr 7
       done;
-      Buffer.add_char b (Char.unsafe_chr !n)
-    end
+      Buffer.add_char b (Char.unsafe_chr !n))
 
   let string t b s =
     let length = String.length s in
     let coded = if t.huffman then Huffman.encoded_length s else length in
-    if coded < length then begin
+    (* Huffman also when it is no shorter: RFC 7541's examples (C.6.2)
+       code a literal of equal length. *)
+    if t.huffman && length > 0 && coded <= length then (
       integer b ~prefix:7 ~flags:0x80 coded;
-      Huffman.encode b s
-    end
-    else begin
+      Huffman.encode b s)
+    else (
       integer b ~prefix:7 ~flags:0 length;
-      Buffer.add_string b s
-    end
+      Buffer.add_string b s)
 
   (* The dynamic table's index (counted from 62) of the whole field, or
      else minus the index of its name, or 0. A table holds at most
@@ -533,15 +525,14 @@ module Encoder = struct
     in
     if whole > 0 && indexing <> Never_indexed then
       integer b ~prefix:7 ~flags:0x80 whole
-    else begin
+    else (
       (match indexing with
       | Incremental -> integer b ~prefix:6 ~flags:0x40 name_index
       | Without_indexing -> integer b ~prefix:4 ~flags:0 name_index
       | Never_indexed -> integer b ~prefix:4 ~flags:0x10 name_index);
       if name_index = 0 then string t b name;
       string t b value;
-      if indexing = Incremental then Dynamic_table.add t.table name value
-    end
+      if indexing = Incremental then Dynamic_table.add t.table name value)
 
   let encode ?(indexing = default_indexing) t b fields =
     (match t.smallest_pending with

@@ -70,7 +70,7 @@ let encode b s =
   if !n > 0 then
     let pad = 8 - !n in
     Buffer.add_char b
-      (Char.unsafe_chr (((!pending lsl pad) lor ((1 lsl pad) - 1)) land 0xff))
+      (Char.unsafe_chr ((!pending lsl pad) lor ((1 lsl pad) - 1) land 0xff))
 
 (* {1 Decoding}
 
@@ -102,13 +102,11 @@ let transitions, accepting =
     for bit = length - 1 downto 0 do
       let children = if (code lsr bit) land 1 = 0 then zero else one in
       if bit = 0 then children.(!node) <- -1 - sym
-      else begin
-        if children.(!node) = unset then begin
+      else (
+        if children.(!node) = unset then (
           children.(!node) <- !nodes;
-          incr nodes
-        end;
-        node := children.(!node)
-      end
+          incr nodes);
+        node := children.(!node))
     done
   done;
   assert (!nodes = 256);
@@ -120,13 +118,12 @@ let transitions, accepting =
         let children = if (nibble lsr bit) land 1 = 0 then zero else one in
         let child = children.(!node) in
         if child >= 0 then node := child
-        else begin
+        else
           let sym = -1 - child in
           if sym = eos then outcome := failed
           else if !outcome land failed = 0 then
             outcome := emitted lor (sym lsl 9);
           node := 0
-        end
       done;
       transitions.((state * 16) + nibble) <- !outcome lor !node
     done
@@ -152,10 +149,9 @@ let decode b off len =
   let step state nibble =
     let t = Array.unsafe_get transitions ((state lsl 4) lor nibble) in
     if t land failed <> 0 then raise_notrace Invalid_coding;
-    if t land emitted <> 0 then begin
+    if t land emitted <> 0 then (
       Bytes.unsafe_set out !written (Char.unsafe_chr ((t lsr 9) land 0xff));
-      incr written
-    end;
+      incr written);
     t land 0xff
   in
   let rec go state i =
@@ -169,5 +165,4 @@ let decode b off len =
   | _ -> None
   | exception Invalid_coding -> None
 
-let decode_string s =
-  decode (Bytes.unsafe_of_string s) 0 (String.length s)
+let decode_string s = decode (Bytes.unsafe_of_string s) 0 (String.length s)

@@ -1,11 +1,11 @@
-(** The Huffman code of HPACK (RFC 7541 §5.2 and Appendix B): string literals
-    in header blocks may be sent in it.
+(** The Huffman code of HPACK (RFC 7541 §5.2 and Appendix B): string literals in
+    header blocks may be sent in it.
 
     The code is the RFC's; this module holds only the bit length of each
-    symbol's code and derives the codes from them, because the RFC's table
-    is a canonical Huffman code (codes of one length are consecutive, in
-    symbol order). Decoding runs a state machine over four bits at a time,
-    with tables built once when the module is initialised. Pure: any domain.
+    symbol's code and derives the codes from them, because the RFC's table is a
+    canonical Huffman code (codes of one length are consecutive, in symbol
+    order). Decoding runs a state machine over four bits at a time, with tables
+    built once when the module is initialised. Pure: any domain.
 
     {[
       let encoded =
@@ -18,8 +18,8 @@
     ]} *)
 
 val code_of_symbol : int -> int * int
-(** [code_of_symbol sym] is the code of byte [sym] (0-255, or 256 for EOS)
-    and its length in bits, the code right-aligned: [code_of_symbol 0] is
+(** [code_of_symbol sym] is the code of byte [sym] (0-255, or 256 for EOS) and
+    its length in bits, the code right-aligned: [code_of_symbol 0] is
     [(0x1ff8, 13)] as in the RFC's table.
 
     Raises [Invalid_argument] outside [0, 256]. *)
@@ -33,11 +33,11 @@ val encode : Buffer.t -> string -> unit
 
 val decode : bytes -> int -> int -> string option
 (** [decode b off len] decodes the [len] bytes at [off]. [None] when they are
-    not a valid coding (a decoding error of §5.2): they contain EOS, or end
-    with padding longer than 7 bits or that is not all ones.
+    not a valid coding (a decoding error of §5.2): they contain EOS, or end with
+    padding longer than 7 bits or that is not all ones.
 
-    Raises [Invalid_argument] if [off] and [len] are not a valid slice of
-    [b]. *)
+    Raises [Invalid_argument] if [off] and [len] are not a valid slice of [b].
+*)
 
 val decode_string : string -> string option
 (** [decode_string s] is [decode] of the whole of [s]. *)
