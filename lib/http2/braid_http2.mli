@@ -11,3 +11,8 @@ module Violation = Violation
 
 module Huffman = Huffman
 module Hpack = Hpack
+
+(** {1 Frames} *)
+
+module Settings = Settings
+module Frame = Frame
