@@ -20,17 +20,16 @@ type t = {
 
 let schema =
   "CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, hash TEXT NOT \
-   NULL); CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, owner \
-   TEXT NOT NULL, title TEXT NOT NULL, file TEXT)"
+   NULL); CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, owner TEXT \
+   NOT NULL, title TEXT NOT NULL, file TEXT)"
+
+(* Once, before serving: the tables, and the sessions' table. *)
+let create_tables db =
+  Db.use db (fun c ->
+      Result.bind (Db.exec c schema) (fun _ -> Sessions.create_table c))
 
 let create ~files db =
-  let ready =
-    Db.use db (fun c ->
-        Result.bind (Db.exec c schema) (fun _ -> Sessions.create_table c))
-  in
-  Result.map
-    (fun () -> { db; files; lock = Mutex.create (); pages = Hashtbl.create 8 })
-    ready
+  { db; files; lock = Mutex.create (); pages = Hashtbl.create 8 }
 
 (* {1 The database} *)
 
@@ -42,8 +41,7 @@ let items_of =
     "SELECT id, title, file IS NOT NULL FROM items WHERE owner = ?1 ORDER BY id"
 
 let add_item =
-  Statement.make
-    "INSERT INTO items (owner, title) VALUES (?1, ?2) RETURNING id"
+  Statement.make "INSERT INTO items (owner, title) VALUES (?1, ?2) RETURNING id"
 
 let attach =
   Statement.make "UPDATE items SET file = ?3 WHERE id = ?1 AND owner = ?2"
@@ -71,23 +69,25 @@ let items t user =
 
 (* {1 Pages} *)
 
-let page r ~heading content =
+let document ?status heading content =
   let open Tyxml.Html in
-  let flash =
-    List.map
-      (fun (category, text) -> p ~a:[ a_class [ category ] ] [ txt text ])
-      (Flash.take r)
-  in
-  Braid_tyxml.page
+  Braid_tyxml.page ?status
     (html
        (head (title (txt heading)) [ meta ~a:[ a_charset "utf-8" ] () ])
-       (body ((h1 [ txt heading ] :: flash) @ content)))
+       (body (h1 [ txt heading ] :: content)))
 
-let csrf_field r =
-  Tyxml.Html.(
-    input
-      ~a:[ a_input_type `Hidden; a_name Csrf.field_name; a_value (Csrf.token r) ]
-      ())
+let page r ~heading content =
+  let flash (category, text) =
+    Tyxml.Html.(p ~a:[ a_class [ category ] ] [ txt text ])
+  in
+  document heading (List.map flash (Flash.take r) @ content)
+
+let error_page _ (default : Response.t) =
+  document ~status:default.status
+    (Printf.sprintf "Error %d" default.status)
+    Tyxml.Html.[ a ~a:[ a_href "/" ] [ txt "Home" ] ]
+
+let csrf_field = Braid_tyxml.csrf_input
 
 let credentials r ~heading ~action =
   let open Tyxml.Html in
@@ -107,9 +107,10 @@ let item_element r { id; title = text; has_file } =
   let open Tyxml.Html in
   let path = Printf.sprintf "/items/%d/attachment" id in
   li
-    (txt text
-    :: (if has_file then [ txt " "; a ~a:[ a_href path ] [ txt "(file)" ] ]
-        else [])
+    (span ~a:[ a_class [ "title" ] ] [ txt text ]
+     ::
+     (if has_file then [ txt " "; a ~a:[ a_href path ] [ txt "(file)" ] ]
+      else [])
     @ [
         form
           ~a:[ a_action path; a_method `Post; a_enctype "multipart/form-data" ]
@@ -142,21 +143,10 @@ const updates = new WebSocket(scheme + location.host + "/updates");
 updates.onmessage = (event) => items.insertAdjacentHTML("beforeend", event.data);
 |}
 
-let error_page _request (default : Response.t) =
-  let open Tyxml.Html in
-  let status = default.status in
-  Braid_tyxml.page ~status
-    (html
-       (head (title (txt "Sorry")) [])
-       (body
-          [ h1 [ txt (Printf.sprintf "Error %d" status) ]; a ~a:[ a_href "/" ] [ txt "Home" ] ]))
-
 (* {1 Accounts} *)
 
-let user r = Session.get r "user"
-
 let signed_in f r =
-  match user r with
+  match Session.get r "user" with
   | Some user -> f r user
   | None -> Response.redirect ~status:303 "/login"
 
@@ -165,17 +155,19 @@ let start_session r user =
   Session.set r "user" user;
   Response.redirect ~status:303 "/"
 
-let form_credentials r =
-  Result.bind (Form.urlencoded r) (fun form ->
-      match (List.assoc_opt "username" form, List.assoc_opt "password" form) with
-      | Some name, Some password when name <> "" && password <> "" ->
-          Ok (name, password)
-      | _ -> Error (Response.error 400 "a user name and a password are required"))
+let with_credentials r f =
+  let* form = Form.urlencoded r in
+  let* name = Form.field form "username" in
+  let* password = Form.field form "password" in
+  f name password
 
 let sign_up t r =
-  let* name, password = form_credentials r in
+  with_credentials r @@ fun name password ->
   let hash = Braid_tls.Password.hash_on_pool password in
-  match Db.use t.db (fun c -> Db.exec_prepared c add_user [| Text name; Text hash |]) with
+  match
+    Db.use t.db (fun c ->
+        Db.exec_prepared c add_user [| Text name; Text hash |])
+  with
   | Ok _ -> start_session r name
   | Error (Sql { code = "CONSTRAINT"; _ }) ->
       Flash.add ~category:"error" r "That user name is taken.";
@@ -183,7 +175,7 @@ let sign_up t r =
   | Error e -> failwith (Braid_db.Error.to_string e)
 
 let log_in t r =
-  let* name, password = form_credentials r in
+  with_credentials r @@ fun name password ->
   match query t user_hash [| Text name |] with
   | [ [| Text hash |] ] when Braid_tls.Password.verify_on_pool password ~hash ->
       start_session r name
@@ -212,63 +204,56 @@ let new_item t r user title =
 
 let add_from_form t r user =
   let* form = Form.urlencoded r in
-  match List.assoc_opt "title" form with
-  | Some title when String.trim title <> "" ->
-      ignore (new_item t r user title);
-      Flash.add ~category:"info" r "Added.";
-      Response.redirect ~status:303 "/"
-  | _ -> Response.error 400 "a title is required"
+  let* title = Form.field form "title" in
+  ignore (new_item t r user title);
+  Response.redirect ~status:303 "/"
 
 let item_json { id; title; has_file } =
-  `Assoc [ ("id", `Int id); ("title", `String title); ("attachment", `Bool has_file) ]
+  `Assoc
+    [
+      ("id", `Int id); ("title", `String title); ("attachment", `Bool has_file);
+    ]
 
-let api_items t r user =
-  ignore r;
+let api_items t _ user =
   Json.response (`List (List.map item_json (items t user)))
 
 let api_add t r user =
-  let* json = Json.body r in
-  match json with
-  | `Assoc fields -> (
+  match Json.body r with
+  | Ok (`Assoc fields) -> (
       match List.assoc_opt "title" fields with
       | Some (`String title) when String.trim title <> "" ->
           Json.response ~status:201 (item_json (new_item t r user title))
       | _ -> Response.error 400 "a title is required")
-  | _ -> Response.error 400 "a JSON object is required"
+  | Ok _ -> Response.error 400 "a JSON object is required"
+  | Error answer -> answer
 
 let item_id r = int_of_string_opt (Option.get (Handler.param r "id"))
 
-(* The file goes to a temporary file as it arrives, then takes the item's
-   attachment's place; nothing is written before the form's CSRF token was
-   checked (the fold sees no part before it) and the item found the user's. *)
+(* The form's CSRF token is checked before the file is read (it comes
+   first); the item must be the user's. *)
 let upload t r user =
   match item_id r with
   | Some id when query t item_file [| Int id; Text user |] <> [] -> (
-      let path = Filename.concat t.files (string_of_int id) in
-      let partial = path ^ ".part" in
-      Braid.Switch.run @@ fun sw ->
-      let* out, _ =
-        Multipart.fold r ~init:(None, false) (fun (out, writing) -> function
-          | Part { name = "file"; _ } when Option.is_none out ->
-              let create = `Or_truncate 0o600 in
-              (Some (Braid_io.File.open_out ~sw ~create partial), true)
-          | Data chunk when writing ->
-              Braid_io.File.write_string (Option.get out) chunk;
-              (out, writing)
-          | Part _ | End_of_part | Data _ -> (out, false))
-      in
-      match out with
+      let* parts = Multipart.parts r in
+      match
+        List.find_opt (fun ((p : Multipart.part), _) -> p.name = "file") parts
+      with
       | None -> Response.error 400 "a file is required"
-      | Some out ->
-          Braid_io.File.close out;
-          Unix.rename partial path;
-          ignore (run t (fun c ->
-              Db.exec_prepared c attach [| Int id; Text user; Text path |]));
+      | Some (_, content) ->
+          let path = Filename.concat t.files (string_of_int id) in
+          Braid.Switch.run (fun sw ->
+              let create = `Or_truncate 0o600 in
+              Braid_io.File.(write_string (open_out ~sw ~create path) content));
+          ignore
+            (run t (fun c ->
+                 Db.exec_prepared c attach [| Int id; Text user; Text path |]));
           Response.redirect ~status:303 "/")
   | _ -> Response.error 404 "no such item"
 
 let download t r user =
-  match Option.map (fun id -> query t item_file [| Int id; Text user |]) (item_id r) with
+  match
+    Option.map (fun id -> query t item_file [| Int id; Text user |]) (item_id r)
+  with
   | Some [ [| Text path |] ] ->
       Static.file r path
       |> Response.with_header "Content-Disposition" "attachment"
@@ -300,7 +285,9 @@ let router t =
            Session.invalidate r;
            Response.redirect ~status:303 "/login")
     |> post "/items" (in_ add_from_form)
-    |> add ~max_body:(10 * 1024 * 1024) POST "/items/:id/attachment" (in_ upload)
+    |> add
+         ~max_body:(10 * 1024 * 1024)
+         POST "/items/:id/attachment" (in_ upload)
     |> get "/items/:id/attachment" (in_ download)
     |> get "/updates" (in_ updates)
     |> get "/app.js" (fun _ ->

@@ -93,3 +93,19 @@ let default =
 
 let endpoint_path p =
   String.length p > 1 && p.[0] = '/' && not (String.contains p '?')
+
+let development_tls ?dir address =
+  let dir =
+    match dir with
+    | Some dir -> dir
+    | None -> Braid_tls.Dev_certificate.default_directory ()
+  in
+  Result.map
+    (fun (cert : Braid_tls.Dev_certificate.t) ->
+      ( {
+          address;
+          certificates = [ { chain = cert.certificate; key = cert.key } ];
+          redirect = false;
+        },
+        cert ))
+    (Braid_tls.Dev_certificate.ensure ~dir ())

@@ -224,3 +224,16 @@ val endpoint_path : string -> bool
     with ["/"], is longer than ["/"] (which would hide the whole site) and has
     no query. The path is compared with a request's target as sent, so anything
     else would never be answered. *)
+
+val development_tls :
+  ?dir:string ->
+  Unix.sockaddr ->
+  (tls * Braid_tls.Dev_certificate.t, string) result
+(** [development_tls address] is HTTPS on [address] with a development
+    certificate ({!Braid_tls.Dev_certificate.ensure} in [dir], default
+    {!Braid_tls.Dev_certificate.default_directory}: made on first use, for
+    [localhost], [127.0.0.1] and [::1]), without redirect, and the certificate,
+    whose [certificate] file a client must trust. For development only, as
+    [braid serve --dev]. Blocks the domain while a certificate is made (a few
+    milliseconds); call it before the server runs. [Error] if [dir] cannot be
+    written. *)

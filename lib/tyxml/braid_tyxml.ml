@@ -17,3 +17,14 @@ let page ?status ?headers doc =
 
 let fragment ?status ?headers elt =
   Braid_web.Response.html ?status ?headers (string_of_elt elt)
+
+let csrf_input request =
+  Tyxml.Html.input
+    ~a:
+      Tyxml.Html.
+        [
+          a_input_type `Hidden;
+          a_name Braid_web.Csrf.field_name;
+          a_value (Braid_web.Csrf.token request);
+        ]
+    ()

@@ -65,3 +65,12 @@ val string_of_elt : _ Tyxml.Html.elt -> string
 (** [string_of_elt elt] is [elt] printed as {!fragment} sends it: for HTML that
     goes out another way, such as a WebSocket message
     ([Braid_web.Websocket.send_text]) that a page inserts. *)
+
+val csrf_input :
+  Braid_web.Handler.request -> [> Html_types.input ] Tyxml.Html.elt
+(** [csrf_input request] is the hidden field that carries the session's CSRF
+    token in a form ([Braid_web.Csrf.tag] as a TyXML element): put it in every
+    form that posts to the application, where [Braid_web.Form.urlencoded] and
+    [Braid_web.Multipart] check it (first in a [multipart/form-data] form, so it
+    comes before the files). Needs [Braid_web.Session.middleware] in force, as
+    [Braid_web.Csrf.token]. *)

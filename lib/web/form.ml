@@ -24,3 +24,9 @@ let urlencoded ?(csrf = true) r =
       Error
         (Response.error 415
            "expected Content-Type: application/x-www-form-urlencoded")
+
+let field form name =
+  match List.assoc_opt name form with
+  | Some value when value <> "" -> Ok value
+  | Some _ | None ->
+      Error (Response.error 400 (Printf.sprintf "form: %s is required" name))

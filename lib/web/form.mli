@@ -25,3 +25,16 @@ val urlencoded :
     ({!Csrf.check_form}). [~csrf:false] turns the check off, for a form that
     another site may legitimately post (a payment provider's callback, which
     must then authenticate itself otherwise). *)
+
+val field : (string * string) list -> string -> (string, Response.t) result
+(** [field form name] is the value of [name] in [form] (its first, as sent: a
+    password keeps its spaces); a [400] saying that [name] is required if it is
+    missing or empty. So a handler reads what it needs in one step each:
+    {[
+      let log_in r =
+        let open Handler.Syntax in
+        let* form = Form.urlencoded r in
+        let* user = Form.field form "user" in
+        let* _password = Form.field form "password" in
+        Response.string ("hello " ^ user)
+    ]} *)

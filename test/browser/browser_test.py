@@ -27,7 +27,8 @@ The page contract (what the server must serve):
     redirects to /.
   GET /login: the same inputs, submit button id="login".
   GET / when logged out redirects to /login; when logged in it has
-    <ul id="items"> with one <li> per item (its text the title), a form
+    <ul id="items"> with one <li> per item (its text the title, or that of
+    its element of class "title" when it holds more, as buttons), a form
     id="add" with an input name="title" and a submit button, and its own
     script opens a WebSocket and appends an <li> for each item added
     elsewhere.
@@ -235,7 +236,7 @@ class Tab:
     def item_texts(self):
         return self.use().execute_script(
             "const list = document.getElementById('items');"
-            "return list ? Array.from(list.querySelectorAll('li'), li => li.textContent.trim()) : null;")
+            "return list ? Array.from(list.querySelectorAll('li'), li => (li.querySelector('.title') || li).textContent.trim()) : null;")
 
     def wait_for_item(self, title):
         # Markup or a script run from a title fails at once, not at the end
