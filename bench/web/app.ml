@@ -11,8 +11,7 @@ let server_header : Router.middleware =
 let routes pool =
   Router.empty
   |> Router.get "/plaintext" plaintext
-  |> Router.get "/json" json
-  |> Braid_db_routes.add pool
+  |> Router.get "/json" json |> Braid_db_routes.add pool
   |> Router.use server_header
 
 (* The pool is opened in [background], a fiber of the server's first loop,

@@ -4,10 +4,9 @@
 
 val routes : Braid_db_routes.pool Braid_sync.Promise.t -> Braid_web.Router.t
 (** [GET /plaintext], [GET /json], the database routes ({!Braid_db_routes.add})
-    on the pool the promise is filled with,
-    and a [Server: braid] header on every answer (Braid writes [Date] itself).
-*)
+    on the pool the promise is filled with, and a [Server: braid] header on
+    every answer (Braid writes [Date] itself). *)
 
 val serve : port:int -> Braid_db_routes.database -> unit
-(** Serves {!routes} on 127.0.0.1:[port] until killed, with a pool of
-    [database] opened when the server starts, on its one loop. *)
+(** Serves {!routes} on 127.0.0.1:[port] until killed, with a pool of [database]
+    opened when the server starts, on its one loop. *)

@@ -22,18 +22,18 @@
       {!fortunes_page} (which adds the request-time fortune, sorts and escapes).
 
     A failed query answers 500 with the error in the body (as the peers); so
-    does a row of an unexpected shape. A pool that has no connection free
-    within its wait timeout (5 s) answers 500 too: a request never hangs on
-    the database.
+    does a row of an unexpected shape. A pool that has no connection free within
+    its wait timeout (5 s) answers 500 too: a request never hangs on the
+    database.
 
     {b The pool and the loops.} A [braid_postgres] pool belongs to the event
-    loop that made it and is used from fibers of that loop only. Braid's
-    server here runs one loop (as the peers run on one core), and [App.serve]
-    opens the pool in [Server.run]'s [background] fiber of that loop, and
-    fills the promise the handlers await. With several loops
-    ([Config.domains > 1]) this is not enough: the handlers of the other loops
-    would use another loop's pool ([Invalid_argument]); each loop would need a
-    pool of its own (or pools usable across loops, under way). *)
+    loop that made it and is used from fibers of that loop only. Braid's server
+    here runs one loop (as the peers run on one core), and [App.serve] opens the
+    pool in [Server.run]'s [background] fiber of that loop, and fills the
+    promise the handlers await. With several loops ([Config.domains > 1]) this
+    is not enough: the handlers of the other loops would use another loop's pool
+    ([Invalid_argument]); each loop would need a pool of its own (or pools
+    usable across loops, under way). *)
 
 type database = {
   url : string;  (** A libpq connection URI. *)
