@@ -1,15 +1,13 @@
-(** The four database tests of the [web] benchmark, as Braid serves them.
-
-    {b TODO (lead): fill in with [braid_postgres]} (libpq, non-blocking on
-    Braid's event loop, with a pool; not on main yet). Until then every route
-    answers [501 Not Implemented], which the harness records as "not
-    implemented" for Braid instead of failing the run.
+(** The four database tests of the [web] benchmark, as Braid serves them, on
+    [braid_postgres] (libpq in non-blocking mode on Braid's event loop, a
+    bounded pool, prepared statements cached per connection).
 
     What each route must do to be compared with the peers (bench/peers/web-go
     and bench/peers/web-rust do exactly this):
     - one pool of [database.pool_size] connections (8 in the benchmark) to
       [database.url] ([postgres://postgres@127.0.0.1:PORT/hello_world]), opened
-      when the server starts; prepared statements where the driver has them;
+      when the server starts (Braid and Rust open them on demand, Go at once);
+      prepared statements where the driver has them;
     - [GET /db]: one row of [SELECT id, randomnumber FROM world WHERE id = $1]
       for a {!random_id}, answered as {!world_json};
     - [GET /queries?queries=N]: {!query_count} such selects, one after the other
@@ -23,16 +21,38 @@
     - [GET /fortunes]: [SELECT id, message FROM fortune], answered with
       {!fortunes_page} (which adds the request-time fortune, sorts and escapes).
 
-    A failed query answers 500 (an exception from the handler does that). *)
+    A failed query answers 500 with the error in the body (as the peers); so
+    does a row of an unexpected shape. A pool that has no connection free within
+    its wait timeout (5 s) answers 500 too: a request never hangs on the
+    database.
+
+    {b The pool and the loops.} A [braid_postgres] pool belongs to the event
+    loop that made it and is used from fibers of that loop only. Braid's server
+    here runs one loop (as the peers run on one core), and [App.serve] opens the
+    pool in [Server.run]'s [background] fiber of that loop, and fills the
+    promise the handlers await. With several loops ([Config.domains > 1]) this
+    is not enough: the handlers of the other loops would use another loop's pool
+    ([Invalid_argument]); each loop would need a pool of its own (or pools
+    usable across loops, under way). *)
 
 type database = {
   url : string;  (** A libpq connection URI. *)
   pool_size : int;  (** Connections in the pool. *)
 }
 
-val add : database -> Braid_web.Router.t -> Braid_web.Router.t
-(** [add database router] is [router] with [GET /db], [/queries], [/updates] and
-    [/fortunes]. *)
+type pool = Braid_postgres.pool
+
+val open_pool : sw:Braid.Switch.t -> database -> pool
+(** [open_pool ~sw database] is a pool of at most [database.pool_size]
+    connections to [database.url], opened on demand; from a fiber of the loop
+    that serves the routes, which [sw] belongs to. Never blocks. *)
+
+val add : pool Braid_sync.Promise.t -> Braid_web.Router.t -> Braid_web.Router.t
+(** [add pool router] is [router] with [GET /db], [/queries], [/updates] and
+    [/fortunes], each awaiting [pool] (filled once when the server starts) and
+    then using it. [/queries] and [/updates] hold one pool connection for the
+    whole request (as the Rust peer), [/db] and [/fortunes] one for their one
+    statement. *)
 
 (** {1 What the handlers share with the peers, ready for them} *)
 
