@@ -13,9 +13,7 @@ module Statement = Braid_db.Statement
 type t = {
   db : Db.pool;
   files : string;  (** Where attachments are kept, one file per item. *)
-  lock : Mutex.t;  (** Guards [pages], never held across a suspension. *)
-  pages : (string, string Hub.t) Hashtbl.t;
-      (** Per user: the hub every open page of theirs listens to. *)
+  pages : (string, string) Hub.Topics.hubs;  (** A user's open pages. *)
 }
 
 let schema =
@@ -28,8 +26,7 @@ let create_tables db =
   Db.use db (fun c ->
       Result.bind (Db.exec c schema) (fun _ -> Sessions.create_table c))
 
-let create ~files db =
-  { db; files; lock = Mutex.create (); pages = Hashtbl.create 8 }
+let create ~files db = { db; files; pages = Hub.Topics.create () }
 
 (* {1 The database} *)
 
@@ -185,20 +182,13 @@ let log_in t r =
 
 (* {1 Items and their updates} *)
 
-let hub t user =
-  Mutex.protect t.lock (fun () ->
-      match Hashtbl.find_opt t.pages user with
-      | Some hub -> hub
-      | None ->
-          let hub = Hub.create ~capacity:64 () in
-          Hashtbl.replace t.pages user hub;
-          hub)
-
 let new_item t r user title =
   match query t add_item [| Text user; Text title |] with
   | [ [| Int id |] ] ->
       let item = { id; title; has_file = false } in
-      Hub.publish (hub t user) (Braid_tyxml.string_of_elt (item_element r item));
+      Hub.publish
+        (Hub.Topics.hub t.pages user)
+        (Braid_tyxml.string_of_elt (item_element r item));
       item
   | _ -> failwith "add_item: no id"
 
@@ -262,13 +252,8 @@ let download t r user =
 (* Every page of [user] gets the items added elsewhere until it goes. *)
 let updates t r user =
   Websocket.accept r (fun ws ->
-      Hub.forward (hub t user) ws (fun () ->
-          let rec until_closed () =
-            match Websocket.receive ws with
-            | `Close _ -> ()
-            | `Text _ | `Binary _ -> until_closed ()
-          in
-          until_closed ()))
+      Hub.forward (Hub.Topics.hub t.pages user) ws (fun () ->
+          ignore (Websocket.until_closed ws)))
 
 let router t =
   let in_ f = signed_in (f t) in

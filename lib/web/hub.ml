@@ -96,3 +96,26 @@ let forward ?(binary = false) hub ws f =
             (Braid.Switch.fork sw (fun () ->
                  try send_all () with Websocket.Closed -> ()));
           Fun.protect ~finally:(fun () -> unsubscribe s) f))
+
+module Topics = struct
+  let create_hub = create
+
+  type ('k, 'a) hubs = {
+    capacity : int;
+    lock : Mutex.t;  (** Held for one table operation, never across a wait. *)
+    table : ('k, 'a t) Hashtbl.t;
+  }
+
+  let create ?(capacity = 256) () =
+    if capacity < 1 then invalid_arg "Hub.Topics.create: capacity < 1";
+    { capacity; lock = Mutex.create (); table = Hashtbl.create 16 }
+
+  let hub hubs key =
+    Mutex.protect hubs.lock (fun () ->
+        match Hashtbl.find_opt hubs.table key with
+        | Some hub -> hub
+        | None ->
+            let hub = create_hub ~capacity:hubs.capacity () in
+            Hashtbl.replace hubs.table key hub;
+            hub)
+end

@@ -113,3 +113,21 @@ val forward : ?binary:bool -> string t -> Websocket.t -> (unit -> 'a) -> 'a
     [1013] "too slow"): its {!Websocket.receive} returns [`Close] and [f] should
     return. Sending stops quietly once the connection is closed
     ({!Websocket.Closed}). *)
+
+(** Hubs by key, made on first use: one per chat room, per user, per document.
+*)
+module Topics : sig
+  type ('k, 'a) hubs
+
+  val create : ?capacity:int -> unit -> ('k, 'a) hubs
+  (** [create ~capacity ()] has no hub yet; each hub it makes is
+      {!val-create}[ ~capacity ()].
+
+      Raises [Invalid_argument] if [capacity < 1]. *)
+
+  val hub : ('k, 'a) hubs -> 'k -> 'a t
+  (** [hub hubs key] is [key]'s hub, made on the first call for [key] (keys
+      compared with [=] and hashed with [Hashtbl.hash]). Any domain; never
+      blocks (a mutex held for one table operation). A hub stays once made: keep
+      the keys to a bounded set (users, rooms), not one per request. *)
+end

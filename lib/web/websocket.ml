@@ -496,3 +496,8 @@ let accept ?limits ?(protocols = fun _ -> None) ?(headers = [])
               if not (Upgraded.failed_io up e) then
                 send_close t (close_payload 1011 "internal error");
               Printexc.raise_with_backtrace e bt)
+
+let rec until_closed t =
+  match receive t with
+  | `Close (code, reason) -> (code, reason)
+  | `Text _ | `Binary _ -> until_closed t

@@ -134,6 +134,12 @@ val receive : t -> message
     Raises [Invalid_argument] if another fiber is in [receive].
     @raise Braid.Cancelled if the fiber is cancelled. *)
 
+val until_closed : t -> int * string
+(** [until_closed t] receives and drops every message until the connection
+    closes, and is the close's code and reason: the receiving side of a
+    connection the server only pushes to (with {!Hub.forward}). Blocks and
+    raises as {!receive}. *)
+
 val send_text : t -> string -> unit
 (** [send_text t s] sends [s] as one text frame.
 

@@ -175,6 +175,25 @@ let test_ws_echo () =
       | Ok _ -> Alcotest.fail "unexpected messages"
       | Error r -> Alcotest.failf "refused: %d" r.status)
 
+(* Websocket.until_closed drops messages and gives the client's close. *)
+let test_ws_until_closed () =
+  let seen = ref (0, "") in
+  let drain r =
+    Websocket.accept r (fun ws -> seen := Websocket.until_closed ws)
+  in
+  let b = C.create Router.(empty |> get "/drain" drain) in
+  Braid_fifo.run (fun () ->
+      match
+        Wsc.connect b "/drain" (fun ws ->
+            Wsc.send_text ws "ignored";
+            Wsc.send_binary ws "ignored too";
+            Wsc.close ~code:4000 ~reason:"bye" ws)
+      with
+      | Ok (4000, _) -> ()
+      | Ok (code, _) -> Alcotest.failf "closed with %d" code
+      | Error r -> Alcotest.failf "refused: %d" r.status);
+  Alcotest.(check (pair int string)) "the close seen" (4000, "bye") !seen
+
 let test_ws_refused () =
   let b = C.create Router.(empty |> get "/echo" echo) in
   Braid_fifo.run (fun () ->
@@ -329,6 +348,7 @@ let () =
       ( "websocket",
         [
           Alcotest.test_case "echo" `Quick test_ws_echo;
+          Alcotest.test_case "until closed" `Quick test_ws_until_closed;
           Alcotest.test_case "refused" `Quick test_ws_refused;
           Alcotest.test_case "cookies" `Quick test_ws_cookies;
           Alcotest.test_case "two at once" `Quick test_ws_two_at_once;

@@ -136,11 +136,28 @@ let test_second_receiver_refused () =
       Hub.publish hub 7;
       Alcotest.(check bool) "first gets it" true (Braid.Fiber.join first = Ok 7))
 
+(* One hub per key, the same from every domain. *)
+let topics () =
+  let hubs = Hub.Topics.create ~capacity:4 () in
+  let from_other_domain =
+    Domain.join (Domain.spawn (fun () -> Hub.Topics.hub hubs "ada"))
+  in
+  Alcotest.(check bool)
+    "the same hub for a key" true
+    (Hub.Topics.hub hubs "ada" == from_other_domain);
+  Alcotest.(check bool)
+    "another for another key" false
+    (Hub.Topics.hub hubs "grace" == from_other_domain);
+  Alcotest.check_raises "capacity checked"
+    (Invalid_argument "Hub.Topics.create: capacity < 1") (fun () ->
+      ignore (Hub.Topics.create ~capacity:0 ()))
+
 let () =
   Alcotest.run "hub"
     [
       ( "hub",
         [
+          Alcotest.test_case "topics" `Quick topics;
           Alcotest.test_case "broadcast across domains" `Quick
             test_across_domains;
           Alcotest.test_case "slow subscriber dropped" `Quick
