@@ -18,7 +18,7 @@ val create :
 (** [create ~sw ...] is an empty pool of at most [max_size] connections per
     loop, opened by [connect ~sw] on demand, with [sw] the switch that holds
     them on their loop (the pool's own [sw] on the calling fiber's loop). When
-    [sw] finishes: see {!Braid_db.S.pool}. From a fiber of {!Braid_io.run};
+    [sw] finishes: see {!Braid_db.S.val-pool}. From a fiber of {!Braid_io.run};
     never blocks.
 
     Raises [Invalid_argument] if [max_size < 1], a duration is negative or NaN,

@@ -203,8 +203,8 @@ val fork_daemon : (unit -> unit) -> unit
     request's, say, would outlive their request). A daemon that fails (with
     anything but {!Braid.Cancelled} once cancelled) makes {!run} re-raise the
     failure, as an unjoined fiber's. Cancel it earlier by making [f] return:
-    nothing else holds it. A daemon counts among {!stats}'s [fibers]. Returns at
-    once; the fiber starts at the loop's next turn.
+    nothing else holds it. A daemon counts among {!val-stats}'s [fibers].
+    Returns at once; the fiber starts at the loop's next turn.
 
     Raises [Invalid_argument] outside a fiber of {!run}. *)
 
