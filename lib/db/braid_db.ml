@@ -85,7 +85,7 @@ module Make (D : DRIVER) = struct
 
   let pool ~sw ?(max_size = 10) ?(wait_timeout = 5.) ?(max_idle = 300.) config =
     Pool.create ~sw ~max_size ~wait_timeout ~max_idle
-      ~connect:(fun () -> D.connect ~sw config)
+      ~connect:(fun ~sw -> D.connect ~sw config)
       ~close:D.close ~is_usable:D.is_usable
 
   let use = Pool.use

@@ -15,11 +15,13 @@
       end
     ]}
 
-    {b Domains and fibers.} A connection and a pool belong to the event loop
-    ({!Braid_io.run}) of the fiber that made them, and are used from fibers of
-    that loop only (a pool checks it: [Invalid_argument] otherwise). With
-    several loops ({!Braid_io.run_domains}), make one pool per loop. Every call
-    blocks only the calling fiber, never the loop: that is the point.
+    {b Loops and fibers.} A connection belongs to the event loop
+    ({!Braid_io.run}) of the fiber that opened it and is used from fibers of
+    that loop only (a PostgreSQL connection's socket is registered with that
+    loop). A pool is one value for every loop: made once, on one loop, its
+    {!S.use} works from a fiber of any loop ({!Braid_io.run_domains}, a server's
+    [domains]), lending a connection of the caller's loop. Every call blocks
+    only the calling fiber, never the loop: that is the point.
 
     {b Errors} are results ({!Error.t}); exceptions are for cancellation
     ({!Braid.Cancelled}) and misuse ([Invalid_argument]). The same pooled design
@@ -106,28 +108,47 @@ module type S = sig
     ?max_idle:float ->
     config ->
     pool
-  (** [pool ~sw config] is a pool of at most [max_size] (default 10) connections
-      to [config], opened on demand, none yet. A caller waits at most
-      [wait_timeout] seconds (default 5.) for a free connection. An idle
-      connection is closed rather than reused after [max_idle] seconds (default
-      300.). When [sw] finishes, the idle connections are closed, and the ones
-      in use when they are given back.
+  (** [pool ~sw config] is a pool of connections to [config], opened on demand,
+      none yet, for the fibers of every event loop. Each loop that uses it has
+      connections of its own, at most [max_size] (default 10): a connection
+      stays on the loop that opened it, as its socket is registered there. So
+      the pool opens at most [max_size] connections per loop that used it (a
+      server of 4 domains, [max_size] 8: up to 32); size [max_size] for one
+      loop's share of what the database accepts. The bound is per loop rather
+      than for the pool because a connection cannot move: with one bound for
+      all, a loop's idle connections could make another loop's callers wait for
+      nothing. A caller waits at most [wait_timeout] seconds (default 5.) for a
+      free connection of its loop. An idle connection is closed rather than
+      reused after [max_idle] seconds (default 300.).
 
-      From a fiber of an event loop ({!Braid_io.run}); the pool is used from
-      fibers of that loop only. Never blocks.
+      From a fiber of an event loop ({!Braid_io.run}), usually one that lives as
+      long as the application (a server's [background]); never blocks. The
+      calling loop's connections are opened on [sw]; another loop's on a switch
+      of a {!Braid_io.fork_daemon} fiber the pool starts on that loop with its
+      first [use] there, which keeps them.
 
-      Raises [Invalid_argument] if [max_size < 1] or a duration is negative or
-      NaN. *)
+      {b Closing.} When [sw] finishes, [use] returns [Error Pool_closed] on
+      every loop from then on. The idle connections of [sw]'s loop are closed
+      then, and its connections in use when given back. Each other loop is woken
+      (it needs no activity of its own) and at its next turn closes its idle
+      connections, its connections in use as they are given back; its daemon
+      ends once all are closed. A loop that ends first closes its connections
+      when its last other fiber has finished ({!Braid_io.run} then waits for
+      it).
+
+      Raises [Invalid_argument] if [max_size < 1], a duration is negative or
+      NaN, or the caller is no fiber of {!Braid_io.run}. *)
 
   val use : pool -> (connection -> ('a, Error.t) result) -> ('a, Error.t) result
-  (** [use pool f] lends [f] a connection and takes it back when [f] returns or
-      raises. The connection is an idle one, else a new one if fewer than
-      [max_size] are open; else [use] waits (this fiber only) for one to be
-      given back, at most [wait_timeout], then returns
-      {!Braid_db.Error.Wait_timeout}. An idle connection the server closed (a
-      restart) is discarded and a new one opened: after a restart, [use]
-      reconnects by itself. [Error (Connect_failed _)] if the server cannot be
-      reached.
+  (** [use pool f] lends [f] a connection of the calling fiber's loop and takes
+      it back when [f] returns or raises. The connection is an idle one of this
+      loop, else a new one if fewer than [max_size] of this loop are open; else
+      [use] waits (this fiber only) for one of this loop to be given back, at
+      most [wait_timeout], then returns {!Braid_db.Error.Wait_timeout}. An idle
+      connection the server closed (a restart) is discarded and a new one
+      opened: after a restart, [use] reconnects by itself.
+      [Error (Connect_failed _)] if the server cannot be reached,
+      [Error Pool_closed] once the pool's switch has finished.
 
       A connection that broke during [f] ({!Braid_db.DRIVER.is_usable} false) is
       closed, not given back. One whose statement was cancelled and wound down
@@ -136,13 +157,19 @@ module type S = sig
       Keep [f] to database work: the connection is held until it returns. Never
       hand the connection to another fiber or keep it after [f].
 
-      Raises [Invalid_argument] from another domain than the pool's.
+      From a fiber of any event loop; finding the loop's connections takes no
+      lock and allocates nothing (the first [use] on a loop other than the
+      pool's starts that loop's daemon, and waits for it to start).
+
+      Raises [Invalid_argument] outside a fiber of {!Braid_io.run}.
       @raise Braid.Cancelled
         if the fiber is cancelled (the connection is given back or closed as
         above). *)
 
   val stats : pool -> stats
-  (** [stats pool] counts [pool]'s connections and waiters now. *)
+  (** [stats pool] counts [pool]'s connections and waiters now, summed over the
+      loops that use it. Any loop; another loop's counts are read while it runs,
+      so with several loops busy the sums are approximate. *)
 end
 
 (** [Make (D)] is [D] with {!S.with_transaction} and the pool. *)

@@ -1,6 +1,7 @@
 (** The bounded pool of connections behind every driver's [pool] (see
-    {!Braid_db.S}), generic in the connection type. Not thread-safe: one event
-    loop uses a pool, which checks it ([Invalid_argument] otherwise). *)
+    {!Braid_db.S}), generic in the connection type. One value serves every event
+    loop: each loop that uses it gets a share of its own (at most [max_size]
+    connections, opened and closed on that loop), found without a lock. *)
 
 type 'c t
 type stats = { open_connections : int; idle : int; waiting : int }
@@ -10,16 +11,22 @@ val create :
   max_size:int ->
   wait_timeout:float ->
   max_idle:float ->
-  connect:(unit -> ('c, Error.t) result) ->
+  connect:(sw:Braid.Switch.t -> ('c, Error.t) result) ->
   close:('c -> unit) ->
   is_usable:('c -> bool) ->
   'c t
-(** [create ~sw ...] is an empty pool of at most [max_size] connections, opened
-    by [connect] on demand. When [sw] finishes, the idle connections are closed
-    and the ones in use are closed when given back. *)
+(** [create ~sw ...] is an empty pool of at most [max_size] connections per
+    loop, opened by [connect ~sw] on demand, with [sw] the switch that holds
+    them on their loop (the pool's own [sw] on the calling fiber's loop). When
+    [sw] finishes: see {!Braid_db.S.val-pool}. From a fiber of {!Braid_io.run};
+    never blocks.
+
+    Raises [Invalid_argument] if [max_size < 1], a duration is negative or NaN,
+    or the caller is no fiber of {!Braid_io.run}. *)
 
 val use : 'c t -> ('c -> ('a, Error.t) result) -> ('a, Error.t) result
-(** [use pool f] lends a connection to [f] and takes it back: see
-    {!Braid_db.S.use}. *)
+(** [use pool f] lends a connection of the calling fiber's loop to [f] and takes
+    it back: see {!Braid_db.S.use}. *)
 
 val stats : 'c t -> stats
+(** The sums over the loops' shares: see {!Braid_db.S.stats}. *)

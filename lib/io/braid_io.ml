@@ -35,6 +35,10 @@ type stats = Loop.stats = {
 let yield_background () =
   Loop.yield_background (Loop.current ~op:"Braid_io.yield_background")
 
+type loop = Loop.t
+
+let current_loop () = Loop.current ~op:"Braid_io.current_loop"
+let fork_daemon f = Loop.fork_daemon (Loop.current ~op:"Braid_io.fork_daemon") f
 let polls = Loop.polls_here
 let stats () = Loop.stats (Loop.current ~op:"Braid_io.stats")
 

@@ -163,6 +163,51 @@ val yield_background : unit -> unit
     Raises [Invalid_argument] outside a fiber of {!run}.
     @raise Braid.Cancelled if the fiber is cancelled (woken at once). *)
 
+(** {1 The loop as a value, and fibers that serve it}
+
+    What a library needs to keep something per event loop (a pool of database
+    connections keeps one set of connections per loop: a socket belongs to the
+    loop that registered it) and to clean it up when that loop ends. *)
+
+type loop
+(** An event loop of {!run} (or of each domain of {!run_domains}). Two values
+    are the same loop if and only if they are physically equal ([==]); a loop
+    that has ended is never equal to a later one, even on the same domain. *)
+
+val current_loop : unit -> loop
+(** [current_loop ()] is the calling fiber's loop. Never blocks.
+
+    Raises [Invalid_argument] outside a fiber of {!run}. *)
+
+val fork_daemon : (unit -> unit) -> unit
+(** [fork_daemon f] runs [f ()] in a new fiber of the calling fiber's loop that
+    does not keep the loop running: once every other fiber of the loop has
+    finished, {!run} cancels the loop's daemon fibers (their blocking calls
+    raise {!Braid.Cancelled}) and returns after they have finished too. So [f]
+    may wait for ever for work to do, and clean up when cancelled: a {!Switch}'s
+    releases are shielded from the cancellation, and other clean-up that blocks
+    goes in {!Braid.Fiber.protect}.
+
+    {[
+      let run_then_flush ~flush main =
+        Braid_io.run @@ fun () ->
+        Braid_io.fork_daemon (fun () ->
+            Fun.protect
+              ~finally:(fun () -> Braid.Fiber.protect flush)
+              (fun () -> Braid_io.Time.sleep Float.infinity));
+        main ()
+    ]}
+
+    The fiber belongs to no switch, and does not inherit the caller's context:
+    it runs in the context {!run} was called in (the caller's handlers, a
+    request's, say, would outlive their request). A daemon that fails (with
+    anything but {!Braid.Cancelled} once cancelled) makes {!run} re-raise the
+    failure, as an unjoined fiber's. Cancel it earlier by making [f] return:
+    nothing else holds it. A daemon counts among {!val-stats}'s [fibers].
+    Returns at once; the fiber starts at the loop's next turn.
+
+    Raises [Invalid_argument] outside a fiber of {!run}. *)
+
 (** {1 Introspection} *)
 
 type stats = Loop.stats = {

@@ -78,6 +78,14 @@ and t = {
   mutable polls : int;  (** Completed calls of [poll]. *)
   mutable streak : int;
       (** Reads and writes started since the loop last switched fibers. *)
+  context : Fiber.context;
+      (** The context {!run} was called in: the main fiber's, and the daemons'
+          (a daemon outlives whoever forked it, so it keeps none of its
+          handlers). *)
+  daemons_to_cancel : (int, unit Fiber.handle) Hashtbl.t;
+      (** Daemon fibers not yet cancelled, by a number of their own. *)
+  mutable daemons : int;  (** Daemon fibers not yet finished. *)
+  mutable next_daemon : int;
 }
 
 let wake_token = 0
@@ -452,6 +460,10 @@ let create () =
               last_foreign = min_int;
               polls = 0;
               streak = 0;
+              context = Fiber.context ();
+              daemons_to_cancel = Hashtbl.create 4;
+              daemons = 0;
+              next_daemon = 0;
             }
           in
           let vacant =
@@ -615,9 +627,43 @@ let rec admit_background t n =
   if n > 0 && not (Queue.is_empty t.background) then
     admit_background t (if (Queue.pop t.background) (Ok ()) then n - 1 else n)
 
+(* {1 Daemon fibers}
+
+   A daemon serves the other fibers of its loop (a database pool's keeper of
+   its connections on this loop, say) and has no end of its own: counted as
+   a fiber, it would keep [run] from ever returning. So when only daemons
+   are left, the loop cancels them; they unwind (closing what they keep,
+   which may wait for IO) and [run] returns once they have finished. *)
+
+let fork_daemon t f =
+  check_owner t ~op:"Braid_io.fork_daemon";
+  let number = t.next_daemon in
+  t.next_daemon <- number + 1;
+  let fiber, handle, body =
+    Private.Fiber.prepare (fun () ->
+        Fun.protect f ~finally:(fun () ->
+            t.daemons <- t.daemons - 1;
+            Hashtbl.remove t.daemons_to_cancel number))
+  in
+  Private.Fiber.set_context fiber t.context;
+  t.daemons <- t.daemons + 1;
+  Hashtbl.replace t.daemons_to_cancel number handle;
+  Private.Task_queue.push t.runnable
+    (Private.Scheduler.track t.fibers (make_ops t) fiber body)
+
+(* Each daemon is cancelled once; one forked while the others unwind is
+   cancelled at the next turn. *)
+let cancel_daemons t =
+  let handles = Hashtbl.fold (fun _ h acc -> h :: acc) t.daemons_to_cancel [] in
+  Hashtbl.reset t.daemons_to_cancel;
+  List.iter Fiber.cancel handles
+
 let rec schedule t =
   run_ready t;
-  if Private.Scheduler.live t.fibers > 0 then (
+  let live = Private.Scheduler.live t.fibers in
+  if live > 0 then (
+    if live = t.daemons && Hashtbl.length t.daemons_to_cancel > 0 then
+      cancel_daemons t;
     poll t;
     admit_background t background_per_turn;
     schedule t)

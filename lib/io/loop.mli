@@ -32,6 +32,9 @@ val now_ns : unit -> int
 val yield_background : t -> unit
 (** See {!Braid_io.yield_background}. *)
 
+val fork_daemon : t -> (unit -> unit) -> unit
+(** See {!Braid_io.fork_daemon}; [t] is the caller's loop. *)
+
 (** {1 Descriptors} *)
 
 exception Closed

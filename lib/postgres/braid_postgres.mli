@@ -28,6 +28,11 @@
     closes its own). Only [PQconnectStart] runs on the {!Braid_io.Blocking}
     pool, because it resolves a host name with the blocking [getaddrinfo].
 
+    {b Loops.} That duplicate is registered with the loop of the fiber that
+    opened the connection, so a connection is used from that loop only; a pool
+    keeps connections per loop and lends each caller one of its own loop (see
+    {!Braid_db.S.val-pool}).
+
     {b Cancellation.} A fiber cancelled during a statement (its switch, or a
     {!Braid_io.Time.timeout}) asks the server to cancel it, then reads the
     statement's results to their end (the server answers "canceling statement

@@ -12,7 +12,10 @@
     (started with its first call; {!shutdown} ends it), so SQLite's calls never
     queue behind the process's other blocking calls, nor theirs behind a long
     query. A connection is used by one thread at a time: its fiber waits for
-    each call to finish before the next.
+    each call to finish before the next. A pool used from several event loops
+    keeps connections per loop (see {!Braid_db.S.val-pool}), all running on the
+    config's one set of threads: with [threads] fewer than the connections open,
+    their calls queue.
 
     {b Cancellation.} SQLite's binding offers no [sqlite3_interrupt], so a
     statement already running cannot be stopped: a fiber cancelled during a call

@@ -273,6 +273,209 @@ let test_loop_not_stalled () =
     Alcotest.failf "another fiber ran %d times during a slow query"
       ticks_during_query
 
+(* {1 One pool, several event loops} *)
+
+(* The pool's connections carry a name of their own, so that a separate
+   connection can count them in pg_stat_activity. *)
+let tagged_config tag =
+  Pg.config (Pg_server.conninfo (Lazy.force server) ^ " application_name=" ^ tag)
+
+(* Server processes of connections named [tag], seen from a connection of
+   its own (not named), on the calling loop. *)
+let connections_named tag =
+  Braid_io.Switch.run @@ fun sw ->
+  let observer = ok (Pg.connect ~sw (config ())) in
+  Fun.protect ~finally:(fun () -> Pg.close observer) @@ fun () ->
+  match
+    ok
+      (Pg.query observer ~params:[| Text tag |]
+         "SELECT count(*)::int FROM pg_stat_activity WHERE application_name = \
+          $1")
+  with
+  | [ [| Int n |] ] -> n
+  | _ -> Alcotest.fail "count(*) is one row"
+
+(* A closed connection's server process exits soon after, not at once. *)
+let until_none_named tag =
+  let deadline = Unix.gettimeofday () +. 5. in
+  let rec wait () =
+    match connections_named tag with
+    | 0 -> ()
+    | n when Unix.gettimeofday () > deadline ->
+        Alcotest.failf "%d connections still open 5 s after closing" n
+    | _ ->
+        Time.sleep 0.02;
+        wait ()
+  in
+  wait ()
+
+(* [n] fibers of the calling loop use the pool at once, each holding its
+   connection a little while: the backend pids they were lent. *)
+let pids_of_concurrent_uses pool n =
+  let uses =
+    List.init n (fun _ ->
+        Braid.Fiber.fork (fun () ->
+            ok
+              (Pg.use pool (fun c ->
+                   Result.map
+                     (fun _ -> Pg.backend_pid c)
+                     (Pg.query c "SELECT pg_sleep(0.05)")))))
+  in
+  List.sort_uniq Int.compare (List.map Braid.Fiber.join uses)
+
+(* Domain 0 makes the pool, both loops use it: queries succeed on each, each
+   loop has its own connections (distinct server processes), at most
+   [max_size] of them. On main, the second loop's first use raised
+   Invalid_argument. *)
+let test_two_loops () =
+  let shared = Promise.create ()
+  and second_done = Promise.create ()
+  and counted = Promise.create () in
+  let pids =
+    Braid_io.run_domains ~domains:2 @@ fun ~domain ->
+    if domain = 0 then (
+      Braid_io.Switch.run @@ fun sw ->
+      let pool = Pg.pool ~sw ~max_size:2 (config ()) in
+      Promise.fill shared pool;
+      let pids = pids_of_concurrent_uses pool 6 in
+      Promise.await second_done;
+      Alcotest.(check int)
+        "two loops' connections, counted" 4 (Pg.stats pool).open_connections;
+      Promise.fill counted ();
+      pids)
+    else
+      let pool = Promise.await shared in
+      let pids = pids_of_concurrent_uses pool 6 in
+      Promise.fill second_done ();
+      (* The loop's end would close its connections. *)
+      Promise.await counted;
+      pids
+  in
+  match pids with
+  | [ first; second ] ->
+      Alcotest.(check int) "the first loop's connections" 2 (List.length first);
+      Alcotest.(check int)
+        "the second loop's connections" 2 (List.length second);
+      Alcotest.(check bool)
+        "each loop has its own" true
+        (List.for_all (fun p -> not (List.mem p second)) first)
+  | _ -> Alcotest.fail "two results"
+
+(* [max_size] bounds each loop: with the second loop's two connections held,
+   a third use there waits [wait_timeout] and fails, while the first loop
+   still gets one at once; given back, the second loop's waiter is served. *)
+let test_bound_per_loop () =
+  let shared = Promise.create ()
+  and first_checked = Promise.create ()
+  and second_done = Promise.create () in
+  ignore
+  @@ Braid_io.run_domains ~domains:2
+  @@ fun ~domain ->
+  if domain = 0 then (
+    Braid_io.Switch.run @@ fun sw ->
+    let pool = Pg.pool ~sw ~max_size:2 ~wait_timeout:0.3 (config ()) in
+    Promise.fill shared pool;
+    let exhausted = Promise.await first_checked in
+    Alcotest.(check (list row))
+      "the first loop is served at once" [ [| Int 1 |] ]
+      (ok
+         (Time.timeout 0.2 (fun () -> query pool "SELECT 1")
+         |> Option.value ~default:(Error (Error.Wait_timeout 0.2))));
+    Promise.fill exhausted ();
+    (* The pool closes with this switch. *)
+    Promise.await second_done)
+  else
+    let pool = Promise.await shared in
+    Braid_io.Switch.run @@ fun sw ->
+    let release = Promise.create () in
+    let holders =
+      List.init 2 (fun _ ->
+          Braid_io.Switch.fork sw (fun () ->
+              Pg.use pool (fun c ->
+                  let r = Pg.query c "SELECT 1" in
+                  Promise.await release;
+                  r)))
+    in
+    while (Pg.stats pool).open_connections < 2 do
+      Braid.Fiber.yield ()
+    done;
+    Alcotest.(check (result (list row) error))
+      "a third use on this loop times out" (Error (Wait_timeout 0.3))
+      (query pool "SELECT 2");
+    let first_loop_served = Promise.create () in
+    Promise.fill first_checked first_loop_served;
+    Promise.await first_loop_served;
+    let third = Braid_io.Switch.fork sw (fun () -> query pool "SELECT 3") in
+    Promise.fill release ();
+    Alcotest.(check (result (list row) error))
+      "served once one is given back" (Ok [ [| Int 3 |] ])
+      (Braid.Fiber.join third);
+    List.iter (fun h -> ignore (Braid.Fiber.join h)) holders;
+    Promise.fill second_done ()
+
+(* The pool's switch finishes while both loops have idle connections and the
+   second loop does nothing: every connection is closed all the same (counted
+   by the server), and [use] is Pool_closed on both loops. On main, the
+   second loop's use raised Invalid_argument. *)
+let test_release_closes_every_loop () =
+  let tag = "braid_release_test" in
+  let shared = Promise.create ()
+  and second_used = Promise.create ()
+  and checked = Promise.create () in
+  ignore
+  @@ Braid_io.run_domains ~domains:2
+  @@ fun ~domain ->
+  if domain = 0 then (
+    let pool =
+      Braid_io.Switch.run @@ fun sw ->
+      let pool = Pg.pool ~sw ~max_size:2 (tagged_config tag) in
+      Promise.fill shared pool;
+      ignore (pids_of_concurrent_uses pool 2);
+      Promise.await second_used;
+      Alcotest.(check int) "four connections open" 4 (connections_named tag);
+      pool
+    in
+    until_none_named tag;
+    Alcotest.(check (result (list row) error))
+      "closed, on the first loop" (Error Pool_closed) (query pool "SELECT 1");
+    Promise.fill checked pool)
+  else
+    let pool = Promise.await shared in
+    ignore (pids_of_concurrent_uses pool 2);
+    Promise.fill second_used ();
+    ignore (Promise.await checked);
+    Alcotest.(check (result (list row) error))
+      "closed, on the second loop" (Error Pool_closed) (query pool "SELECT 1")
+
+(* A loop that ends closes its connections (counted by the server), though
+   the pool lives on; the loop did end (the pool's fiber there does not keep
+   it running), and the pool still serves its own loop. *)
+let test_loop_end_closes () =
+  let tag = "braid_loop_end_test" in
+  Braid_io.run @@ fun () ->
+  Braid_io.Switch.run @@ fun sw ->
+  let pool = Pg.pool ~sw ~max_size:2 (tagged_config tag) in
+  ignore (pids_of_concurrent_uses pool 2);
+  let other =
+    Domain.spawn (fun () ->
+        Braid_io.run (fun () -> List.length (pids_of_concurrent_uses pool 2)))
+  in
+  (match
+     Time.timeout 10. (fun () ->
+         Braid_io.Blocking.run (fun () -> Domain.join other))
+   with
+  | Some n -> Alcotest.(check int) "the other loop had two" 2 n
+  | None -> Alcotest.fail "the other loop did not end within 10 s");
+  let deadline = Unix.gettimeofday () +. 5. in
+  while connections_named tag > 2 && Unix.gettimeofday () < deadline do
+    Time.sleep 0.02
+  done;
+  Alcotest.(check int) "only this loop's are open" 2 (connections_named tag);
+  Alcotest.(check int) "and counted" 2 (Pg.stats pool).open_connections;
+  Alcotest.(check (list row))
+    "the pool serves on" [ [| Int 1 |] ]
+    (ok (query pool "SELECT 1"))
+
 module Session_store_cases =
   Session_cases.Make
     (Braid_postgres)
@@ -294,6 +497,15 @@ let () =
           Alcotest.test_case "the loop is not stalled" `Quick
             test_loop_not_stalled;
           Alcotest.test_case "server killed mid-query" `Quick test_server_killed;
+        ] );
+      ( "several loops",
+        [
+          Alcotest.test_case "one pool, two loops" `Quick test_two_loops;
+          Alcotest.test_case "the bound is per loop" `Quick test_bound_per_loop;
+          Alcotest.test_case "release closes every loop's" `Quick
+            test_release_closes_every_loop;
+          Alcotest.test_case "a loop that ends closes its own" `Quick
+            test_loop_end_closes;
         ] );
       ("session store", Session_store_cases.cases);
     ]

@@ -169,6 +169,104 @@ let test_pool_exhaustion () =
     "served once given back" [ [| Int 3 |] ]
     (ok (query pool "SELECT 3"))
 
+(* {1 One pool, several event loops} *)
+
+(* Two connections of the calling loop, lent at the same time (the second
+   while the first is held). Returned out of [use] only to compare them. *)
+let two_connections pool =
+  ok
+    (Sq.use pool (fun first ->
+         Sq.use pool (fun second ->
+             ignore (ok (Sq.query second "SELECT 1"));
+             Ok [ first; second ])))
+
+let all_distinct connections =
+  let rec go = function
+    | [] -> true
+    | c :: rest -> (not (List.exists (fun d -> d == c) rest)) && go rest
+  in
+  go connections
+
+(* One pool on a file, made by domain 0, used by both loops: each writes and
+   reads, with connections of its own; the pool's switch finishes while the
+   second loop waits, and its connections are closed all the same (the
+   counts reach 0), then [use] is Pool_closed on both loops. On main, the
+   second loop's first use raised Invalid_argument. *)
+let test_two_loops () =
+  let path = Filename.temp_file "braid-sqlite" ".db" in
+  let config = Sq.config path in
+  Fun.protect ~finally:(fun () ->
+      Sq.shutdown config;
+      Sys.remove path)
+  @@ fun () ->
+  let shared = Promise.create ()
+  and second_used = Promise.create ()
+  and closed = Promise.create () in
+  let results =
+    Braid_io.run_domains ~domains:2 @@ fun ~domain ->
+    if domain = 0 then (
+      let pool =
+        Braid_io.Switch.run @@ fun sw ->
+        let pool = Sq.pool ~sw ~max_size:2 config in
+        ignore (ok (exec pool "CREATE TABLE t (loop INTEGER)"));
+        Promise.fill shared pool;
+        ignore (ok (exec pool ~params:[| Int 0 |] "INSERT INTO t VALUES (?)"));
+        let mine = two_connections pool in
+        let theirs = Promise.await second_used in
+        Alcotest.(check bool)
+          "four connections, each loop its own" true
+          (all_distinct (mine @ theirs));
+        Alcotest.(check int) "counted" 4 (Sq.stats pool).open_connections;
+        Alcotest.(check (list row))
+          "each loop's row"
+          [ [| Int 0 |]; [| Int 1 |] ]
+          (ok (query pool "SELECT loop FROM t ORDER BY loop"));
+        pool
+      in
+      let deadline = Unix.gettimeofday () +. 5. in
+      while
+        (Sq.stats pool).open_connections > 0 && Unix.gettimeofday () < deadline
+      do
+        Time.sleep 0.01
+      done;
+      Alcotest.(check int)
+        "every loop's connection closed" 0 (Sq.stats pool).open_connections;
+      Promise.fill closed ();
+      query pool "SELECT 1")
+    else
+      let pool = Promise.await shared in
+      ignore (ok (exec pool ~params:[| Int 1 |] "INSERT INTO t VALUES (?)"));
+      Promise.fill second_used (two_connections pool);
+      Promise.await closed;
+      query pool "SELECT 1"
+  in
+  List.iter
+    (fun r ->
+      Alcotest.(check (result (list row) error))
+        "closed on each loop" (Error Pool_closed) r)
+    results
+
+(* A loop that ends closes its share, though the pool lives on (on main, the
+   other loop's use raised Invalid_argument). *)
+let test_loop_end_closes () =
+  with_pool ~max_size:2 @@ fun pool ->
+  ignore (two_connections pool);
+  let other =
+    Domain.spawn (fun () ->
+        Braid_io.run (fun () -> List.length (two_connections pool)))
+  in
+  (match
+     Time.timeout 10. (fun () ->
+         Braid_io.Blocking.run (fun () -> Domain.join other))
+   with
+  | Some n -> Alcotest.(check int) "the other loop had two" 2 n
+  | None -> Alcotest.fail "the other loop did not end within 10 s");
+  Alcotest.(check int)
+    "only this loop's are open" 2 (Sq.stats pool).open_connections;
+  Alcotest.(check (list row))
+    "the pool serves on" [ [| Int 1 |] ]
+    (ok (query pool "SELECT 1"))
+
 module Session_store_cases =
   Session_cases.Make
     (Braid_sqlite)
@@ -188,6 +286,12 @@ let () =
             test_slow_query_does_not_stall;
           Alcotest.test_case "cancelled by a timeout" `Quick test_cancelled;
           Alcotest.test_case "pool exhaustion" `Quick test_pool_exhaustion;
+        ] );
+      ( "several loops",
+        [
+          Alcotest.test_case "one pool, two loops" `Quick test_two_loops;
+          Alcotest.test_case "a loop that ends closes its own" `Quick
+            test_loop_end_closes;
         ] );
       ("session store", Session_store_cases.cases);
     ]
