@@ -232,8 +232,10 @@ let upload t r user =
       | Some (_, content) ->
           let path = Filename.concat t.files (string_of_int id) in
           Braid.Switch.run (fun sw ->
-              let create = `Or_truncate 0o600 in
-              Braid_io.File.(write_string (open_out ~sw ~create path) content));
+              let file =
+                Braid_io.File.open_out ~sw ~create:(`Or_truncate 0o600) path
+              in
+              Braid_io.File.write_string file content);
           ignore
             (run t (fun c ->
                  Db.exec_prepared c attach [| Int id; Text user; Text path |]));

@@ -36,7 +36,7 @@ module type S = sig
   type stats = { open_connections : int; idle : int; waiting : int }
 
   val pool :
-    sw:Braid.Switch.t ->
+    ?sw:Braid.Switch.t ->
     ?max_size:int ->
     ?wait_timeout:float ->
     ?max_idle:float ->
@@ -83,10 +83,10 @@ module Make (D : DRIVER) = struct
     waiting : int;
   }
 
-  let pool ~sw ?(max_size = 10) ?(wait_timeout = 5.) ?(max_idle = 300.) config =
-    Pool.create ~sw ~max_size ~wait_timeout ~max_idle
+  let pool ?sw ?(max_size = 10) ?(wait_timeout = 5.) ?(max_idle = 300.) config =
+    Pool.create ?sw ~max_size ~wait_timeout ~max_idle
       ~connect:(fun ~sw -> D.connect ~sw config)
-      ~close:D.close ~is_usable:D.is_usable
+      ~close:D.close ~is_usable:D.is_usable ()
 
   let use = Pool.use
   let stats = Pool.stats

@@ -102,14 +102,14 @@ module type S = sig
   }
 
   val pool :
-    sw:Braid.Switch.t ->
+    ?sw:Braid.Switch.t ->
     ?max_size:int ->
     ?wait_timeout:float ->
     ?max_idle:float ->
     config ->
     pool
-  (** [pool ~sw config] is a pool of connections to [config], opened on demand,
-      none yet, for the fibers of every event loop. Each loop that uses it has
+  (** [pool config] is a pool of connections to [config], opened on demand, none
+      yet, for the fibers of every event loop. Each loop that uses it has
       connections of its own, at most [max_size] (default 10): a connection
       stays on the loop that opened it, as its socket is registered there. So
       the pool opens at most [max_size] connections per loop that used it (a
@@ -121,11 +121,14 @@ module type S = sig
       free connection of its loop. An idle connection is closed rather than
       reused after [max_idle] seconds (default 300.).
 
-      From a fiber of an event loop ({!Braid_io.run}), usually one that lives as
-      long as the application (a server's [background]); never blocks. The
-      calling loop's connections are opened on [sw]; another loop's on a switch
-      of a {!Braid_io.fork_daemon} fiber the pool starts on that loop with its
-      first [use] there, which keeps them.
+      Without [sw], from anywhere (before a server starts, say); never blocks.
+      Each loop's connections are then opened on the switch of a
+      {!Braid_io.fork_daemon} fiber the pool starts on that loop with its first
+      [use] there, which keeps them until that loop ends; the pool itself is
+      never closed. With [sw], from a fiber of an event loop ({!Braid_io.run}),
+      one that lives as long as the pool must: the calling loop's connections
+      are opened on [sw], the other loops' as above, and the pool closes with
+      [sw].
 
       {b Closing.} When [sw] finishes, [use] returns [Error Pool_closed] on
       every loop from then on. The idle connections of [sw]'s loop are closed
@@ -137,7 +140,7 @@ module type S = sig
       it).
 
       Raises [Invalid_argument] if [max_size < 1], a duration is negative or
-      NaN, or the caller is no fiber of {!Braid_io.run}. *)
+      NaN, or [sw] is given and the caller is no fiber of {!Braid_io.run}. *)
 
   val use : pool -> (connection -> ('a, Error.t) result) -> ('a, Error.t) result
   (** [use pool f] lends [f] a connection of the calling fiber's loop and takes

@@ -46,7 +46,10 @@ type 'c t = {
   released : bool Atomic.t;  (** The pool's switch has finished. *)
   closing : unit Braid_sync.Promise.t;
       (** Filled when the pool's switch finishes: wakes the keepers. *)
-  home : 'c share;  (** The creating loop's. *)
+  home : 'c share option;
+      (** The creating loop's, when the pool has a switch: its connections are
+          opened on that switch. Without one, every loop's share has a keeper.
+      *)
   others : 'c share list Atomic.t;
 }
 
@@ -80,15 +83,20 @@ let shut_down t share =
       (fun { connection; _ } -> close_connection t share connection)
       idle)
 
-let create ~sw ~max_size ~wait_timeout ~max_idle ~connect ~close ~is_usable =
+let create ?sw ~max_size ~wait_timeout ~max_idle ~connect ~close ~is_usable () =
   if max_size < 1 then invalid_arg "Braid_db: max_size < 1";
   if not (wait_timeout >= 0.) then invalid_arg "Braid_db: wait_timeout";
   if not (max_idle >= 0.) then invalid_arg "Braid_db: max_idle";
-  let loop =
-    match Braid_io.current_loop () with
-    | loop -> loop
-    | exception Invalid_argument _ ->
-        invalid_arg "Braid_db: a pool is made from a fiber of Braid_io.run"
+  let home =
+    Option.map
+      (fun sw ->
+        match Braid_io.current_loop () with
+        | loop -> make_share loop ~max_size ~switch:(Some sw)
+        | exception Invalid_argument _ ->
+            invalid_arg
+              "Braid_db: a pool with a switch is made from a fiber of \
+               Braid_io.run")
+      sw
   in
   let t =
     {
@@ -100,14 +108,17 @@ let create ~sw ~max_size ~wait_timeout ~max_idle ~connect ~close ~is_usable =
       max_idle_ns = int_of_float (Float.min max_idle 1e9 *. 1e9);
       released = Atomic.make false;
       closing = Braid_sync.Promise.create ();
-      home = make_share loop ~max_size ~switch:(Some sw);
+      home;
       others = Atomic.make [];
     }
   in
-  Braid.Switch.on_release sw (fun () ->
-      Atomic.set t.released true;
-      shut_down t t.home;
-      Braid_sync.Promise.fill t.closing ());
+  Option.iter
+    (fun sw ->
+      Braid.Switch.on_release sw (fun () ->
+          Atomic.set t.released true;
+          Option.iter (shut_down t) t.home;
+          Braid_sync.Promise.fill t.closing ()))
+    sw;
   t
 
 (* {1 The shares of other loops} *)
@@ -151,8 +162,9 @@ let rec find_share t loop = function
 
 let share_here t =
   let loop = Braid_io.current_loop () in
-  if t.home.loop == loop then t.home
-  else find_share t loop (Atomic.get t.others)
+  match t.home with
+  | Some home when home.loop == loop -> home
+  | Some _ | None -> find_share t loop (Atomic.get t.others)
 
 (* {1 Lending} *)
 
@@ -249,4 +261,4 @@ let stats t =
         waiting = acc.waiting + share.waiting;
       })
     { open_connections = 0; idle = 0; waiting = 0 }
-    (t.home :: Atomic.get t.others)
+    (Option.to_list t.home @ Atomic.get t.others)

@@ -7,19 +7,21 @@ type 'c t
 type stats = { open_connections : int; idle : int; waiting : int }
 
 val create :
-  sw:Braid.Switch.t ->
+  ?sw:Braid.Switch.t ->
   max_size:int ->
   wait_timeout:float ->
   max_idle:float ->
   connect:(sw:Braid.Switch.t -> ('c, Error.t) result) ->
   close:('c -> unit) ->
   is_usable:('c -> bool) ->
+  unit ->
   'c t
 (** [create ~sw ...] is an empty pool of at most [max_size] connections per
     loop, opened by [connect ~sw] on demand, with [sw] the switch that holds
     them on their loop (the pool's own [sw] on the calling fiber's loop). When
-    [sw] finishes: see {!Braid_db.S.val-pool}. From a fiber of {!Braid_io.run};
-    never blocks.
+    [sw] finishes: see {!Braid_db.S.val-pool}. With [sw], from a fiber of
+    {!Braid_io.run}; without, from anywhere, and each loop's connections are
+    held by that loop until it ends. Never blocks.
 
     Raises [Invalid_argument] if [max_size < 1], a duration is negative or NaN,
     or the caller is no fiber of {!Braid_io.run}. *)

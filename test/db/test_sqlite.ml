@@ -169,6 +169,29 @@ let test_pool_exhaustion () =
     "served once given back" [ [| Int 3 |] ]
     (ok (query pool "SELECT 3"))
 
+(* A pool made outside any loop (before a server starts) serves each loop
+   that uses it, and each loop closes its connections when it ends. *)
+let test_without_switch () =
+  let path = Filename.temp_file "braid-sqlite" ".db" in
+  let config = Sq.config path in
+  Fun.protect ~finally:(fun () ->
+      Sq.shutdown config;
+      Sys.remove path)
+  @@ fun () ->
+  let pool = Sq.pool ~max_size:2 config in
+  let in_a_loop () =
+    Braid_io.run (fun () ->
+        let rows = ok (query pool "SELECT 1") in
+        (rows, (Sq.stats pool).open_connections))
+  in
+  Alcotest.(check (pair (list row) int))
+    "a first loop" ([ [| Int 1 |] ], 1) (in_a_loop ());
+  Alcotest.(check int)
+    "its connection closed when it ended" 0 (Sq.stats pool).open_connections;
+  Alcotest.(check (pair (list row) int))
+    "a second loop" ([ [| Int 1 |] ], 1) (in_a_loop ());
+  Alcotest.(check int) "closed again" 0 (Sq.stats pool).open_connections
+
 (* {1 One pool, several event loops} *)
 
 (* Two connections of the calling loop, lent at the same time (the second
@@ -292,6 +315,7 @@ let () =
           Alcotest.test_case "one pool, two loops" `Quick test_two_loops;
           Alcotest.test_case "a loop that ends closes its own" `Quick
             test_loop_end_closes;
+          Alcotest.test_case "made outside any loop" `Quick test_without_switch;
         ] );
       ("session store", Session_store_cases.cases);
     ]
