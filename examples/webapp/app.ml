@@ -47,13 +47,10 @@ let item_file =
   Statement.make "SELECT file FROM items WHERE id = ?1 AND owner = ?2"
 
 (* A failed query is the server's fault: a 500, logged with its reason. *)
-let run t f =
-  match Db.use t.db f with
-  | Ok v -> v
-  | Error e -> failwith (Braid_db.Error.to_string e)
-
 let query t statement params =
-  run t (fun c -> Db.query_prepared c statement params)
+  match Db.use t.db (fun c -> Db.query_prepared c statement params) with
+  | Ok rows -> rows
+  | Error e -> failwith (Braid_db.Error.to_string e)
 
 type item = { id : int; title : string; has_file : bool }
 
@@ -236,9 +233,7 @@ let upload t r user =
                 Braid_io.File.open_out ~sw ~create:(`Or_truncate 0o600) path
               in
               Braid_io.File.write_string file content);
-          ignore
-            (run t (fun c ->
-                 Db.exec_prepared c attach [| Int id; Text user; Text path |]));
+          ignore (query t attach [| Int id; Text user; Text path |]);
           Response.redirect ~status:303 "/")
   | _ -> Response.error 404 "no such item"
 

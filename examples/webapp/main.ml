@@ -2,8 +2,7 @@
      main.exe --port 8080 --data DIR [--https-port 8443]
    DIR keeps the database and the attachments. With --https-port, HTTPS is
    served beside HTTP with a development certificate kept in DIR: trust the
-   file it prints. Port 0 lets the kernel choose. Ctrl-C or SIGTERM stops it
-   gracefully. *)
+   file it prints. Ctrl-C or SIGTERM stops it gracefully. *)
 
 let () =
   let port = ref 8080 and https_port = ref None and data = ref "todo-data" in
@@ -43,12 +42,8 @@ let () =
   Result.iter_error
     (fun e -> failwith (Braid_db.Error.to_string e))
     (Braid_io.run (fun () -> Webapp.App.create_tables db));
-  let on_listen = function
-    | Unix.ADDR_INET (_, port) -> Printf.printf "todo: port %d\n%!" port
-    | Unix.ADDR_UNIX _ -> ()
-  in
   let app = Webapp.App.router (Webapp.App.create ~files db) in
-  match Braid_server.Server.serve ~config ~on_listen app with
+  match Braid_server.Server.serve ~config app with
   | Ok () -> Braid_sqlite.shutdown database
   | Error msg ->
       prerr_endline msg;

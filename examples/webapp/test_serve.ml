@@ -25,6 +25,21 @@ let read_all fd =
   in
   go ()
 
+(* The server listens a moment after it printed its certificate. *)
+let wait_for port =
+  let deadline = Unix.gettimeofday () +. 10. in
+  let rec attempt () =
+    let s = Unix.socket PF_INET SOCK_STREAM 0 in
+    match Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port)) with
+    | () -> Unix.close s
+    | exception Unix.Unix_error (ECONNREFUSED, _, _)
+      when Unix.gettimeofday () < deadline ->
+        Unix.close s;
+        Unix.sleepf 0.02;
+        attempt ()
+  in
+  attempt ()
+
 let request port text =
   let s = Unix.socket PF_INET SOCK_STREAM 0 in
   Unix.setsockopt_float s SO_RCVTIMEO 10.;
@@ -32,19 +47,26 @@ let request port text =
   ignore (Unix.write_substring s text 0 (String.length text));
   s
 
-let free_port () =
-  let s = Unix.socket PF_INET SOCK_STREAM 0 in
-  Unix.bind s (ADDR_INET (Unix.inet_addr_loopback, 0));
-  let port =
+(* Two ports free now: both bound at once, so they differ. *)
+let two_free_ports () =
+  let bound () =
+    let s = Unix.socket PF_INET SOCK_STREAM 0 in
+    Unix.bind s (ADDR_INET (Unix.inet_addr_loopback, 0));
+    s
+  in
+  let port s =
     match Unix.getsockname s with ADDR_INET (_, p) -> p | _ -> assert false
   in
-  Unix.close s;
-  port
+  let a = bound () and b = bound () in
+  let ports = (port a, port b) in
+  Unix.close a;
+  Unix.close b;
+  ports
 
 let () =
   let data = Filename.temp_dir "todo" "" in
   let err = Filename.temp_file "todo" ".err" in
-  let https = free_port () in
+  let port, https = two_free_ports () in
   let out_r, out_w = Unix.pipe ~cloexec:true () in
   let err_fd = Unix.openfile err [ O_WRONLY; O_TRUNC; O_CLOEXEC ] 0o600 in
   let pid =
@@ -52,7 +74,7 @@ let () =
       [|
         "main.exe";
         "--port";
-        "0";
+        string_of_int port;
         "--https-port";
         string_of_int https;
         "--data";
@@ -66,7 +88,7 @@ let () =
   let certificate =
     Scanf.sscanf (input_line out) "todo: HTTPS with %s" Fun.id
   in
-  let port = Scanf.sscanf (input_line out) "todo: port %d" Fun.id in
+  wait_for port;
   let s =
     request port "GET /login HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
   in
