@@ -142,4 +142,3 @@ let transfer_codings value state =
         if next = n then state else element (next + 1) state
   in
   element 0 state
-

@@ -25,6 +25,7 @@ val te_seen : int
 (** Set by the caller for every Transfer-Encoding field, even an empty one. *)
 
 val te_chunked : int
+
 val te_after_chunked : int
 (** A coding after chunked. *)
 
@@ -32,7 +33,9 @@ val te_before_chunked : int
 (** A coding other than chunked, before it. *)
 
 val te_chunked_twice : int
-val te_invalid : int  (** Not a list of transfer codings. *)
+
+val te_invalid : int
+(** Not a list of transfer codings. *)
 
 val transfer_codings : string -> int -> int
 (** [transfer_codings value state] folds one field's [value] into the bits of
