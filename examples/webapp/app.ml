@@ -20,8 +20,8 @@ type t = {
 
 let schema =
   "CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, hash TEXT NOT \
-   NULL); CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, owner \
-   TEXT NOT NULL, title TEXT NOT NULL, file TEXT)"
+   NULL); CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, owner TEXT \
+   NOT NULL, title TEXT NOT NULL, file TEXT)"
 
 let create ~files db =
   let ready =
@@ -42,8 +42,7 @@ let items_of =
     "SELECT id, title, file IS NOT NULL FROM items WHERE owner = ?1 ORDER BY id"
 
 let add_item =
-  Statement.make
-    "INSERT INTO items (owner, title) VALUES (?1, ?2) RETURNING id"
+  Statement.make "INSERT INTO items (owner, title) VALUES (?1, ?2) RETURNING id"
 
 let attach =
   Statement.make "UPDATE items SET file = ?3 WHERE id = ?1 AND owner = ?2"
@@ -86,7 +85,8 @@ let page r ~heading content =
 let csrf_field r =
   Tyxml.Html.(
     input
-      ~a:[ a_input_type `Hidden; a_name Csrf.field_name; a_value (Csrf.token r) ]
+      ~a:
+        [ a_input_type `Hidden; a_name Csrf.field_name; a_value (Csrf.token r) ]
       ())
 
 let credentials r ~heading ~action =
@@ -108,8 +108,9 @@ let item_element r { id; title = text; has_file } =
   let path = Printf.sprintf "/items/%d/attachment" id in
   li
     (txt text
-    :: (if has_file then [ txt " "; a ~a:[ a_href path ] [ txt "(file)" ] ]
-        else [])
+     ::
+     (if has_file then [ txt " "; a ~a:[ a_href path ] [ txt "(file)" ] ]
+      else [])
     @ [
         form
           ~a:[ a_action path; a_method `Post; a_enctype "multipart/form-data" ]
@@ -149,7 +150,10 @@ let error_page _request (default : Response.t) =
     (html
        (head (title (txt "Sorry")) [])
        (body
-          [ h1 [ txt (Printf.sprintf "Error %d" status) ]; a ~a:[ a_href "/" ] [ txt "Home" ] ]))
+          [
+            h1 [ txt (Printf.sprintf "Error %d" status) ];
+            a ~a:[ a_href "/" ] [ txt "Home" ];
+          ]))
 
 (* {1 Accounts} *)
 
@@ -167,15 +171,21 @@ let start_session r user =
 
 let form_credentials r =
   Result.bind (Form.urlencoded r) (fun form ->
-      match (List.assoc_opt "username" form, List.assoc_opt "password" form) with
+      match
+        (List.assoc_opt "username" form, List.assoc_opt "password" form)
+      with
       | Some name, Some password when name <> "" && password <> "" ->
           Ok (name, password)
-      | _ -> Error (Response.error 400 "a user name and a password are required"))
+      | _ ->
+          Error (Response.error 400 "a user name and a password are required"))
 
 let sign_up t r =
   let* name, password = form_credentials r in
   let hash = Braid_tls.Password.hash_on_pool password in
-  match Db.use t.db (fun c -> Db.exec_prepared c add_user [| Text name; Text hash |]) with
+  match
+    Db.use t.db (fun c ->
+        Db.exec_prepared c add_user [| Text name; Text hash |])
+  with
   | Ok _ -> start_session r name
   | Error (Sql { code = "CONSTRAINT"; _ }) ->
       Flash.add ~category:"error" r "That user name is taken.";
@@ -220,7 +230,10 @@ let add_from_form t r user =
   | _ -> Response.error 400 "a title is required"
 
 let item_json { id; title; has_file } =
-  `Assoc [ ("id", `Int id); ("title", `String title); ("attachment", `Bool has_file) ]
+  `Assoc
+    [
+      ("id", `Int id); ("title", `String title); ("attachment", `Bool has_file);
+    ]
 
 let api_items t r user =
   ignore r;
@@ -262,13 +275,16 @@ let upload t r user =
       | Some out ->
           Braid_io.File.close out;
           Unix.rename partial path;
-          ignore (run t (fun c ->
-              Db.exec_prepared c attach [| Int id; Text user; Text path |]));
+          ignore
+            (run t (fun c ->
+                 Db.exec_prepared c attach [| Int id; Text user; Text path |]));
           Response.redirect ~status:303 "/")
   | _ -> Response.error 404 "no such item"
 
 let download t r user =
-  match Option.map (fun id -> query t item_file [| Int id; Text user |]) (item_id r) with
+  match
+    Option.map (fun id -> query t item_file [| Int id; Text user |]) (item_id r)
+  with
   | Some [ [| Text path |] ] ->
       Static.file r path
       |> Response.with_header "Content-Disposition" "attachment"
@@ -300,7 +316,9 @@ let router t =
            Session.invalidate r;
            Response.redirect ~status:303 "/login")
     |> post "/items" (in_ add_from_form)
-    |> add ~max_body:(10 * 1024 * 1024) POST "/items/:id/attachment" (in_ upload)
+    |> add
+         ~max_body:(10 * 1024 * 1024)
+         POST "/items/:id/attachment" (in_ upload)
     |> get "/items/:id/attachment" (in_ download)
     |> get "/updates" (in_ updates)
     |> get "/app.js" (fun _ ->

@@ -48,7 +48,9 @@ let accounts () =
     "to the log-in page" (Some "/login")
     (Testing.header r "location");
   let home = sign_up ada "ada" in
-  check_bool "signed up and in" true (contains home.body "ada&#39;s to-do list" || contains home.body "ada's to-do list");
+  check_bool "signed up and in" true
+    (contains home.body "ada&#39;s to-do list"
+    || contains home.body "ada's to-do list");
   let again = sign_up (browser ()) "ada" in
   check_bool "a taken name is said so" true (contains again.body "taken");
   let intruder = browser () in
@@ -77,7 +79,8 @@ let items_and_csrf () =
   let r = Client.post_form ada "/items" [ ("title", "<b>milk</b>") ] in
   check_int "added" 303 r.status;
   let home = Client.get ada "/" in
-  check_bool "listed, escaped" true (contains home.body "&lt;b&gt;milk&lt;/b&gt;");
+  check_bool "listed, escaped" true
+    (contains home.body "&lt;b&gt;milk&lt;/b&gt;");
   let forged =
     Client.post_form ada "/items"
       [ ("title", "forged"); ("csrf_token", "not-a-token") ]
@@ -96,7 +99,9 @@ let api () =
   ignore (sign_up ada "ada");
   let token = Option.get (Client.csrf_token ada) in
   let json = "application/json" in
-  let refused = Client.post ada ~content_type:json ~body:{|{"title":"x"}|} "/api/items" in
+  let refused =
+    Client.post ada ~content_type:json ~body:{|{"title":"x"}|} "/api/items"
+  in
   check_int "no X-CSRF-Token: 403" 403 refused.status;
   let created =
     Client.post ada ~content_type:json
@@ -149,9 +154,7 @@ let live_updates () =
   let tab1 = browser () in
   ignore (sign_up tab1 "ada");
   let tab2 = browser () in
-  List.iter
-    (fun (n, v) -> Client.set_cookie tab2 n v)
-    (Client.cookies tab1);
+  List.iter (fun (n, v) -> Client.set_cookie tab2 n v) (Client.cookies tab1);
   let received =
     Ws.connect tab2 "/updates" (fun ws ->
         ignore (Client.post_form tab1 "/items" [ ("title", "bread") ]);

@@ -33,10 +33,10 @@
     response's hop-by-hop fields are dropped the same way; the server frames it
     anew.
 
-    {b Choosing an upstream.} Round-robin or least-connections ({!balance}),
-    among the upstreams not ejected. Passive health: an upstream that fails
-    {!config.max_fails} times in a row (no connection, TLS failure, timeout, a
-    connection lost or a malformed response) is left out for
+    {b Choosing an upstream.} Round-robin or least-connections
+    ({!type-balance}), among the upstreams not ejected. Passive health: an
+    upstream that fails {!config.max_fails} times in a row (no connection, TLS
+    failure, timeout, a connection lost or a malformed response) is left out for
     {!config.fail_timeout} seconds, then tried again. If all are ejected, they
     are tried anyway (a guess beats a sure [502]).
 
