@@ -1,5 +1,6 @@
 type directive = { name : string; line : int; change : Layer.change }
-type t = { file : string; directives : directive list }
+type proxy = { prefix : string; proxy_line : int; proxy : Braid_proxy.config }
+type t = { file : string; directives : directive list; proxies : proxy list }
 
 let ( let* ) = Result.bind
 
@@ -271,15 +272,116 @@ let find_spec word =
 
 let line_error file line msg = Error (Printf.sprintf "%s:%d: %s" file line msg)
 
+(* [ProxyPass PREFIX URL... [OPTION=VALUE...]]: repeatable, one prefix
+   each. Not a change of the server's configuration but routes of their
+   own, which the command installs in front of the others. *)
+let proxy_pass ~line args =
+  let options, urls =
+    List.partition
+      (fun a -> String.contains a '=' && not (String.contains a '/'))
+      args
+  in
+  match urls with
+  | [] | [ _ ] ->
+      Error "ProxyPass takes a path prefix and at least one upstream URL"
+  | prefix :: upstreams ->
+      let* () =
+        if Braid_server.Config.endpoint_path prefix || prefix = "/" then Ok ()
+        else
+          Error (Printf.sprintf "ProxyPass: %S is not a path like /api" prefix)
+      in
+      let* proxy =
+        List.fold_left
+          (fun acc option ->
+            let* (c : Braid_proxy.config) = acc in
+            let key, value =
+              match String.index_opt option '=' with
+              | Some i ->
+                  ( String.lowercase_ascii (String.sub option 0 i),
+                    String.sub option (i + 1) (String.length option - i - 1) )
+              | None -> (option, "")
+            in
+            let number name =
+              match int_of_string_opt value with
+              | Some n when n >= 0 -> Ok n
+              | _ ->
+                  Error
+                    (Printf.sprintf "ProxyPass: %s takes a whole number, not %S"
+                       name value)
+            in
+            match key with
+            | "balance" -> (
+                match String.lowercase_ascii value with
+                | "round-robin" -> Ok { c with balance = Round_robin }
+                | "least-connections" ->
+                    Ok { c with balance = Least_connections }
+                | _ ->
+                    Error
+                      (Printf.sprintf
+                         "ProxyPass: balance is round-robin or \
+                          least-connections, not %S"
+                         value))
+            | "retries" ->
+                Result.map (fun n -> { c with retries = n }) (number "retries")
+            | "max_fails" ->
+                Result.map
+                  (fun n -> { c with max_fails = max 1 n })
+                  (number "max_fails")
+            | "fail_timeout" ->
+                Result.map
+                  (fun s -> { c with fail_timeout = s })
+                  (duration ~zero:true ~name:"fail_timeout" value)
+            | "preserve_host" -> (
+                match String.lowercase_ascii value with
+                | "on" -> Ok { c with preserve_host = true }
+                | "off" -> Ok { c with preserve_host = false }
+                | _ -> Error "ProxyPass: preserve_host is on or off")
+            | "forwarded_proto" -> Ok { c with forwarded_proto = value }
+            | _ -> Error (Printf.sprintf "ProxyPass: unknown option %S" key))
+          (Ok { Braid_proxy.default with upstreams })
+          options
+      in
+      (* Checked now, so a bad URL is reported at its line. *)
+      let* () =
+        List.fold_left
+          (fun acc u ->
+            let* () = acc in
+            match Braid_client.Url.of_string u with
+            | Ok _ -> Ok ()
+            | Error m -> Error (Printf.sprintf "ProxyPass: upstream %S: %s" u m))
+          (Ok ()) upstreams
+      in
+      Ok { prefix; proxy_line = line; proxy }
+
 let parse ~file text =
   let dir = Filename.dirname file in
+  let proxies = ref [] in
   let rec go directives number = function
-    | [] -> Ok { file; directives = List.rev directives }
+    | [] ->
+        Ok
+          {
+            file;
+            directives = List.rev directives;
+            proxies = List.rev !proxies;
+          }
     | line :: rest -> (
         let error = line_error file number in
         match words line with
         | Error msg -> error msg
         | Ok [] -> go directives (number + 1) rest
+        | Ok (word :: args) when String.lowercase_ascii word = "proxypass" -> (
+            match proxy_pass ~line:number args with
+            | Error msg -> error msg
+            | Ok p -> (
+                match List.find_opt (fun q -> q.prefix = p.prefix) !proxies with
+                | Some q ->
+                    error
+                      (Printf.sprintf
+                         "duplicate ProxyPass %s (first at line %d)" p.prefix
+                         q.proxy_line)
+                | None ->
+                    proxies := p :: !proxies;
+                    go directives (number + 1) rest))
         | Ok (word :: args) -> (
             match find_spec word with
             | None -> error (Printf.sprintf "unknown directive %S" word)

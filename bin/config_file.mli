@@ -47,9 +47,21 @@ type directive = {
           relative to the file's directory). *)
 }
 
+type proxy = {
+  prefix : string;  (** The path prefix forwarded, e.g. ["/api"]. *)
+  proxy_line : int;  (** Where it is, from 1. *)
+  proxy : Braid_proxy.config;  (** Its upstreams (checked URLs) and options. *)
+}
+(** A [ProxyPass PREFIX URL... [OPTION=VALUE...]] directive: requests under
+    [PREFIX] go to the upstreams ({!Braid_proxy}). Repeatable, once per prefix.
+    Options: [balance=round-robin|least-connections], [retries=N],
+    [max_fails=N], [fail_timeout=SECONDS], [preserve_host=on|off],
+    [forwarded_proto=SCHEME]. *)
+
 type t = {
   file : string;  (** The file's name, as given: errors are prefixed with it. *)
   directives : directive list;  (** In the file's order. *)
+  proxies : proxy list;  (** The [ProxyPass] directives, in the file's order. *)
 }
 
 val directive_names : string list

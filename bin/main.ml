@@ -47,11 +47,46 @@ let address_to_string = function
         port
   | Unix.ADDR_UNIX path -> path
 
+(* {1 ProxyPass}
+
+   The file's [ProxyPass] routes, checked without touching the table in
+   force, and a function that installs them: a reload checks everything
+   first and installs only once the whole file is accepted. A prefix kept
+   keeps its proxy (its upstreams' health and connections); in-flight
+   requests finish with the upstreams they started with. *)
+let proxy_routes ~client ~table (file : Config_file.t option) =
+  let proxies = match file with Some f -> f.proxies | None -> [] in
+  let current = Braid_proxy.Table.get table in
+  let rec check acc = function
+    | [] -> Ok (List.rev acc)
+    | (p : Config_file.proxy) :: rest -> (
+        match Braid_proxy.create ~client p.proxy with
+        | Error msg ->
+            Error
+              (Printf.sprintf "%s:%d: ProxyPass %s: %s" (Option.get file).file
+                 p.proxy_line p.prefix msg)
+        | Ok fresh -> check ((p, fresh) :: acc) rest)
+  in
+  Result.map
+    (fun checked () ->
+      Braid_proxy.Table.set table
+        (List.map
+           (fun ((p : Config_file.proxy), fresh) ->
+             match List.assoc_opt p.prefix current with
+             | Some kept -> (
+                 match Braid_proxy.update kept p.proxy with
+                 | Ok () -> (p.prefix, kept)
+                 | Error _ -> (p.prefix, fresh))
+             | None -> (p.prefix, fresh))
+           checked))
+    (check [] proxies)
+
 (* SIGHUP re-reads the file: new connections get the new configuration,
    connections in progress keep theirs, and a file that does not load or
    check leaves the current one in force. What cannot change live (the
    address, the number of loops) is reported. Outcomes are always logged. *)
-let on_reload server writer ~defaults ~file ~flags ~activated () =
+let on_reload server writer ~defaults ~file ~flags ~activated ~client ~table ()
+    =
   let log text = Log_writer.error writer ~time:(Services.now ()) text in
   let reload path =
     let ( let* ) = Result.bind in
@@ -61,9 +96,11 @@ let on_reload server writer ~defaults ~file ~flags ~activated () =
       | None -> Ok None
     in
     let* config = Cli.config ~defaults ~file:f flags in
+    let* install_proxies = proxy_routes ~client ~table f in
     (* Before [set_config]: the address and loops the server runs with. *)
     let running = Server.config server in
     let* () = Server.set_config server config in
+    install_proxies ();
     Ok (config, running)
   in
   match (file, (Server.config server).tls) with
@@ -234,77 +271,93 @@ let serve flags config_file demo dev log_level shutdown_timeout =
                            (Unix.error_message e)))))
     in
     (* With --dev, the certificate's settings: kept for the reloads. *)
-    Ok (config, listening, tls_listening, flags)
+    Ok (config, listening, tls_listening, flags, file)
   in
   match configured with
   | Error msg -> `Error (false, msg)
-  | Ok (config, (plain, passed), tls, flags) ->
-      let listening = { plain; tls; closed = Atomic.make false } in
-      (* The pool's domains and the event loops share the cores. *)
-      let pool =
-        if demo then
-          Some
-            (Braid_pool.create
-               ~domains:
-                 (max 1 (Domain.recommended_domain_count () - config.domains))
-               ())
-        else None
+  | Ok (config, (plain, passed), tls, flags, file) -> (
+      (* The upstream connections of every loop belong to this switch, which
+         outlives the loops. *)
+      Braid.Switch.run
+      @@ fun sw ->
+      let client =
+        Braid_client.create ~sw ~config:Braid_proxy.client_config ()
       in
-      let router =
-        match pool with
-        | Some pool -> Demo.routes pool Router.empty
-        | None -> Router.empty
-      in
-      let writer =
-        (* Its own notes are stamped by the services' clock, as every event is. *)
-        Log_writer.create ~now:Services.now ?access:config.access_log
-          ?error:config.error_log ()
-      in
-      let settings = Real_services.settings ~log_level ~logger:writer router in
-      let result =
-        match Server.create ~settings config with
-        | Error msg -> `Error (false, msg)
-        | Ok server -> (
-            let on_listen address =
-              Printf.printf
-                "braid: serving http://%s/%s%s with %d loop%s, up to %d \
-                 connections\n\
-                 %!"
-                (address_to_string address)
-                (match (Server.config server).root with
-                | Some r -> " from " ^ r
-                | None -> "")
-                (if demo then " (demo routes)" else "")
-                config.domains
-                (if config.domains = 1 then "" else "s")
-                config.max_connections;
-              Option.iter
-                (fun a ->
-                  Printf.printf "braid: serving https://%s/ too\n%!"
-                    (address_to_string a))
-                (Server.https_address server);
-              notify "READY=1";
-              Handover.ready ()
-            in
-            match
-              (* The signals and the logger as [Server.serve] has them; what
+      let table = Braid_proxy.Table.create () in
+      match proxy_routes ~client ~table file with
+      | Error msg -> `Error (false, msg)
+      | Ok install_proxies ->
+          install_proxies ();
+          let listening = { plain; tls; closed = Atomic.make false } in
+          (* The pool's domains and the event loops share the cores. *)
+          let pool =
+            if demo then
+              Some
+                (Braid_pool.create
+                   ~domains:
+                     (max 1
+                        (Domain.recommended_domain_count () - config.domains))
+                   ())
+            else None
+          in
+          let router =
+            match pool with
+            | Some pool -> Demo.routes pool Router.empty
+            | None -> Router.empty
+          in
+          let router = Router.use (Braid_proxy.Table.middleware table) router in
+          let writer =
+            (* Its own notes are stamped by the services' clock, as every event is. *)
+            Log_writer.create ~now:Services.now ?access:config.access_log
+              ?error:config.error_log ()
+          in
+          let settings =
+            Real_services.settings ~log_level ~logger:writer router
+          in
+          let result =
+            match Server.create ~settings config with
+            | Error msg -> `Error (false, msg)
+            | Ok server -> (
+                let on_listen address =
+                  Printf.printf
+                    "braid: serving http://%s/%s%s with %d loop%s, up to %d \
+                     connections\n\
+                     %!"
+                    (address_to_string address)
+                    (match (Server.config server).root with
+                    | Some r -> " from " ^ r
+                    | None -> "")
+                    (if demo then " (demo routes)" else "")
+                    config.domains
+                    (if config.domains = 1 then "" else "s")
+                    config.max_connections;
+                  Option.iter
+                    (fun a ->
+                      Printf.printf "braid: serving https://%s/ too\n%!"
+                        (address_to_string a))
+                    (Server.https_address server);
+                  notify "READY=1";
+                  Handover.ready ()
+                in
+                match
+                  (* The signals and the logger as [Server.serve] has them; what
                  is the command's own: systemd's notifications, the
                  configuration file, the hand-over to a new binary. *)
-              Server.run_with_signals ~shutdown_timeout
-                ~on_terminate:(on_terminate ~listening)
-                ~on_reload:
-                  (on_reload server writer ~defaults ~file:config_file ~flags
-                     ~activated:passed)
-                ~hand_over:(hand_over writer ~listening)
-                ~logger:writer ~on_listen ~listening:listening.plain
-                ?tls_listening:listening.tls server
-            with
-            | () -> `Ok ()
-            | exception (Braid_io.Io_error _ as e) ->
-                `Error (false, Option.get (Braid_io.error_message e)))
-      in
-      Option.iter Braid_pool.shutdown pool;
-      result
+                  Server.run_with_signals ~shutdown_timeout
+                    ~on_terminate:(on_terminate ~listening)
+                    ~on_reload:
+                      (on_reload server writer ~defaults ~file:config_file
+                         ~flags ~activated:passed ~client ~table)
+                    ~hand_over:(hand_over writer ~listening)
+                    ~logger:writer ~on_listen ~listening:listening.plain
+                    ?tls_listening:listening.tls server
+                with
+                | () -> `Ok ()
+                | exception (Braid_io.Io_error _ as e) ->
+                    `Error (false, Option.get (Braid_io.error_message e)))
+          in
+          Option.iter Braid_pool.shutdown pool;
+          result)
 
 let serve_cmd =
   let doc = "serve HTTP/1.1: static files and routes" in

@@ -29,6 +29,12 @@ module Input = Input
 module Request_parser = Request_parser
 module Request_body = Request_body
 
+(** {1 Responses, for clients} *)
+
+module Response_head = Response_head
+module Response_parser = Response_parser
+module Response_body = Response_body
+
 (** {1 Protocol values} *)
 
 module Status = Status

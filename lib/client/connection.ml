@@ -1,0 +1,85 @@
+open Braid_io
+
+type transport = Plain | Tls of Braid_tls.Connection.t
+
+type t = {
+  socket : Net.socket;
+  transport : transport;
+  input : Braid_http.Input.t;
+  mutable closed : bool;
+  mutable idle_since : int;
+  mutable requests : int;
+}
+
+let read_with transport socket buf off len =
+  match transport with
+  | Plain -> Net.read_into socket buf off len
+  | Tls c -> Braid_tls.Connection.read_into c buf off len
+
+let connect ~sw ~tls (url : Url.t) =
+  let socket = Net.connect_host ~sw url.host url.port in
+  let transport =
+    match url.scheme with
+    | Http -> Plain
+    | Https -> (
+        (* The socket is closed by whoever fails here: the switch would keep
+           a dead socket until it ends. *)
+        match
+          Braid_tls.Connection.connect ~host:url.host (Lazy.force tls) socket
+        with
+        | c -> Tls c
+        | exception e ->
+            Net.close socket;
+            raise e)
+  in
+  (try Unix.setsockopt (Fd.to_unix socket) Unix.TCP_NODELAY true
+   with Unix.Unix_error _ -> ());
+  let input = Braid_http.Input.create ~read:(read_with transport socket) () in
+  { socket; transport; input; closed = false; idle_since = 0; requests = 0 }
+
+let input t = t.input
+
+let write t s =
+  match t.transport with
+  | Plain -> Net.write_string t.socket s
+  | Tls c -> Braid_tls.Connection.write_string c s
+
+let write_bytes t buf off len =
+  match t.transport with
+  | Plain -> Net.write_all t.socket buf off len
+  | Tls c -> Braid_tls.Connection.write_all c buf off len
+
+let close t =
+  if not t.closed then (
+    t.closed <- true;
+    (match t.transport with
+    | Plain -> ()
+    | Tls c -> ( try Braid_tls.Connection.close c with _ -> ()));
+    try Net.close t.socket with Io_error _ -> ())
+
+let is_open t = (not t.closed) && Fd.is_open t.socket
+
+let looks_reusable t =
+  is_open t
+  && Braid_http.Input.length t.input = 0
+  && (match t.transport with
+     | Plain -> true
+     | Tls c -> not (Braid_tls.Connection.pending c))
+  &&
+  match
+    Unix.recv (Fd.to_unix t.socket) (Bytes.create 1) 0 1 [ Unix.MSG_PEEK ]
+  with
+  | 0 -> false (* the server closed its side *)
+  | _ -> (
+      (* Bytes nobody asked for: garbage after the last response on a plain
+         connection; on TLS possibly a record that carries no data. *)
+      match t.transport with
+      | Plain -> false
+      | Tls _ -> true)
+  | exception Unix.Unix_error ((Unix.EAGAIN | Unix.EWOULDBLOCK), _, _) -> true
+  | exception Unix.Unix_error _ -> false
+
+let idle_since t = t.idle_since
+let set_idle_since t ns = t.idle_since <- ns
+let requests t = t.requests
+let count_request t = t.requests <- t.requests + 1

@@ -1,0 +1,414 @@
+open Braid_web
+module C = Braid_client
+module Headers = Braid_http.Headers
+
+type balance = Round_robin | Least_connections
+
+type config = {
+  upstreams : string list;
+  balance : balance;
+  max_fails : int;
+  fail_timeout : float;
+  retries : int;
+  preserve_host : bool;
+  forwarded_proto : string;
+}
+
+let default =
+  {
+    upstreams = [];
+    balance = Round_robin;
+    max_fails = 3;
+    fail_timeout = 10.;
+    retries = 1;
+    preserve_host = true;
+    forwarded_proto = "http";
+  }
+
+let client_config =
+  {
+    C.default_config with
+    connect_timeout = 5.;
+    first_byte_timeout = Some 60.;
+    read_timeout = Some 60.;
+    max_connections = 256;
+    max_idle = 64;
+    redirects = Never;
+    limits =
+      {
+        Braid_http.Limits.default with
+        max_header_bytes = 65536;
+        max_header_fields = 100;
+        max_body = max_int;
+      };
+  }
+
+(* One upstream's state, shared by every loop: counters are atomic. Kept
+   across {!update} when its URL stays. *)
+type upstream = {
+  name : string;  (** The URL as configured. *)
+  url : C.Url.t;
+  active : int Atomic.t;  (** Requests in progress, over all loops. *)
+  fails : int Atomic.t;  (** Failures in a row. *)
+  down_until : int Atomic.t;  (** Monotonic ns; ejected before it. *)
+}
+
+type set = { upstreams : upstream array; config : config }
+
+type t = {
+  client : C.t;
+  set : set Atomic.t;
+  turn : int Atomic.t;  (** Round-robin position, and least-connections' ties. *)
+}
+
+let ( let* ) = Result.bind
+
+let make_set ~previous (config : config) =
+  let* () =
+    if config.upstreams = [] then Error "no upstream"
+    else if config.max_fails < 1 then Error "max_fails must be at least 1"
+    else if config.retries < 0 then Error "retries must not be negative"
+    else if not (config.fail_timeout >= 0.) then
+      Error "fail_timeout must not be negative"
+    else if not (Headers.is_value config.forwarded_proto) then
+      Error "bad forwarded_proto"
+    else Ok ()
+  in
+  let* upstreams =
+    List.fold_right
+      (fun name acc ->
+        let* rest = acc in
+        match C.Url.of_string name with
+        | Error m -> Error (Printf.sprintf "upstream %S: %s" name m)
+        | Ok url -> (
+            if url.query <> None then
+              Error (Printf.sprintf "upstream %S: a query is not allowed" name)
+            else
+              match Array.find_opt (fun u -> u.name = name) previous with
+              | Some u -> Ok (u :: rest)
+              | None ->
+                  Ok
+                    ({
+                       name;
+                       url;
+                       active = Atomic.make 0;
+                       fails = Atomic.make 0;
+                       down_until = Atomic.make 0;
+                     }
+                    :: rest)))
+      config.upstreams (Ok [])
+  in
+  Ok { upstreams = Array.of_list upstreams; config }
+
+let create ~client config =
+  let* set = make_set ~previous:[||] config in
+  Ok { client; set = Atomic.make set; turn = Atomic.make 0 }
+
+let update t config =
+  let* set = make_set ~previous:(Atomic.get t.set).upstreams config in
+  Atomic.set t.set set;
+  Ok ()
+
+(* {1 Choosing} *)
+
+let pick t set ~tried =
+  let now = Braid_io.Time.now_ns () in
+  let untried =
+    List.filter (fun u -> not (List.memq u tried)) (Array.to_list set.upstreams)
+  in
+  let alive = List.filter (fun u -> Atomic.get u.down_until <= now) untried in
+  let candidates = Array.of_list (if alive = [] then untried else alive) in
+  let n = Array.length candidates in
+  if n = 0 then None
+  else
+    let start = Atomic.fetch_and_add t.turn 1 land max_int in
+    match set.config.balance with
+    | Round_robin -> Some candidates.(start mod n)
+    | Least_connections ->
+        let best = ref candidates.(start mod n) in
+        for k = 1 to n - 1 do
+          let u = candidates.((start + k) mod n) in
+          if Atomic.get u.active < Atomic.get !best.active then best := u
+        done;
+        Some !best
+
+let succeeded u = if Atomic.get u.fails <> 0 then Atomic.set u.fails 0
+
+let failed set u =
+  if Atomic.fetch_and_add u.fails 1 + 1 >= set.config.max_fails then (
+    Atomic.set u.fails 0;
+    Atomic.set u.down_until
+      (Braid_io.Time.now_ns () + Float.to_int (set.config.fail_timeout *. 1e9)))
+
+(* {1 Header fields} *)
+
+(* RFC 9110 §7.6.1. *)
+let hop_by_hop =
+  [
+    "connection";
+    "keep-alive";
+    "proxy-connection";
+    "te";
+    "transfer-encoding";
+    "upgrade";
+  ]
+
+(* Names listed by the message's Connection fields: hop-by-hop too. *)
+let connection_options headers =
+  List.concat_map
+    (fun v ->
+      List.filter_map
+        (fun s ->
+          let s = String.trim s in
+          if s = "" then None else Some (String.lowercase_ascii s))
+        (String.split_on_char ',' v))
+    (Headers.find_all headers "connection")
+
+let end_to_end ~also headers =
+  let options = connection_options headers in
+  Headers.fold
+    (fun name value acc ->
+      let lower = String.lowercase_ascii name in
+      if
+        List.mem lower hop_by_hop || List.mem lower options
+        || List.mem lower also
+      then acc
+      else (name, value) :: acc)
+    headers []
+  |> List.rev
+
+let client_ip (r : Handler.request) =
+  match r.peer with
+  | Some (ADDR_INET (ip, _)) -> Some (Unix.string_of_inet_addr ip)
+  | _ -> None
+
+(* RFC 7239 §6: an IPv6 address is bracketed and the node quoted. *)
+let forwarded_node ip =
+  if String.contains ip ':' then "\"[" ^ ip ^ "]\"" else ip
+
+let quoted s =
+  let b = Buffer.create (String.length s + 2) in
+  Buffer.add_char b '"';
+  String.iter
+    (fun c ->
+      if c = '"' || c = '\\' then Buffer.add_char b '\\';
+      Buffer.add_char b c)
+    s;
+  Buffer.add_char b '"';
+  Buffer.contents b
+
+let append headers name value =
+  match Headers.find_all headers name with
+  | [] -> value
+  | previous -> String.concat ", " previous ^ ", " ^ value
+
+let request_headers set (u : upstream) (r : Handler.request) =
+  let headers = r.head.headers in
+  let host = Headers.find headers "host" in
+  let proto = set.config.forwarded_proto in
+  let fields =
+    end_to_end
+      ~also:
+        [
+          "content-length";
+          "host";
+          "x-forwarded-for";
+          "x-forwarded-proto";
+          "x-forwarded-host";
+          "forwarded";
+        ]
+      headers
+  in
+  let host_field =
+    if set.config.preserve_host then
+      match host with Some h -> h | None -> C.Url.authority u.url
+    else C.Url.authority u.url
+  in
+  let ip = client_ip r in
+  let forwarded =
+    String.concat ";"
+      (List.filter_map Fun.id
+         [
+           Option.map (fun ip -> "for=" ^ forwarded_node ip) ip;
+           Option.map (fun h -> "host=" ^ quoted h) host;
+           Some ("proto=" ^ proto);
+         ])
+  in
+  (("Host", host_field) :: fields)
+  @ List.filter_map Fun.id
+      [
+        Option.map
+          (fun ip -> ("X-Forwarded-For", append headers "x-forwarded-for" ip))
+          ip;
+        Some ("X-Forwarded-Proto", proto);
+        Option.map (fun h -> ("X-Forwarded-Host", h)) host;
+        Some ("Forwarded", append headers "forwarded" forwarded);
+      ]
+
+let matches ~prefix path =
+  let prefix =
+    if String.length prefix > 1 && prefix.[String.length prefix - 1] = '/' then
+      String.sub prefix 0 (String.length prefix - 1)
+    else prefix
+  in
+  prefix = "/"
+  || String.starts_with ~prefix path
+     && (String.length path = String.length prefix
+        || path.[String.length prefix] = '/')
+
+let upstream_url (u : upstream) ~prefix (r : Handler.request) =
+  let target =
+    if u.url.path = "/" then r.head.target
+    else
+      let base =
+        let p = u.url.path in
+        if p.[String.length p - 1] = '/' then
+          String.sub p 0 (String.length p - 1)
+        else p
+      in
+      let prefix =
+        if prefix <> "/" && prefix.[String.length prefix - 1] = '/' then
+          String.sub prefix 0 (String.length prefix - 1)
+        else if prefix = "/" then ""
+        else prefix
+      in
+      let rest =
+        let t = r.head.target in
+        if String.starts_with ~prefix t then
+          String.sub t (String.length prefix)
+            (String.length t - String.length prefix)
+        else t
+      in
+      let rest = if rest = "" || rest.[0] = '?' then "/" ^ rest else rest in
+      base ^ rest
+  in
+  let scheme = match u.url.scheme with Http -> "http" | Https -> "https" in
+  Printf.sprintf "%s://%s%s" scheme (C.Url.authority u.url) target
+
+(* {1 Forwarding} *)
+
+exception Request_body of Braid_http.Parse_error.t
+
+let pump_request (body : Body.t) write =
+  let buf = Bytes.create 16384 in
+  let rec go () =
+    match Body.read body buf 0 16384 with
+    | Ok 0 -> ()
+    | Ok n ->
+        write buf 0 n;
+        go ()
+    | Error e -> raise (Request_body e)
+  in
+  go ()
+
+exception Upstream_cut of string
+
+let stream_response upstream response (w : Response.Writer.t) =
+  let buf = Bytes.create 16384 in
+  let rec go () =
+    match C.Response.read response buf 0 16384 with
+    | Ok 0 -> ()
+    | Ok n ->
+        Response.Writer.write_bytes w buf 0 n;
+        go ()
+    | Error e -> raise (Upstream_cut (C.Error.to_string e))
+  in
+  Fun.protect
+    ~finally:(fun () ->
+      C.Response.close response;
+      Atomic.decr upstream.active)
+    go
+
+let is_idempotent : Braid_http.Method.t -> bool = function
+  | GET | HEAD | OPTIONS | TRACE | PUT | DELETE -> true
+  | POST | PATCH | CONNECT -> false
+
+let gateway_error (e : C.Error.t) =
+  match e with
+  | Timeout _ -> Response.error 504 (C.Error.to_string e)
+  | _ -> Response.error 502 (C.Error.to_string e)
+
+let respond upstream response =
+  let status = C.Response.status response in
+  let headers =
+    end_to_end ~also:[ "content-length"; "date" ] (C.Response.headers response)
+  in
+  if status = 101 then (
+    C.Response.close response;
+    Atomic.decr upstream.active;
+    Response.error 502 "upstream switched protocols: not supported")
+  else if (C.Response.head response).body = No_body then (
+    C.Response.close response;
+    Atomic.decr upstream.active;
+    Response.make ~headers status Empty)
+  else
+    Response.make ~headers status (Stream (stream_response upstream response))
+
+let handler t ~prefix (r : Handler.request) =
+  let set = Atomic.get t.set in
+  let meth = r.head.meth in
+  let has_body = r.head.body <> No_body in
+  let body () =
+    match r.head.body with
+    | No_body -> C.Body.empty
+    | Content_length n -> C.Body.stream ~length:n (pump_request r.body)
+    | Chunked -> C.Body.stream (pump_request r.body)
+  in
+  let may_retry e =
+    C.Error.nothing_sent e || (is_idempotent meth && not has_body)
+  in
+  let rec attempt ~tried ~left last_error =
+    match pick t set ~tried with
+    | None -> (
+        match last_error with
+        | Some e -> gateway_error e
+        | None -> Response.error 502 "no upstream")
+    | Some u -> (
+        Atomic.incr u.active;
+        match
+          C.send t.client ~headers:(request_headers set u r) ~body:(body ())
+            meth (upstream_url u ~prefix r)
+        with
+        | Ok response ->
+            succeeded u;
+            respond u response
+        | Error e ->
+            Atomic.decr u.active;
+            (match e with Bad_url _ | Bad_request _ -> () | _ -> failed set u);
+            if left > 0 && may_retry e then
+              attempt ~tried:(u :: tried) ~left:(left - 1) (Some e)
+            else gateway_error e
+        | exception Request_body e ->
+            Atomic.decr u.active;
+            Handler.bad_request e
+        | exception ex ->
+            Atomic.decr u.active;
+            raise ex)
+  in
+  attempt ~tried:[] ~left:set.config.retries None
+
+let middleware ~prefix t next (r : Handler.request) =
+  if matches ~prefix r.path then handler t ~prefix r else next r
+
+module Table = struct
+  type proxy = t
+  type t = (string * proxy) list Atomic.t
+
+  let create () = Atomic.make []
+
+  let set t routes =
+    (* Longest prefix first, so the most specific one wins. *)
+    Atomic.set t
+      (List.stable_sort
+         (fun (a, _) (b, _) -> compare (String.length b) (String.length a))
+         routes)
+
+  let get t = Atomic.get t
+
+  let middleware t next (r : Handler.request) =
+    match
+      List.find_opt (fun (prefix, _) -> matches ~prefix r.path) (Atomic.get t)
+    with
+    | Some (prefix, proxy) -> handler proxy ~prefix r
+    | None -> next r
+end
