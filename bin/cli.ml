@@ -106,9 +106,10 @@ let flags =
                certificate, then its intermediates), whose key is the \
                $(b,--tls-key) of the same rank. Repeat both for several \
                certificates: a client asking for a name (SNI) gets the first \
-               whose names match it, else the first. TLS 1.2 and 1.3, ALPN \
-               h2 and http/1.1, session tickets; SIGHUP re-reads the files. Default: \
-               the configuration file's $(b,TlsCertificate) (comma-separated).";
+               whose names match it, else the first. TLS 1.2 and 1.3, ALPN h2 \
+               and http/1.1, session tickets; SIGHUP re-reads the files. \
+               Default: the configuration file's $(b,TlsCertificate) \
+               (comma-separated).";
           files "tls-key" Layer.tls_keys
             ~doc:
               "The private key (PEM, unencrypted) of the $(b,--tls-cert) of \
@@ -180,8 +181,8 @@ let flags =
             ~doc:
               (Printf.sprintf
                  "Request body an HTTP/2 stream may send ahead of its \
-                  handler's reads (SETTINGS_INITIAL_WINDOW_SIZE). Default: \
-                  the configuration file's $(b,Http2StreamWindow), else %d."
+                  handler's reads (SETTINGS_INITIAL_WINDOW_SIZE). Default: the \
+                  configuration file's $(b,Http2StreamWindow), else %d."
                  Config.default_http2.stream_window);
           setting "http2-connection-window" Arg.int ~docv:"BYTES"
             Layer.http2_connection_window

@@ -152,10 +152,7 @@ let error_log path (c : Config.t) = { c with error_log = path }
 (* HTTP/2 *)
 let http2 f (c : Config.t) = { c with http2 = f c.http2 }
 let http2_enabled on = http2 (fun h -> { h with enabled = on })
-
-let http2_max_streams n =
-  http2 (fun h -> { h with max_concurrent_streams = n })
-
+let http2_max_streams n = http2 (fun h -> { h with max_concurrent_streams = n })
 let http2_stream_window n = http2 (fun h -> { h with stream_window = n })
 
 let http2_connection_window n =
