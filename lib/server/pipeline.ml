@@ -145,34 +145,20 @@ let request_timeout =
 
 let internal_error = { Parse_error.status = 500; reason = ""; close = true }
 
-type first_bytes = Http2_preface | Http1 | Neither
-
-(* Whether a complete first line in the window ends like an HTTP/1.x
-   request line ("... HTTP/1.1"); [true] while it is incomplete. *)
-let http1_line (input : Input.t) =
-  let b = input.buf and pos = input.pos and lim = input.lim in
-  let rec eol i =
-    if i + 1 >= lim then -1
-    else if Bytes.get b i = '\r' && Bytes.get b (i + 1) = '\n' then i
-    else eol (i + 1)
-  in
-  let e = eol pos in
-  e < 0 || (e - pos >= 8 && Bytes.sub_string b (e - 8) 7 = "HTTP/1.")
+type first_bytes = Http2_preface | Http1
 
 (* What a connection's first bytes are, when HTTP/2 is served: HTTP/2's
    preface (RFC 9113 §3.4: h2c by prior knowledge, or h2 chosen by ALPN
-   over TLS, whose client sends the same preface); HTTP/1.1 (or an end of
-   stream, or a line still incomplete, for the parser to judge); or a
-   complete first line that is neither, which §3.4 says to end the
-   connection for (a client that meant HTTP/2), unanswered. Reads no more
-   than the preface needs. *)
+   over TLS, whose client sends the same preface), or anything else (an end
+   of stream too) for the HTTP/1.1 parser, which answers what it cannot
+   read as before. Reads no more than the preface needs. *)
 let rec first_bytes (c : Pipeline_state.t) =
   let input = c.input in
   match
     Braid_http2.Frame.check_preface input.buf input.pos (Input.length input)
   with
   | Preface -> Http2_preface
-  | Not_preface -> if http1_line input then Http1 else Neither
+  | Not_preface -> Http1
   | Preface_so_far -> if Input.refill input > 0 then first_bytes c else Http1
 
 (* The connection is HTTP/2's from here; the phase of [progress] is
@@ -237,7 +223,6 @@ let rec loop (c : Pipeline_state.t) =
     else Http1
   with
   | Http2_preface -> http2 c
-  | Neither -> Server_closed
   | Http1 -> (
       match
         Request_parser.read_request
