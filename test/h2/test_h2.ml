@@ -239,7 +239,8 @@ let status_of decoder fragment =
   with
   | Ok { pseudo = { name = ":status"; value; _ } :: _; _ } ->
       int_of_string value
-  | _ -> Alcotest.fail "a response without :status"
+  | Ok _ -> Alcotest.fail "a response without :status"
+  | Error e -> Alcotest.failf "a response block: %a" Hpack.Decoder.pp_error e
 
 let code = Alcotest.testable Braid_http2.Error_code.pp ( = )
 
@@ -287,7 +288,7 @@ let h2spec_over ~tls () =
             if tls then [ "-t"; "-k"; "-p"; string_of_int tls_port ]
             else [ "-p"; string_of_int port ]
           in
-          let status, text =
+          let _status, text =
             run_capture ([ h2spec; "-h"; "127.0.0.1"; "-o"; "5" ] @ args)
           in
           let total, passed = h2spec_count text in
@@ -523,6 +524,11 @@ let test_hpack_bomb () =
         until c "the next answer" (function
           | Headers { stream = 5; fragment; _ } ->
               Some (status_of decoder fragment)
+          | Headers { fragment; _ } ->
+              (* Stream 1's answer may come after the 431: every block is
+                 decoded, in order, or the tables fall out of step. *)
+              ignore (status_of decoder fragment);
+              None
           | _ -> None)
       in
       Alcotest.(check int) "then 200" 200 status)
