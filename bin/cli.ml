@@ -106,9 +106,10 @@ let flags =
                certificate, then its intermediates), whose key is the \
                $(b,--tls-key) of the same rank. Repeat both for several \
                certificates: a client asking for a name (SNI) gets the first \
-               whose names match it, else the first. TLS 1.2 and 1.3, ALPN \
-               http/1.1, session tickets; SIGHUP re-reads the files. Default: \
-               the configuration file's $(b,TlsCertificate) (comma-separated).";
+               whose names match it, else the first. TLS 1.2 and 1.3, ALPN h2 \
+               and http/1.1, session tickets; SIGHUP re-reads the files. \
+               Default: the configuration file's $(b,TlsCertificate) \
+               (comma-separated).";
           files "tls-key" Layer.tls_keys
             ~doc:
               "The private key (PEM, unencrypted) of the $(b,--tls-cert) of \
@@ -158,6 +159,68 @@ let flags =
                the coding, with Content-Encoding and Vary: Accept-Encoding; \
                never for a Range request. Default: the configuration file's \
                $(b,Precompressed), else off.";
+          setting "http2"
+            (Arg.enum [ ("on", true); ("off", false) ])
+            ~docv:"on|off" Layer.http2_enabled
+            ~doc:
+              "Serve HTTP/2: over TLS to clients choosing h2 by ALPN (offered \
+               before http/1.1), and in cleartext (h2c) to clients opening \
+               with the HTTP/2 preface. Default: the configuration file's \
+               $(b,Http2), else on.";
+          setting "http2-max-streams" Arg.int ~docv:"N" Layer.http2_max_streams
+            ~doc:
+              (Printf.sprintf
+                 "Streams an HTTP/2 client may have open at once \
+                  (SETTINGS_MAX_CONCURRENT_STREAMS; a stream counts until its \
+                  handler ends, even once reset); more are refused. Default: \
+                  the configuration file's $(b,Http2MaxConcurrentStreams), \
+                  else %d."
+                 Config.default_http2.max_concurrent_streams);
+          setting "http2-stream-window" Arg.int ~docv:"BYTES"
+            Layer.http2_stream_window
+            ~doc:
+              (Printf.sprintf
+                 "Request body an HTTP/2 stream may send ahead of its \
+                  handler's reads (SETTINGS_INITIAL_WINDOW_SIZE). Default: the \
+                  configuration file's $(b,Http2StreamWindow), else %d."
+                 Config.default_http2.stream_window);
+          setting "http2-connection-window" Arg.int ~docv:"BYTES"
+            Layer.http2_connection_window
+            ~doc:
+              (Printf.sprintf
+                 "The same for a whole HTTP/2 connection. Default: the \
+                  configuration file's $(b,Http2ConnectionWindow), else %d."
+                 Config.default_http2.connection_window);
+          setting "http2-max-header-list" Arg.int ~docv:"BYTES"
+            Layer.http2_max_header_list
+            ~doc:
+              (Printf.sprintf
+                 "Largest HTTP/2 request header list \
+                  (SETTINGS_MAX_HEADER_LIST_SIZE; larger ones get 431); a \
+                  field block over twice this encoded, or in more than 64 \
+                  frames, ends the connection. Default: the configuration \
+                  file's $(b,Http2MaxHeaderListSize), else %d."
+                 Config.default_http2.max_header_list_size);
+          setting "http2-control-budget" Arg.int ~docv:"N"
+            Layer.http2_control_budget
+            ~doc:
+              (Printf.sprintf
+                 "Control frames (SETTINGS, PING, WINDOW_UPDATE, PRIORITY, \
+                  empty DATA) an HTTP/2 connection may send beyond what its \
+                  requests earn back (a tenth refills each second); past it, \
+                  GOAWAY ENHANCE_YOUR_CALM. Default: the configuration file's \
+                  $(b,Http2ControlFrameBudget), else %d."
+                 Config.default_http2.control_frame_budget);
+          setting "http2-reset-budget" Arg.int ~docv:"N"
+            Layer.http2_reset_budget
+            ~doc:
+              (Printf.sprintf
+                 "Streams an HTTP/2 client may reset before their response is \
+                  complete, beyond those that complete (a tenth refills each \
+                  second); past it, GOAWAY ENHANCE_YOUR_CALM (rapid reset, \
+                  CVE-2023-44487). Default: the configuration file's \
+                  $(b,Http2ResetBudget), else %d."
+                 Config.default_http2.reset_budget);
           setting "domains" Arg.int ~docv:"N" Layer.domains
             ~doc:
               (Printf.sprintf

@@ -262,6 +262,17 @@ let specs =
     spec "MetricsPath" url_path Layer.metrics_path;
     spec "MetricsAllow" ip_addresses Layer.metrics_allow;
     spec "HealthPath" url_path Layer.health_path;
+    spec "Http2" on_off Layer.http2_enabled;
+    spec "Http2MaxConcurrentStreams" (whole_number ~min:1)
+      Layer.http2_max_streams;
+    spec "Http2StreamWindow" (whole_number ~min:1) Layer.http2_stream_window;
+    spec "Http2ConnectionWindow" (whole_number ~min:1)
+      Layer.http2_connection_window;
+    spec "Http2MaxHeaderListSize" (whole_number ~min:1)
+      Layer.http2_max_header_list;
+    spec "Http2ControlFrameBudget" (whole_number ~min:1)
+      Layer.http2_control_budget;
+    spec "Http2ResetBudget" (whole_number ~min:1) Layer.http2_reset_budget;
   ]
 
 let directive_names = List.map (fun s -> s.canonical) specs

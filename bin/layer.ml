@@ -148,3 +148,20 @@ let body_temp_dir dir (c : Config.t) = { c with body_temp_dir = dir }
 let spool_budget n (c : Config.t) = { c with spool_budget = n }
 let access_log path (c : Config.t) = { c with access_log = path }
 let error_log path (c : Config.t) = { c with error_log = path }
+
+(* HTTP/2 *)
+let http2 f (c : Config.t) = { c with http2 = f c.http2 }
+let http2_enabled on = http2 (fun h -> { h with enabled = on })
+let http2_max_streams n = http2 (fun h -> { h with max_concurrent_streams = n })
+let http2_stream_window n = http2 (fun h -> { h with stream_window = n })
+
+let http2_connection_window n =
+  http2 (fun h -> { h with connection_window = n })
+
+let http2_max_header_list n =
+  http2 (fun h -> { h with max_header_list_size = n })
+
+let http2_control_budget n =
+  http2 (fun h -> { h with control_frame_budget = n })
+
+let http2_reset_budget n = http2 (fun h -> { h with reset_budget = n })

@@ -114,3 +114,15 @@ val access_log : string option -> change
 
 val error_log : string option -> change
 (** [None]: standard error. *)
+
+(** {1 HTTP/2} ({!Braid_server.Config.http2}) *)
+
+val http2_enabled : bool -> change
+(** Whether HTTP/2 is served (ALPN [h2] over TLS, h2c by prior knowledge). *)
+
+val http2_max_streams : int -> change
+val http2_stream_window : int -> change
+val http2_connection_window : int -> change
+val http2_max_header_list : int -> change
+val http2_control_budget : int -> change
+val http2_reset_budget : int -> change

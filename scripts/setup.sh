@@ -26,7 +26,7 @@ libpostgresql-ocaml-dev libsqlite3-ocaml-dev"
 # directory.
 DEB_TOOLS="curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
 python3-websockets procps systemd haproxy chromium chromium-driver
-python3-selenium postgresql"
+python3-selenium postgresql nghttp2-client"
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -106,6 +106,16 @@ elif command -v opam >/dev/null 2>&1; then
   say "install curl, wrk, httperf, nginx, h2o, gnuplot, Python's websockets and selenium, Chromium and chromedriver, and the PostgreSQL server (and libpq and SQLite's headers, for opam's postgresql and sqlite3) with your system's package manager for the tests and benchmarks"
 else
   die "unsupported system: need Debian 12/13 (apt) or opam"
+fi
+
+# h2spec, HTTP/2's conformance suite (test/h2 runs it): built from the Go
+# module proxy when Go is present (its v2.6.0 is not on the proxy; the latest
+# module version builds), installed to /usr/local/bin where the test looks.
+GO=$(command -v go || echo /usr/local/go/bin/go)
+if ! [ -x /usr/local/bin/h2spec ] && [ -x "$GO" ]; then
+  say "building h2spec with $GO"
+  $SUDO env GOBIN=/usr/local/bin GOPATH="${GOPATH:-/tmp/braid-go}" "$GO" install github.com/summerwind/h2spec/cmd/h2spec@latest ||
+    say "h2spec did not build: test/h2 will fail until it is installed"
 fi
 
 ocaml_ok || die "OCaml 5.3 and dune are still missing after installation"

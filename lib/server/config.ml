@@ -14,6 +14,29 @@ type tls = {
   redirect : bool;
 }
 
+type http2 = {
+  enabled : bool;
+  max_concurrent_streams : int;
+  stream_window : int;
+  connection_window : int;
+  max_frame_size : int;
+  max_header_list_size : int;
+  control_frame_budget : int;
+  reset_budget : int;
+}
+
+let default_http2 =
+  {
+    enabled = true;
+    max_concurrent_streams = 100;
+    stream_window = 262_144;
+    connection_window = 1_048_576;
+    max_frame_size = 16_384;
+    max_header_list_size = 65_536;
+    control_frame_budget = 1000;
+    reset_budget = 200;
+  }
+
 type per_client = No_cap | Cap of int | Cap_except_loopback of int
 
 let client_cap per_client (peer : Unix.sockaddr) =
@@ -46,6 +69,7 @@ type t = {
   access_log : string option;
   error_log : string option;
   tls : tls option;
+  http2 : http2;
 }
 
 let connections_for_descriptors n = max 1 ((min n 1_048_576 * 9 / 10) - 64)
@@ -89,6 +113,7 @@ let default =
     access_log = None;
     error_log = None;
     tls = None;
+    http2 = default_http2;
   }
 
 let endpoint_path p =

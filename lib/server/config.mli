@@ -68,6 +68,54 @@ type tls = {
 (** HTTPS: TLS 1.2 and 1.3, ALPN [http/1.1], session tickets. The handshake must
     finish within [timeouts.request_header], like a request head. *)
 
+type http2 = {
+  enabled : bool;
+      (** Served over TLS to clients choosing [h2] by ALPN (offered before
+          [http/1.1]), and in cleartext (h2c) to clients that open a plain
+          connection with the HTTP/2 preface ("prior knowledge"). [false]: ALPN
+          offers [http/1.1] only and a preface is answered as HTTP/1.1 would
+          answer it (an error). Read by {!Server.create} for ALPN, and at each
+          connection for h2c. *)
+  max_concurrent_streams : int;
+      (** SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open at
+          once. A stream counts until its handler's fiber ends, even after the
+          client reset it, so resets cannot run more handlers than this. A
+          stream past it is refused (RST_STREAM REFUSED_STREAM). *)
+  stream_window : int;
+      (** SETTINGS_INITIAL_WINDOW_SIZE: bytes of request body a stream may send
+          ahead of its handler's reads; at most 2{^ 31}-1. *)
+  connection_window : int;
+      (** The same for the whole connection (announced with a WINDOW_UPDATE):
+          bounds the request bodies a connection buffers. *)
+  max_frame_size : int;  (** SETTINGS_MAX_FRAME_SIZE: 16,384 to 16,777,215. *)
+  max_header_list_size : int;
+      (** SETTINGS_MAX_HEADER_LIST_SIZE: a request whose header list (HPACK's
+          accounting) is larger is answered [431]; a field block whose encoded
+          size, CONTINUATIONs included, passes it ends the connection
+          (ENHANCE_YOUR_CALM), as does a block in more than 64 frames. *)
+  control_frame_budget : int;
+      (** Frames that cost the server work but ask for no response (SETTINGS,
+          PING, WINDOW_UPDATE, PRIORITY, empty DATA, unknown types) a connection
+          may send beyond what its requests earn: each costs a token, each
+          request and each DATA frame the server sends earns some back, and a
+          tenth of the budget comes back each second. A connection that spends
+          it all gets GOAWAY ENHANCE_YOUR_CALM (floods of SETTINGS, PING or
+          WINDOW_UPDATE). *)
+  reset_budget : int;
+      (** Streams a client may reset (RST_STREAM) before their response is
+          complete, beyond those that complete: each reset costs a token, each
+          completed stream earns one, a tenth comes back each second. Spending
+          it all gets GOAWAY ENHANCE_YOUR_CALM (the rapid reset attack,
+          CVE-2023-44487). *)
+}
+(** HTTP/2 (RFC 9113): whether it is served, and the limits each connection
+    announces in its SETTINGS or keeps against abuse. *)
+
+val default_http2 : http2
+(** Enabled; 100 streams, a 256 KiB stream window and a 1 MiB connection window,
+    16 KiB frames, 64 KiB header lists, budgets of 1,000 control frames and 200
+    resets. *)
+
 (** The cap on the connections one client address may hold at once.
 
     Why on by default: the connection limit is shared, and connections a client
@@ -196,6 +244,7 @@ type t = {
       (** Where messages go (a path); [None]: standard error. For whoever
           creates the {!Log_writer}, as [access_log]. *)
   tls : tls option;  (** HTTPS beside plain HTTP; [None]: plain HTTP only. *)
+  http2 : http2;  (** HTTP/2 over TLS and h2c, {!default_http2}. *)
 }
 
 val connections_for_descriptors : int -> int

@@ -95,6 +95,25 @@ let check (c : Config.t) =
         | None -> Ok ())
     | None -> Ok ()
   in
+  let* () =
+    let h = c.http2 in
+    let* () =
+      positive "HTTP/2 maximum concurrent streams" h.max_concurrent_streams
+    in
+    let* () = positive "HTTP/2 control frame budget" h.control_frame_budget in
+    let* () = positive "HTTP/2 reset budget" h.reset_budget in
+    let* () =
+      positive "HTTP/2 maximum header list size" h.max_header_list_size
+    in
+    let window name n =
+      if n >= 1 && n <= 0x7fff_ffff then Ok ()
+      else Error (Printf.sprintf "%s must be from 1 to 2147483647" name)
+    in
+    let* () = window "HTTP/2 stream window" h.stream_window in
+    let* () = window "HTTP/2 connection window" h.connection_window in
+    if h.max_frame_size >= 16_384 && h.max_frame_size <= 16_777_215 then Ok ()
+    else Error "HTTP/2 maximum frame size must be from 16384 to 16777215"
+  in
   match c.root with
   | None -> Ok c
   | Some root -> (
@@ -112,4 +131,5 @@ let load_certificates (c : Config.t) =
   match c.tls with
   | None -> Ok None
   | Some tls ->
-      Result.map Option.some (Braid_tls.Server_context.load tls.certificates)
+      Result.map Option.some
+        (Braid_tls.Server_context.load ~http2:c.http2.enabled tls.certificates)

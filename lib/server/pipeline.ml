@@ -145,6 +145,29 @@ let request_timeout =
 
 let internal_error = { Parse_error.status = 500; reason = ""; close = true }
 
+type first_bytes = Http2_preface | Http1
+
+(* What a connection's first bytes are, when HTTP/2 is served: HTTP/2's
+   preface (RFC 9113 §3.4: h2c by prior knowledge, or h2 chosen by ALPN
+   over TLS, whose client sends the same preface), or anything else (an end
+   of stream too) for the HTTP/1.1 parser, which answers what it cannot
+   read as before. Reads no more than the preface needs. *)
+let rec first_bytes (c : Pipeline_state.t) =
+  let input = c.input in
+  match
+    Braid_http2.Frame.check_preface input.buf input.pos (Input.length input)
+  with
+  | Preface -> Http2_preface
+  | Not_preface -> Http1
+  | Preface_so_far -> if Input.refill input > 0 then first_bytes c else Http1
+
+(* The connection is HTTP/2's from here; the phase of [progress] is
+   [Upgraded] (never idle, told of a drain), as for a protocol switch. *)
+let http2 (c : Pipeline_state.t) =
+  match Http2_connection.serve c with
+  | Peer_gone -> Peer_closed
+  | Ended_by_server -> Server_closed
+
 (* Pipelined responses wait in the buffer for the next read, but only up
    to its size: a flood of tiny pipelined requests must not grow it. *)
 let next (c : Pipeline_state.t) =
@@ -193,62 +216,71 @@ let rec loop (c : Pipeline_state.t) =
           raise e)
   | _ -> ());
   match
-    Request_parser.read_request
-      ?source:
-        (if c.head_limits.max_body > c.config.limits.max_body then
-           largest_route_source
-         else server_source)
-      c.input c.head_limits
+    if progress.first && c.config.http2.enabled then
+      (* A preface left incomplete past the head's deadline: the parser
+         reads on and answers the timeout. *)
+      try first_bytes c with Unwind.Timed_out -> Http1
+    else Http1
   with
-  | exception Unwind.Timed_out ->
-      if progress.phase = Idle then Peer_closed
-      else (
-        ignore (reject c request_timeout);
-        Server_closed)
-  | Error Eof -> Peer_closed
-  | Error (Invalid e) ->
-      if reject c e then (
-        next c;
-        loop c)
-      else Server_closed
-  | Ok req -> (
-      progress.phase <- Body;
-      progress.first <- false;
-      progress.head_deadline <- 0;
-      c.head_written <- false;
-      c.abandon_body <- false;
+  | Http2_preface -> http2 c
+  | Http1 -> (
       match
-        match exchange c req with
-        | v ->
-            Body.close c.body;
-            v
-        | exception e ->
-            let bt = Printexc.get_raw_backtrace () in
-            Body.close c.body;
-            Printexc.raise_with_backtrace e bt
+        Request_parser.read_request
+          ?source:
+            (if c.head_limits.max_body > c.config.limits.max_body then
+               largest_route_source
+             else server_source)
+          c.input c.head_limits
       with
-      | true ->
-          next c;
-          loop c
-      | false -> Server_closed
       | exception Unwind.Timed_out ->
-          (* A stalled body: answer if nothing was answered yet. *)
-          if not c.head_written then ignore (reject c request_timeout);
-          Server_closed
-      | exception e when not (Unwind.is_connections_own e) ->
-          (* A failure outside the handler's own call (the handler's is
+          if progress.phase = Idle then Peer_closed
+          else (
+            ignore (reject c request_timeout);
+            Server_closed)
+      | Error Eof -> Peer_closed
+      | Error (Invalid e) ->
+          if reject c e then (
+            next c;
+            loop c)
+          else Server_closed
+      | Ok req -> (
+          progress.phase <- Body;
+          progress.first <- false;
+          progress.head_deadline <- 0;
+          c.head_written <- false;
+          c.abandon_body <- false;
+          match
+            match exchange c req with
+            | v ->
+                Body.close c.body;
+                v
+            | exception e ->
+                let bt = Printexc.get_raw_backtrace () in
+                Body.close c.body;
+                Printexc.raise_with_backtrace e bt
+          with
+          | true ->
+              next c;
+              loop c
+          | false -> Server_closed
+          | exception Unwind.Timed_out ->
+              (* A stalled body: answer if nothing was answered yet. *)
+              if not c.head_written then ignore (reject c request_timeout);
+              Server_closed
+          | exception e when not (Unwind.is_connections_own e) ->
+              (* A failure outside the handler's own call (the handler's is
                already a 500): the client still gets an answer. *)
-          let backtrace = Printexc.get_raw_backtrace () in
-          c.services.log
-            (Handler_failed
-               {
-                 time = Head_cache.now c.dates c.services;
-                 request = req;
-                 exn = e;
-                 backtrace;
-               });
-          if not c.head_written then ignore (reject c internal_error);
-          Server_closed)
+              let backtrace = Printexc.get_raw_backtrace () in
+              c.services.log
+                (Handler_failed
+                   {
+                     time = Head_cache.now c.dates c.services;
+                     request = req;
+                     exn = e;
+                     backtrace;
+                   });
+              if not c.head_written then ignore (reject c internal_error);
+              Server_closed))
 
 (* The read of each phase under its timeout. Only a head that needs more
    than one read pays for the clock and a timer. *)

@@ -7,12 +7,13 @@
     the calling fiber while the socket is not ready, and runs on the socket's
     loop.
 
-    Protocols: TLS 1.2 and 1.3 only. ALPN: a server answers [http/1.1] to a
-    client that offers it. SNI: a server with several certificates presents the
-    one whose names (subject alternative names, wildcards included) match the
-    name the client asks for, else the first. Session resumption: TLS 1.3
-    tickets and TLS 1.2 tickets and session IDs, with OpenSSL's defaults (two
-    tickets per full handshake; keys per context, so a reload starts afresh). *)
+    Protocols: TLS 1.2 and 1.3 only. ALPN: a server answers [h2] (if it serves
+    HTTP/2, {!Server_context.load}) or [http/1.1] to a client that offers it.
+    SNI: a server with several certificates presents the one whose names
+    (subject alternative names, wildcards included) match the name the client
+    asks for, else the first. Session resumption: TLS 1.3 tickets and TLS 1.2
+    tickets and session IDs, with OpenSSL's defaults (two tickets per full
+    handshake; keys per context, so a reload starts afresh). *)
 
 (** {1 Errors}
 

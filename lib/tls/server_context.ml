@@ -7,7 +7,8 @@ type t = {
   certificates : certificate list;
 }
 
-external configure_server : Ssl.context -> unit = "braid_tls_configure_server"
+external configure_server : Ssl.context -> bool -> unit
+  = "braid_tls_configure_server"
 
 external set_alternatives : Ssl.context -> Ssl.context array -> unit
   = "braid_tls_set_alternatives"
@@ -31,14 +32,14 @@ let reason given =
   let queued = take_errors () in
   if given <> "" then given else if queued <> "" then queued else "invalid"
 
-let context ~ciphers { chain; key } =
+let context ~ciphers ~http2 { chain; key } =
   let* () = readable chain in
   let* () = readable key in
   let ctx = Ssl.create_context Version.flexible Server_context in
   match
     Ssl.set_min_protocol_version ctx TLSv1_2;
     Ssl.set_max_protocol_version ctx TLSv1_3;
-    configure_server ctx;
+    configure_server ctx http2;
     Ssl.set_cipher_list ctx ciphers;
     Ssl.use_certificate ctx chain key
   with
@@ -57,18 +58,18 @@ let context ~ciphers { chain; key } =
       ignore (take_errors ());
       Error (Printf.sprintf "no usable cipher in %S" ciphers)
 
-let load ?(ciphers = default_ciphers) certificates =
+let load ?(ciphers = default_ciphers) ?(http2 = false) certificates =
   (* Idempotent, and cheap after the first call. *)
   Ssl.init ();
   match certificates with
   | [] -> Error "no certificate"
   | first :: others ->
-      let* default = context ~ciphers first in
+      let* default = context ~ciphers ~http2 first in
       let* alternatives =
         List.fold_left
           (fun acc c ->
             let* acc = acc in
-            let* ctx = context ~ciphers c in
+            let* ctx = context ~ciphers ~http2 c in
             Ok (ctx :: acc))
           (Ok []) others
       in

@@ -15,13 +15,18 @@ val default_ciphers : string
     server's preference first. TLS 1.3 uses OpenSSL's suites (all of them AEAD).
 *)
 
-val load : ?ciphers:string -> certificate list -> (t, string) result
+val load :
+  ?ciphers:string -> ?http2:bool -> certificate list -> (t, string) result
 (** [load certificates] reads every certificate and key, checks that each key
     matches its certificate, and is the context presenting them: the first is
     the default, the others are chosen by SNI. Reads files (blocks the calling
     thread briefly: at start and on reload). An empty list, an unreadable or
     malformed file, a key that does not match, or bad [ciphers] (default
-    {!default_ciphers}) is an [Error] naming the file and the reason. *)
+    {!default_ciphers}) is an [Error] naming the file and the reason.
+
+    ALPN: the server chooses [h2] when the client offers it and [http2] is
+    [true] (default [false]: HTTP/2 is the caller's to serve), else [http/1.1]
+    if offered, else answers nothing. *)
 
 val certificates : t -> certificate list
 (** The files [t] was loaded from, the default first. *)

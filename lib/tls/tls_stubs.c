@@ -93,18 +93,27 @@ static int choose_certificate(SSL *ssl, int *alert, void *arg) {
   return SSL_TLSEXT_ERR_OK;
 }
 
-/* The server's protocols in ALPN wire format, in the context's ex_data
-   would need another index: a server speaks HTTP/1.1 only, so the choice
-   is fixed. A client offering no protocol we know gets no ALPN answer
-   (not a failed handshake), as the RFC 7301 allows. */
+/* The server's protocols in ALPN wire format, in its order of preference.
+   Two fixed lists (HTTP/2 served or not), chosen per context by the
+   callback's argument: no allocation, nothing to free. A client offering
+   no protocol we know gets no ALPN answer (not a failed handshake), as
+   RFC 7301 allows. */
+struct protocols {
+  const unsigned char *wire;
+  unsigned int length;
+};
 static const unsigned char http11[] = "\x08http/1.1";
+static const unsigned char h2_http11[] = "\x02h2\x08http/1.1";
+static const struct protocols http11_only = {http11, sizeof http11 - 1};
+static const struct protocols h2_first = {h2_http11, sizeof h2_http11 - 1};
 
 static int choose_protocol(SSL *ssl, const unsigned char **out,
                            unsigned char *outlen, const unsigned char *in,
                            unsigned int inlen, void *arg) {
-  (void)ssl; (void)arg;
+  (void)ssl;
+  const struct protocols *ours = arg;
   unsigned char *chosen;
-  if (SSL_select_next_proto(&chosen, outlen, http11, sizeof http11 - 1, in,
+  if (SSL_select_next_proto(&chosen, outlen, ours->wire, ours->length, in,
                             inlen) == OPENSSL_NPN_NEGOTIATED) {
     *out = chosen;
     return SSL_TLSEXT_ERR_OK;
@@ -112,7 +121,7 @@ static int choose_protocol(SSL *ssl, const unsigned char **out,
   return SSL_TLSEXT_ERR_NOACK;
 }
 
-CAMLprim value braid_tls_configure_server(value context) {
+CAMLprim value braid_tls_configure_server(value context, value offer_h2) {
   SSL_CTX *ctx = Ctx_val(context);
   /* A peer closing without close_notify is an end of stream, not an
      error (OpenSSL 3 reports it as one otherwise): HTTP/1.1 frames its
@@ -127,7 +136,9 @@ CAMLprim value braid_tls_configure_server(value context) {
      read ahead shows in SSL_has_pending, which Connection.await_input and
      pending ask before waiting on the socket. */
   SSL_CTX_set_read_ahead(ctx, 1);
-  SSL_CTX_set_alpn_select_cb(ctx, choose_protocol, NULL);
+  SSL_CTX_set_alpn_select_cb(
+      ctx, choose_protocol,
+      (void *)(Bool_val(offer_h2) ? &h2_first : &http11_only));
   return Val_unit;
 }
 

@@ -99,6 +99,37 @@ let samples : (string * string * (Config.t -> unit)) list =
       fun c ->
         Alcotest.(check (option string))
           "HealthPath" (Some "/health") c.health_path );
+    ( "Http2",
+      "off",
+      fun c -> Alcotest.(check bool) "Http2" false c.http2.enabled );
+    ( "Http2MaxConcurrentStreams",
+      "7",
+      fun c ->
+        Alcotest.(check int)
+          "Http2MaxConcurrentStreams" 7 c.http2.max_concurrent_streams );
+    ( "Http2StreamWindow",
+      "70000",
+      fun c ->
+        Alcotest.(check int) "Http2StreamWindow" 70000 c.http2.stream_window );
+    ( "Http2ConnectionWindow",
+      "2000000",
+      fun c ->
+        Alcotest.(check int)
+          "Http2ConnectionWindow" 2000000 c.http2.connection_window );
+    ( "Http2MaxHeaderListSize",
+      "20000",
+      fun c ->
+        Alcotest.(check int)
+          "Http2MaxHeaderListSize" 20000 c.http2.max_header_list_size );
+    ( "Http2ControlFrameBudget",
+      "300",
+      fun c ->
+        Alcotest.(check int)
+          "Http2ControlFrameBudget" 300 c.http2.control_frame_budget );
+    ( "Http2ResetBudget",
+      "40",
+      fun c -> Alcotest.(check int) "Http2ResetBudget" 40 c.http2.reset_budget
+    );
     ( "MaxConnections",
       "50",
       fun c -> Alcotest.(check int) "MaxConnections" 50 c.max_connections );

@@ -382,7 +382,11 @@ let rec versions_and_alpn () =
   in
   let v13 = fetch [ "--tlsv1.3" ] in
   check_contains "TLS 1.3" v13 "SSL connection using TLSv1.3";
-  check_contains "curl's ALPN" v13 "ALPN: server accepted http/1.1";
+  (* HTTP/2 is served: curl chooses h2, or http/1.1 when it offers only that. *)
+  check_contains "curl's ALPN" v13 "ALPN: server accepted h2";
+  check_contains "curl's ALPN, HTTP/1.1 only"
+    (fetch [ "--tlsv1.3"; "--http1.1" ])
+    "ALPN: server accepted http/1.1";
   let v12 = fetch [ "--tlsv1.2"; "--tls-max"; "1.2" ] in
   check_contains "TLS 1.2" v12 "SSL connection using TLSv1.2 / ECDHE-";
   (* The CA is what makes curl trust the server: without it, refused. *)
@@ -402,6 +406,9 @@ let rec versions_and_alpn () =
   check_contains "ALPN" out "ALPN protocol: http/1.1";
   let code, out = s_client s.https [ "-alpn"; "h2" ] in
   Alcotest.(check int) "s_client -alpn h2" 0 code;
+  check_contains "h2 (HTTP/2 is served)" out "ALPN protocol: h2";
+  let code, out = s_client s.https [ "-alpn"; "spdy/3" ] in
+  Alcotest.(check int) "s_client -alpn spdy/3" 0 code;
   check_contains "no ALPN" out "No ALPN negotiated";
   check_lacks "no ALPN" out "ALPN protocol:";
   (* Plain HTTP beside, and no plain HTTP on the TLS port. *)

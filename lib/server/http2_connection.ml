@@ -1,0 +1,1175 @@
+open Braid_web
+open Braid_web.Private
+open Braid_http
+module H2 = Braid_http2
+module Frame = H2.Frame
+module Hpack = H2.Hpack
+module Settings = H2.Settings
+module Error_code = H2.Error_code
+
+(* {1 Waiting}
+
+   Everything of one connection runs on its loop's domain, so a wait is a
+   resumer in a field: no lock. A cancelled waiter is woken by its
+   scheduler; the resumer it leaves behind answers [false] when called. *)
+
+type waiter = { mutable resumer : unit Braid.resumer option }
+
+let waiter () = { resumer = None }
+
+let wait w =
+  Braid.suspend (fun r ->
+      w.resumer <- Some r;
+      None)
+
+let wake w =
+  match w.resumer with
+  | None -> ()
+  | Some r ->
+      w.resumer <- None;
+      ignore (r (Ok ()))
+
+(* {1 Output}
+
+   Frames are appended to [pending] by whichever fiber makes them (never
+   blocking: HPACK's encoder must see blocks in the order they go out) and
+   written by the connection's writer fiber, which swaps [pending] with
+   [spare] and writes all of it in one call: frames of many streams share a
+   write. *)
+
+type outbuf = { mutable bytes : bytes; mutable length : int }
+
+let reserve o n =
+  if o.length + n > Bytes.length o.bytes then (
+    let bigger =
+      Bytes.create (Int.max (o.length + n) (2 * Bytes.length o.bytes))
+    in
+    Bytes.blit o.bytes 0 bigger 0 o.length;
+    o.bytes <- bigger)
+
+let add_buffer o b =
+  let n = Buffer.length b in
+  reserve o n;
+  Buffer.blit b 0 o.bytes o.length n;
+  o.length <- o.length + n
+
+(* A DATA frame's 9-byte header (RFC 9113 §4.1), then its payload. *)
+let add_data o ~stream ~end_stream buf off len =
+  reserve o (Frame.frame_header_length + len);
+  let b = o.bytes and p = o.length in
+  Bytes.set_uint8 b p (len lsr 16);
+  Bytes.set_uint16_be b (p + 1) (len land 0xffff);
+  Bytes.set_uint8 b (p + 3) 0;
+  Bytes.set_uint8 b (p + 4) (if end_stream then 1 else 0);
+  Bytes.set_int32_be b (p + 5) (Int32.of_int stream);
+  Bytes.blit buf off b (p + 9) len;
+  o.length <- p + 9 + len
+
+(* Past this much unwritten output, a stream writing more waits for the
+   writer: a client that reads slowly holds this much of the server's
+   memory, not its responses' size. *)
+let high_water = 262_144
+
+(* {1 Streams} *)
+
+(* A piece of request body waiting for the handler, and the flow-control
+   credit its reading gives back (the DATA payload it came from; 0 for the
+   chunk framing added around it). *)
+type piece = { text : string; credit : int }
+
+type stream = {
+  id : int;
+  pieces : piece Queue.t;
+  mutable piece_off : int;
+  mutable recv_window : int;  (** Body bytes the client may still send. *)
+  mutable unannounced : int;
+      (** Read by the handler, not yet given back by WINDOW_UPDATE. *)
+  declared_length : int option;
+  mutable received : int;
+  chunked : bool;
+      (** No [content-length]: the body is handed to the request-body reader in
+          chunked framing, which it reads to its end. *)
+  data_arrived : waiter;
+  mutable send_window : int;
+  window_opened : waiter;
+  mutable remote_closed : bool;  (** END_STREAM received. *)
+  mutable response_done : bool;  (** END_STREAM sent. *)
+  mutable reset : bool;  (** Reset by either side: reads and writes abort. *)
+  mutable discarding : bool;
+      (** Answered, its handler gone, and its declared body still coming: the
+          DATA is given back and dropped, and checked against the length. *)
+  mutable fiber : unit Braid.Fiber.handle option;
+}
+
+exception Connection_error of Error_code.t * string
+
+type t = {
+  c : Pipeline_state.t;
+  h : Config.http2;
+  decoder : Hpack.Decoder.t;
+  encoder : Hpack.Encoder.t;
+  streams : (int, stream) Hashtbl.t;
+  mutable last_client_stream : int;
+  mutable running : int;  (** Stream fibers not yet ended. *)
+  mutable peer : Settings.t;
+  mutable send_window : int;
+  mutable recv_window : int;
+  mutable unannounced : int;
+  connection_window : waiter Queue.t;
+  mutable pending : outbuf;
+  mutable spare : outbuf;
+  output_ready : waiter;
+  drained : waiter Queue.t;
+  mutable closing : bool;  (** The writer ends once [pending] is empty. *)
+  mutable going_away : int option;
+      (** The last stream of our GOAWAY: later ones are ignored. *)
+  mutable peer_going_away : bool;
+  streams_done : waiter;
+  mutable control_tokens : int;
+  mutable reset_tokens : int;
+  mutable refilled_at : int;
+  recently_reset : int array;
+      (** Streams this side reset: frames the client sent before it learnt are
+          ignored rather than taken for errors. *)
+  mutable recently_reset_next : int;
+  (* A field block in progress: HEADERS without END_HEADERS. *)
+  mutable block_stream : int;  (** 0: none. *)
+  block : Buffer.t;
+  mutable block_frames : int;
+  mutable block_end_stream : bool;
+  mutable block_self_dependent : bool;
+  scratch : Buffer.t;
+  dummy_out : Output.t;
+  switch : Braid.Switch.t;  (** The connection's: its streams' fibers. *)
+}
+
+let max_window = 0x7fff_ffff
+
+(* A field block may come in this many frames at most, and take this many
+   bytes encoded: beyond, the client is flooding (CVE-2024-27316), for the
+   block must be held whole until its end to be decoded. *)
+let max_block_frames = 64
+let max_block_bytes t = 2 * t.h.max_header_list_size
+
+let log t level text =
+  t.c.services.log (Message { time = t.c.services.now (); level; text })
+
+let flush_soon t = wake t.output_ready
+
+let add_frame t frame =
+  let b = t.scratch in
+  Buffer.clear b;
+  Frame.write b frame;
+  add_buffer t.pending b;
+  flush_soon t
+
+let remember_reset t id =
+  t.recently_reset.(t.recently_reset_next) <- id;
+  t.recently_reset_next <-
+    (t.recently_reset_next + 1) mod Array.length t.recently_reset
+
+let was_reset_here t id = Array.exists (fun i -> i = id) t.recently_reset
+
+(* {2 Budgets}
+
+   Tokens spent by what costs the server work for nothing in return, earned
+   back by useful work, and refilled by a tenth of the budget per second of
+   the services' clock, read only when a budget runs out. *)
+
+let refill t =
+  let now = t.c.services.monotonic_ns () in
+  let tenths = (now - t.refilled_at) / 100_000_000 in
+  if tenths > 0 then (
+    t.refilled_at <- now;
+    let gain budget = Int.max 1 (budget * Int.min tenths 1_000 / 100) in
+    t.control_tokens <-
+      Int.min t.h.control_frame_budget
+        (t.control_tokens + gain t.h.control_frame_budget);
+    t.reset_tokens <-
+      Int.min t.h.reset_budget (t.reset_tokens + gain t.h.reset_budget))
+
+let spend_control t =
+  t.control_tokens <- t.control_tokens - 1;
+  if t.control_tokens < 0 then (
+    refill t;
+    if t.control_tokens < 0 then
+      raise
+        (Connection_error
+           (Enhance_your_calm, "too many control frames (SETTINGS, PING, ...)")))
+
+let earn_control t n =
+  t.control_tokens <- Int.min t.h.control_frame_budget (t.control_tokens + n)
+
+let spend_reset t =
+  t.reset_tokens <- t.reset_tokens - 1;
+  if t.reset_tokens < 0 then (
+    refill t;
+    if t.reset_tokens < 0 then
+      raise (Connection_error (Enhance_your_calm, "too many streams reset")))
+
+(* {2 Flow control of request bodies} *)
+
+let give_back_connection t n =
+  if n > 0 then (
+    t.unannounced <- t.unannounced + n;
+    if t.unannounced >= t.h.connection_window / 2 then (
+      add_frame t (Window_update { stream = 0; increment = t.unannounced });
+      t.recv_window <- t.recv_window + t.unannounced;
+      t.unannounced <- 0))
+
+(* The handler read [n] bytes of [st]'s body. *)
+let give_back t st n =
+  if n > 0 then (
+    give_back_connection t n;
+    if not (st.remote_closed || st.reset) then (
+      st.unannounced <- st.unannounced + n;
+      if st.unannounced >= t.h.stream_window / 2 then (
+        add_frame t
+          (Window_update { stream = st.id; increment = st.unannounced });
+        st.recv_window <- st.recv_window + st.unannounced;
+        st.unannounced <- 0)))
+
+(* Body nobody will read: its connection credit is given back at once. *)
+let discard_body t st =
+  let n = Queue.fold (fun n p -> n + p.credit) 0 st.pieces in
+  Queue.clear st.pieces;
+  give_back_connection t n
+
+let forget t st =
+  if Hashtbl.find_opt t.streams st.id == Some st then
+    Hashtbl.remove t.streams st.id
+
+(* This side ends [st] with RST_STREAM [code] (a stream error, or a
+   response complete before its request). *)
+let reset_stream t st code =
+  if not st.reset then (
+    st.reset <- true;
+    add_frame t (Rst_stream { stream = st.id; code });
+    remember_reset t st.id;
+    discard_body t st;
+    wake st.data_arrived;
+    wake st.window_opened;
+    Option.iter Braid.Fiber.cancel st.fiber;
+    if st.fiber = None then forget t st)
+
+(* {2 Reading a request body (the stream's input)} *)
+
+let take_piece t st buf off len =
+  let p = Queue.peek st.pieces in
+  let n = Int.min len (String.length p.text - st.piece_off) in
+  Bytes.blit_string p.text st.piece_off buf off n;
+  st.piece_off <- st.piece_off + n;
+  if st.piece_off = String.length p.text then (
+    ignore (Queue.pop st.pieces);
+    st.piece_off <- 0;
+    give_back t st p.credit);
+  n
+
+(* The stream's input reads with this: it blocks the reading fiber until
+   DATA comes, each wait bounded by [timeouts.body]. A reset stream aborts
+   the read ([Unwind.Abort], the connection's own: no 500). *)
+let rec read_body t st buf off len =
+  if st.reset then raise Unwind.Abort
+  else if not (Queue.is_empty st.pieces) then take_piece t st buf off len
+  else if st.remote_closed then 0
+  else
+    match
+      t.c.services.timeout t.c.config.timeouts.body (fun () ->
+          wait st.data_arrived)
+    with
+    | Some () -> read_body t st buf off len
+    | None -> raise Unwind.Timed_out
+
+(* {2 Writing a response} *)
+
+let rec wait_for_writer t =
+  if t.pending.length > high_water && not t.closing then (
+    let w = waiter () in
+    Queue.push w t.drained;
+    wait w;
+    wait_for_writer t)
+
+let send_timeout t f =
+  match t.c.services.timeout t.c.config.timeouts.send f with
+  | Some () -> ()
+  | None -> raise Unwind.Timed_out
+
+(* Sends [len] bytes as DATA frames, as the windows allow: a closed window
+   suspends this fiber alone, for at most [timeouts.send] each time. *)
+let rec send_data t st buf off len ~end_stream =
+  if st.reset || t.closing then raise Unwind.Abort;
+  let room =
+    Int.min t.peer.max_frame_size (Int.min st.send_window t.send_window)
+  in
+  if len = 0 then (
+    if end_stream then (
+      add_data t.pending ~stream:st.id ~end_stream buf off 0;
+      st.response_done <- true;
+      flush_soon t))
+  else if room <= 0 then (
+    (if st.send_window <= 0 then
+       send_timeout t (fun () -> wait st.window_opened)
+     else
+       let w = waiter () in
+       Queue.push w t.connection_window;
+       send_timeout t (fun () -> wait w));
+    send_data t st buf off len ~end_stream)
+  else
+    let n = Int.min room len in
+    let last = end_stream && n = len in
+    add_data t.pending ~stream:st.id ~end_stream:last buf off n;
+    st.send_window <- st.send_window - n;
+    t.send_window <- t.send_window - n;
+    earn_control t 1;
+    if last then st.response_done <- true;
+    flush_soon t;
+    wait_for_writer t;
+    if n < len then send_data t st buf (off + n) (len - n) ~end_stream
+
+(* Fields HTTP/2 forbids (RFC 9113 §8.2.2), and those the framing owns. *)
+let connection_specific = function
+  | "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding"
+  | "upgrade" ->
+      true
+  | _ -> false
+
+let send_head t st ~now ~status ~headers ~length ~end_stream =
+  let fields =
+    List.fold_right
+      (fun (name, value) acc ->
+        let name = String.lowercase_ascii name in
+        if connection_specific name || name = "content-length" || name = "date"
+        then acc
+        else (name, value) :: acc)
+      headers []
+  in
+  let fields =
+    match length with
+    | Some n when not (Status.has_no_body status) ->
+        ("content-length", string_of_int n) :: fields
+    | _ -> fields
+  in
+  let fields =
+    (":status", string_of_int status)
+    :: ("date", Head_cache.http_date t.c.dates now)
+    :: fields
+  in
+  let block = Buffer.create 128 in
+  Hpack.Encoder.encode t.encoder block fields;
+  let b = t.scratch in
+  Buffer.clear b;
+  Frame.write_field_block b ~max_frame_size:t.peer.max_frame_size ~stream:st.id
+    ~end_stream (Buffer.contents block);
+  add_buffer t.pending b;
+  if end_stream then st.response_done <- true;
+  flush_soon t
+
+let file_piece = 16_384
+
+(* A file's region read into DATA frames: over HTTP/2 the bytes must be
+   framed (and, over TLS, encrypted), so sendfile(2) cannot send them. *)
+let send_file t st (contents : File.contents) ~offset ~length =
+  match contents with
+  | In_memory s ->
+      send_data t st (Bytes.unsafe_of_string s) offset length ~end_stream:true
+  | Reader { read; close; _ } ->
+      Fun.protect ~finally:close (fun () ->
+          let buf = Bytes.create (Int.min length file_piece) in
+          let rec go offset remaining =
+            if remaining = 0 then send_data t st buf 0 0 ~end_stream:true
+            else
+              let n =
+                read ~offset buf 0 (Int.min remaining (Bytes.length buf))
+              in
+              if n = 0 then (
+                log t Error "a file got shorter while it was sent over HTTP/2";
+                raise Unwind.Abort);
+              send_data t st buf 0 n ~end_stream:(n = remaining);
+              if n < remaining then go (offset + n) (remaining - n)
+          in
+          go offset length)
+
+(* {1 Requests} *)
+
+let cookie_separator = "; "
+
+(* The request a stream's header list makes, or why it is malformed
+   (RFC 9113 §8.1.1, §8.2, §8.3): a stream error PROTOCOL_ERROR. *)
+let request_of (headers : Hpack.header_list) ~end_stream =
+  let meth = ref None
+  and scheme = ref None
+  and authority = ref None
+  and path = ref None in
+  let set r (f : Hpack.field) =
+    match !r with
+    | None ->
+        r := Some f.value;
+        Ok ()
+    | Some _ -> Error ("two " ^ f.name)
+  in
+  let rec pseudo = function
+    | [] -> Ok ()
+    | (f : Hpack.field) :: rest -> (
+        match
+          match f.name with
+          | ":method" -> set meth f
+          | ":scheme" -> set scheme f
+          | ":authority" -> set authority f
+          | ":path" -> set path f
+          | name -> Error ("pseudo-header " ^ name ^ " in a request")
+        with
+        | Ok () -> pseudo rest
+        | Error _ as e -> e)
+  in
+  let ( let* ) = Result.bind in
+  let* () = pseudo headers.pseudo in
+  let cookies = ref [] in
+  let rec regular acc = function
+    | [] -> Ok (List.rev acc)
+    | (f : Hpack.field) :: rest ->
+        if connection_specific f.name then
+          Error (f.name ^ " is connection-specific")
+        else if f.name = "te" && f.value <> "trailers" then
+          Error "te other than trailers"
+        else if f.name = "cookie" then (
+          cookies := f.value :: !cookies;
+          regular acc rest)
+        else regular ((f.name, f.value) :: acc) rest
+  in
+  let* fields = regular [] headers.regular in
+  let fields =
+    match !cookies with
+    | [] -> fields
+    | cs ->
+        fields @ [ ("cookie", String.concat cookie_separator (List.rev cs)) ]
+  in
+  let* meth_name = Option.to_result ~none:"no :method" !meth in
+  let* target, target_form =
+    if meth_name = "CONNECT" then
+      match (!authority, !scheme, !path) with
+      | Some a, None, None -> Ok (a, Request.Authority_form)
+      | _ -> Error "CONNECT with :scheme or :path, or without :authority"
+    else
+      match (!scheme, !path) with
+      | None, _ -> Error "no :scheme"
+      | _, (None | Some "") -> Error "no :path"
+      | Some _, Some "*" when meth_name = "OPTIONS" ->
+          Ok ("*", Request.Asterisk_form)
+      | Some _, Some p when p.[0] = '/' -> Ok (p, Request.Origin_form)
+      | Some _, Some _ -> Error ":path is not a path"
+  in
+  let fields =
+    match !authority with
+    | Some a when not (List.mem_assoc "host" fields) -> ("host", a) :: fields
+    | _ -> fields
+  in
+  let* declared =
+    match List.filter (fun (n, _) -> n = "content-length") fields with
+    | [] -> Ok None
+    | (_, v) :: rest -> (
+        match int_of_string_opt v with
+        | Some n
+          when n >= 0
+               && String.for_all (function '0' .. '9' -> true | _ -> false) v
+               && List.for_all (fun (_, v') -> v' = v) rest ->
+            Ok (Some n)
+        | _ -> Error "invalid content-length")
+  in
+  let* () =
+    match declared with
+    | Some n when end_stream && n > 0 -> Error "content-length without DATA"
+    | _ -> Ok ()
+  in
+  let body : Request.body =
+    if end_stream then No_body
+    else
+      match declared with
+      | Some 0 -> No_body
+      | Some n -> Content_length n
+      | None -> Chunked
+  in
+  Ok
+    ( meth_name,
+      declared,
+      {
+        Request.meth = GET;
+        target;
+        target_form;
+        version = Http_1_1;
+        headers = Headers.of_list fields;
+        body;
+        keep_alive = true;
+        expect_continue = false;
+      } )
+
+(* {1 A stream's fiber} *)
+
+let access t req ~now ~status ~sent =
+  t.c.services.log
+    (Access
+       { peer = t.c.peer; time = now; request = req; status; body_bytes = sent })
+
+(* What [Pipeline.respond] does for HTTP/1.1, in frames. *)
+let respond t st (sc : Pipeline_state.t) (req : Request.t) ~now
+    (response : Response.t) body =
+  let response =
+    match response.body with
+    | Upgrade _ ->
+        Protocol_switch.refused sc req ~time:now
+          "HTTP/2 has no protocol upgrade (RFC 9113 §8.6)"
+    | _ -> (
+        match Body.failure body with
+        | Some e
+          when not (match response.body with Stream _ -> true | _ -> false) ->
+            Dispatch.error_page sc (Some req) (Handler.bad_request e)
+        | _ -> response)
+  in
+  let no_content = req.meth = HEAD || Status.has_no_body response.status in
+  let response, contents =
+    match response.body with
+    | File { path; info; _ } when not no_content -> (
+        match sc.services.open_file path info with
+        | Ok contents -> (response, Some contents)
+        | Error e ->
+            (match e with
+            | Failed why -> Pipeline_state.log_error sc (path ^ ": " ^ why)
+            | Not_found | Forbidden -> ());
+            (Dispatch.error_page sc (Some req) (Static.file_error e), None)
+        | exception exn -> (Dispatch.failure sc req ~time:now exn, None))
+    | _ -> (response, None)
+  in
+  let length =
+    match (response.body, contents) with
+    | Empty, _ -> Some 0
+    | String s, _ -> Some (String.length s)
+    | File { length; _ }, _ -> Some length
+    | Stream _, _ | Upgrade _, _ -> None
+  in
+  let status = response.status and headers = response.headers in
+  let head ~end_stream =
+    sc.head_written <- true;
+    send_head t st ~now ~status ~headers ~length ~end_stream
+  in
+  let sent =
+    if no_content then (
+      head ~end_stream:true;
+      0)
+    else
+      match (response.body, contents) with
+      | Empty, _ | File _, None | Upgrade _, _ ->
+          head ~end_stream:true;
+          0
+      | String "", _ ->
+          head ~end_stream:true;
+          0
+      | String s, _ ->
+          head ~end_stream:false;
+          send_data t st (Bytes.unsafe_of_string s) 0 (String.length s)
+            ~end_stream:true;
+          String.length s
+      | File { offset; length; _ }, Some contents ->
+          head ~end_stream:(length = 0);
+          if length > 0 then send_file t st contents ~offset ~length;
+          length
+      | Stream f, _ ->
+          head ~end_stream:false;
+          let sent = ref 0 in
+          let writer =
+            Response.Writer.make
+              ~write:(fun buf off len ->
+                sent := !sent + len;
+                send_data t st buf off len ~end_stream:false)
+              ~flush:(fun () -> ())
+          in
+          (match f writer with
+          | () -> ()
+          | exception e when not (Unwind.is_connections_own e) ->
+              let backtrace = Printexc.get_raw_backtrace () in
+              sc.services.log
+                (Handler_failed
+                   { time = now; request = req; exn = e; backtrace });
+              reset_stream t st Internal_error;
+              raise Unwind.Abort);
+          send_data t st Bytes.empty 0 0 ~end_stream:true;
+          !sent
+  in
+  access t (Some req) ~now ~status ~sent
+
+(* The stream's own state for the pipeline's modules: the connection's, but
+   its input is the stream's body. *)
+let stream_state t st (req : Request.t) : Pipeline_state.t =
+  let input =
+    match req.body with
+    | No_body -> t.c.input
+    | Content_length _ | Chunked ->
+        Input.create ~size:4096 ~read:(read_body t st) ()
+  in
+  {
+    t.c with
+    input;
+    out = t.dummy_out;
+    body = Body.empty;
+    head_written = false;
+    abandon_body = false;
+  }
+
+let run_stream t st (req : Request.t) ~now =
+  let sc = stream_state t st req in
+  let path, query = Url_path.split_target req.target in
+  (match
+     let response, body = Dispatch.dispatch sc req ~now ~path ~query in
+     Fun.protect
+       ~finally:(fun () -> Body.close body)
+       (fun () -> respond t st sc req ~now response body)
+   with
+  | () -> ()
+  | exception Unwind.Timed_out ->
+      if not sc.head_written then (
+        let r = Dispatch.error_page sc (Some req) (Response.error 408 "") in
+        let text = match r.body with String s -> s | _ -> "" in
+        (try
+           send_head t st ~now ~status:r.status ~headers:r.headers
+             ~length:(Some (String.length text))
+             ~end_stream:(text = "");
+           if text <> "" then
+             send_data t st
+               (Bytes.unsafe_of_string text)
+               0 (String.length text) ~end_stream:true
+         with Unwind.Abort | Unwind.Timed_out -> ());
+        access t (Some req) ~now ~status:r.status ~sent:0);
+      reset_stream t st Cancel
+  | exception (Unwind.Abort | Braid.Cancelled) -> ()
+  | exception e ->
+      let backtrace = Printexc.get_raw_backtrace () in
+      sc.services.log
+        (Handler_failed { time = now; request = req; exn = e; backtrace });
+      reset_stream t st Internal_error);
+  (* The response is complete while the client still sends its body: it
+     is read to its end and dropped, and checked (its declared length, the
+     frames that may follow), as HTTP/1.1 drains a body, up to the body
+     limit and while few streams wait so; past those, RST_STREAM NO_ERROR
+     asks the client to stop (RFC 9113 §8.1). *)
+  if not (st.remote_closed || st.reset) then
+    match st.declared_length with
+    | (None | Some _) as n
+      when Option.value n ~default:0 <= t.c.config.limits.max_body
+           && Hashtbl.length t.streams <= 2 * t.h.max_concurrent_streams ->
+        let unread = Queue.fold (fun n p -> n + p.credit) 0 st.pieces in
+        Queue.clear st.pieces;
+        give_back t st unread;
+        st.discarding <- true
+    | _ -> reset_stream t st No_error
+
+(* {1 The connection's frames} *)
+
+let connection_error code reason = raise (Connection_error (code, reason))
+
+let start_stream t st req ~now =
+  t.running <- t.running + 1;
+  Hashtbl.replace t.streams st.id st;
+  let finish () =
+    t.running <- t.running - 1;
+    st.fiber <- None;
+    if st.response_done && not st.reset then earn_control t 4;
+    if st.response_done then
+      t.reset_tokens <- Int.min t.h.reset_budget (t.reset_tokens + 1);
+    discard_body t st;
+    if not st.discarding then forget t st;
+    if t.running = 0 then wake t.streams_done
+  in
+  st.fiber <-
+    Some
+      (Braid.Switch.fork t.switch (fun () ->
+           Fun.protect ~finally:finish (fun () ->
+               try run_stream t st req ~now with _ -> ())))
+
+(* A complete field block opening stream [id] (or carrying its trailers). *)
+let field_block t ~id ~end_stream ~self_dependent =
+  let block = t.block in
+  let decoded =
+    Hpack.Decoder.decode t.decoder (Buffer.to_bytes block) 0
+      (Buffer.length block)
+  in
+  (match decoded with
+  | Error (Compression_error why) -> connection_error Compression_error why
+  | _ -> ());
+  match Hashtbl.find_opt t.streams id with
+  | Some st -> (
+      if
+        (* Trailers: END_STREAM, no pseudo-header; the API has no place for
+         them, so they are dropped. *)
+        st.reset
+      then (
+        if not (was_reset_here t id) then
+          connection_error Stream_closed "HEADERS on a reset stream")
+      else if st.remote_closed then
+        connection_error Stream_closed "HEADERS on a half-closed stream"
+      else if st.discarding then
+        if
+          (* Trailers of a body nobody reads. *)
+          end_stream
+        then forget t st
+        else reset_stream t st Protocol_error
+      else
+        match decoded with
+        | Ok { pseudo = []; _ } when end_stream -> (
+            st.remote_closed <- true;
+            match st.declared_length with
+            | Some n when n <> st.received -> reset_stream t st Protocol_error
+            | _ ->
+                if st.chunked then
+                  Queue.push { text = "0\r\n\r\n"; credit = 0 } st.pieces;
+                wake st.data_arrived)
+        | _ -> reset_stream t st Protocol_error)
+  | None ->
+      if id land 1 = 0 then connection_error Protocol_error "even stream";
+      if id <= t.last_client_stream then
+        if was_reset_here t id then ()
+        else connection_error Stream_closed "HEADERS on a closed stream"
+      else (
+        t.last_client_stream <- id;
+        earn_control t 4;
+        let st =
+          {
+            id;
+            pieces = Queue.create ();
+            piece_off = 0;
+            recv_window = t.h.stream_window;
+            unannounced = 0;
+            declared_length = None;
+            received = 0;
+            chunked = false;
+            data_arrived = waiter ();
+            send_window = t.peer.initial_window_size;
+            window_opened = waiter ();
+            remote_closed = end_stream;
+            response_done = false;
+            reset = false;
+            discarding = false;
+            fiber = None;
+          }
+        in
+        let refuse code =
+          add_frame t (Rst_stream { stream = id; code });
+          remember_reset t id
+        in
+        match t.going_away with
+        | Some last when id > last -> ()
+        | _ -> (
+            if self_dependent then refuse Protocol_error
+            else if t.running >= t.h.max_concurrent_streams || t.peer_going_away
+            then refuse Refused_stream
+            else
+              let now = Head_cache.now t.c.dates t.c.services in
+              match decoded with
+              | Error (Compression_error _) -> ()
+              | Error (Malformed _) -> refuse Protocol_error
+              | Error (Header_list_too_large _) ->
+                  (* Answered without a handler: 431 (RFC 9113 §10.5.1). *)
+                  let r =
+                    Dispatch.error_page t.c None (Response.error 431 "")
+                  in
+                  let text = match r.body with String s -> s | _ -> "" in
+                  send_head t st ~now ~status:r.status ~headers:r.headers
+                    ~length:(Some (String.length text))
+                    ~end_stream:(text = "");
+                  if text <> "" then
+                    add_data t.pending ~stream:id ~end_stream:true
+                      (Bytes.unsafe_of_string text)
+                      0 (String.length text);
+                  access t None ~now ~status:r.status ~sent:(String.length text);
+                  if not end_stream then refuse No_error
+              | Ok headers -> (
+                  match request_of headers ~end_stream with
+                  | Error why ->
+                      log t Debug ("malformed HTTP/2 request: " ^ why);
+                      refuse Protocol_error
+                  | Ok (meth_name, declared, req) -> (
+                      let st =
+                        {
+                          st with
+                          declared_length = declared;
+                          chunked = req.body = Chunked;
+                        }
+                      in
+                      match Method.of_string meth_name with
+                      | Some meth -> start_stream t st { req with meth } ~now
+                      | None ->
+                          let r =
+                            Dispatch.error_page t.c None
+                              (Response.error 501 "unknown method")
+                          in
+                          let text =
+                            match r.body with String s -> s | _ -> ""
+                          in
+                          send_head t st ~now ~status:r.status
+                            ~headers:r.headers
+                            ~length:(Some (String.length text))
+                            ~end_stream:false;
+                          add_data t.pending ~stream:id ~end_stream:true
+                            (Bytes.unsafe_of_string text)
+                            0 (String.length text);
+                          access t None ~now ~status:r.status
+                            ~sent:(String.length text);
+                          if not end_stream then refuse No_error))))
+
+let begin_block t ~stream ~end_stream ~end_headers ~self_dependent
+    (fragment : Frame.payload) =
+  Buffer.clear t.block;
+  Buffer.add_subbytes t.block fragment.bytes fragment.off fragment.len;
+  if end_headers then field_block t ~id:stream ~end_stream ~self_dependent
+  else (
+    t.block_stream <- stream;
+    t.block_frames <- 1;
+    t.block_end_stream <- end_stream;
+    t.block_self_dependent <- self_dependent)
+
+let continue_block t ~end_headers (fragment : Frame.payload) =
+  t.block_frames <- t.block_frames + 1;
+  if
+    t.block_frames > max_block_frames
+    || Buffer.length t.block + fragment.len > max_block_bytes t
+  then
+    connection_error Enhance_your_calm
+      "field block too large or in too many CONTINUATION frames";
+  Buffer.add_subbytes t.block fragment.bytes fragment.off fragment.len;
+  if end_headers then (
+    let id = t.block_stream in
+    t.block_stream <- 0;
+    field_block t ~id ~end_stream:t.block_end_stream
+      ~self_dependent:t.block_self_dependent)
+
+let on_data t ~stream ~end_stream (data : Frame.payload) ~flow =
+  if stream > t.last_client_stream then
+    connection_error Protocol_error "DATA on an idle stream";
+  if flow > t.recv_window then
+    connection_error Flow_control_error "DATA beyond the connection window";
+  t.recv_window <- t.recv_window - flow;
+  if data.len = 0 && not end_stream then spend_control t;
+  match Hashtbl.find_opt t.streams stream with
+  | None ->
+      give_back_connection t flow;
+      if not (was_reset_here t stream) then (
+        add_frame t (Rst_stream { stream; code = Stream_closed });
+        remember_reset t stream)
+  | Some st when st.reset ->
+      give_back_connection t flow;
+      if not (was_reset_here t stream) then (
+        add_frame t (Rst_stream { stream; code = Stream_closed });
+        remember_reset t stream)
+  | Some st when st.discarding -> (
+      give_back_connection t flow;
+      st.received <- st.received + data.len;
+      match st.declared_length with
+      | Some n when st.received > n || (end_stream && st.received <> n) ->
+          reset_stream t st Protocol_error
+      | _ when st.received > t.c.config.limits.max_body ->
+          reset_stream t st No_error
+      | _ ->
+          if end_stream then forget t st
+          else (
+            st.recv_window <- st.recv_window - flow;
+            st.unannounced <- st.unannounced + flow;
+            if st.unannounced >= t.h.stream_window / 2 then (
+              add_frame t
+                (Window_update { stream = st.id; increment = st.unannounced });
+              st.recv_window <- st.recv_window + st.unannounced;
+              st.unannounced <- 0)))
+  | Some st when st.remote_closed ->
+      give_back_connection t flow;
+      reset_stream t st Stream_closed
+  | Some st ->
+      if flow > st.recv_window then (
+        give_back_connection t flow;
+        reset_stream t st Flow_control_error)
+      else (
+        st.recv_window <- st.recv_window - flow;
+        (* Padding is nobody's to read: given back at once. *)
+        give_back t st (flow - data.len);
+        st.received <- st.received + data.len;
+        match st.declared_length with
+        | Some n when st.received > n || (end_stream && st.received <> n) ->
+            give_back_connection t data.len;
+            reset_stream t st Protocol_error
+        | _ ->
+            (if data.len > 0 then
+               let text = Bytes.sub_string data.bytes data.off data.len in
+               if st.chunked then (
+                 Queue.push
+                   { text = Printf.sprintf "%x\r\n" data.len; credit = 0 }
+                   st.pieces;
+                 Queue.push { text; credit = data.len } st.pieces;
+                 Queue.push { text = "\r\n"; credit = 0 } st.pieces)
+               else Queue.push { text; credit = data.len } st.pieces);
+            if end_stream then (
+              st.remote_closed <- true;
+              if st.chunked then
+                Queue.push { text = "0\r\n\r\n"; credit = 0 } st.pieces);
+            wake st.data_arrived)
+
+let wake_connection_window t =
+  Queue.iter wake t.connection_window;
+  Queue.clear t.connection_window
+
+let on_settings t settings =
+  spend_control t;
+  let old = t.peer.initial_window_size in
+  let peer = Settings.apply t.peer settings in
+  let delta = peer.initial_window_size - old in
+  if delta <> 0 then
+    Hashtbl.iter
+      (fun _ (st : stream) ->
+        if st.send_window + delta > max_window then
+          connection_error Flow_control_error "a stream window past 2^31-1";
+        st.send_window <- st.send_window + delta;
+        if delta > 0 then wake st.window_opened)
+      t.streams;
+  if peer.header_table_size <> t.peer.header_table_size then
+    Hpack.Encoder.set_max_table_size t.encoder peer.header_table_size;
+  t.peer <- peer;
+  add_frame t Settings_ack
+
+let on_window_update t ~stream ~increment =
+  spend_control t;
+  if stream = 0 then (
+    if t.send_window + increment > max_window then
+      connection_error Flow_control_error "the connection window past 2^31-1";
+    t.send_window <- t.send_window + increment;
+    wake_connection_window t)
+  else if stream > t.last_client_stream then
+    connection_error Protocol_error "WINDOW_UPDATE on an idle stream"
+  else
+    match Hashtbl.find_opt t.streams stream with
+    | Some st when not st.reset ->
+        if st.send_window + increment > max_window then
+          reset_stream t st Flow_control_error
+        else (
+          st.send_window <- st.send_window + increment;
+          wake st.window_opened)
+    | _ -> ()
+
+let on_reset t ~stream =
+  if stream > t.last_client_stream then
+    connection_error Protocol_error "RST_STREAM on an idle stream";
+  match Hashtbl.find_opt t.streams stream with
+  | Some st when not st.reset -> (
+      if not st.response_done then spend_reset t;
+      st.reset <- true;
+      discard_body t st;
+      wake st.data_arrived;
+      wake st.window_opened;
+      match st.fiber with
+      | Some fiber -> Braid.Fiber.cancel fiber
+      | None -> forget t st)
+  | _ -> ()
+
+let on_frame t (frame : Frame.t) =
+  if t.block_stream <> 0 then
+    match frame with
+    | Continuation { stream; end_headers; fragment }
+      when stream = t.block_stream ->
+        continue_block t ~end_headers fragment
+    | _ -> connection_error Protocol_error "a field block interrupted"
+  else
+    match frame with
+    | Data { stream; end_stream; data; _ } ->
+        on_data t ~stream ~end_stream data
+          ~flow:(Frame.flow_controlled_length frame)
+    | Headers { stream; end_stream; end_headers; priority; fragment; _ } ->
+        let self_dependent =
+          match priority with
+          | Some { depends_on; _ } -> depends_on = stream
+          | None -> false
+        in
+        begin_block t ~stream ~end_stream ~end_headers ~self_dependent fragment
+    | Priority _ -> spend_control t
+    | Rst_stream { stream; _ } -> on_reset t ~stream
+    | Settings settings -> on_settings t settings
+    | Settings_ack -> ()
+    | Push_promise _ ->
+        connection_error Protocol_error "PUSH_PROMISE from a client"
+    | Ping { ack = false; data } ->
+        spend_control t;
+        add_frame t (Ping { ack = true; data })
+    | Ping { ack = true; _ } -> spend_control t
+    | Goaway _ -> t.peer_going_away <- true
+    | Window_update { stream; increment } ->
+        on_window_update t ~stream ~increment
+    | Continuation _ ->
+        connection_error Protocol_error "CONTINUATION without HEADERS"
+    | Unknown _ -> spend_control t
+
+(* {1 The connection} *)
+
+type ending = Peer_gone | Ended_by_server
+
+let send_goaway t code debug =
+  let last = t.last_client_stream in
+  (match t.going_away with
+  | Some _ when code = Error_code.No_error -> ()
+  | _ -> add_frame t (Goaway { last_stream = last; code; debug }));
+  t.going_away <- Some last
+
+let rec writer t =
+  if t.pending.length = 0 then
+    if t.closing then ()
+    else (
+      wait t.output_ready;
+      writer t)
+  else
+    let out = t.pending in
+    t.pending <- t.spare;
+    t.spare <- out;
+    t.c.upgraded_write out.bytes 0 out.length;
+    out.length <- 0;
+    Queue.iter wake t.drained;
+    Queue.clear t.drained;
+    writer t
+
+let draining t = Atomic.get t.c.progress.draining
+
+(* Reads frames until the connection ends, in the connection's fiber. *)
+let rec read_frames t =
+  let input = t.c.input in
+  let rec next () =
+    if t.going_away <> None && t.running = 0 then Ended_by_server
+    else if t.peer_going_away && t.running = 0 then Peer_gone
+    else if draining t && t.going_away = None then (
+      send_goaway t No_error "";
+      next ())
+    else
+      match
+        Frame.parse ~max_frame_size:t.h.max_frame_size input.buf input.pos
+          (Input.length input)
+      with
+      | Frame (frame, used) ->
+          Input.consume input used;
+          on_frame t frame;
+          next ()
+      | Invalid (Connection_error { code; reason }, _) ->
+          connection_error code reason
+      | Invalid (Stream_error { stream; code; _ }, used) ->
+          Input.consume input used;
+          (match Hashtbl.find_opt t.streams stream with
+          | Some st -> reset_stream t st code
+          | None ->
+              add_frame t (Rst_stream { stream; code });
+              remember_reset t stream);
+          next ()
+      | Need_more _ -> (
+          match refill_input t with
+          | 0 -> if t.running = 0 then Peer_gone else await_streams t
+          | -1 ->
+              send_goaway t No_error "idle";
+              Ended_by_server
+          | _ -> next ()
+          | exception
+              (Upgraded.Shutdown | Unwind.Io_failed (Upgraded.Shutdown, _)) ->
+              send_goaway t No_error "";
+              next ())
+  in
+  next ()
+
+(* An idle connection (no stream) waits [timeouts.keep_alive] for one. *)
+and refill_input t =
+  let input = t.c.input in
+  if t.running = 0 && t.block_stream = 0 then (
+    t.c.progress.phase <- Upgraded;
+    match
+      t.c.services.timeout t.c.config.timeouts.keep_alive (fun () ->
+          Input.refill input)
+    with
+    | Some n -> n
+    | None -> -1)
+  else Input.refill input
+
+(* The client has closed its side with streams still answering. *)
+and await_streams t =
+  if t.running > 0 then (
+    wait t.streams_done;
+    await_streams t)
+  else Peer_gone
+
+let settings_of (h : Config.http2) =
+  Frame.Settings
+    [
+      Max_concurrent_streams h.max_concurrent_streams;
+      Initial_window_size h.stream_window;
+      Max_frame_size h.max_frame_size;
+      Max_header_list_size h.max_header_list_size;
+    ]
+
+let create (c : Pipeline_state.t) switch =
+  let h = c.config.http2 in
+  {
+    c;
+    h;
+    decoder =
+      Hpack.Decoder.create ~max_header_list_size:h.max_header_list_size ();
+    encoder = Hpack.Encoder.create ();
+    streams = Hashtbl.create 16;
+    last_client_stream = 0;
+    running = 0;
+    peer = Settings.default;
+    send_window = 65_535;
+    recv_window = Int.max 65_535 h.connection_window;
+    unannounced = 0;
+    connection_window = Queue.create ();
+    pending = { bytes = Bytes.create 16_384; length = 0 };
+    spare = { bytes = Bytes.create 16_384; length = 0 };
+    output_ready = waiter ();
+    drained = Queue.create ();
+    closing = false;
+    going_away = None;
+    peer_going_away = false;
+    streams_done = waiter ();
+    control_tokens = h.control_frame_budget;
+    reset_tokens = h.reset_budget;
+    refilled_at = c.services.monotonic_ns ();
+    recently_reset = Array.make 64 0;
+    recently_reset_next = 0;
+    block_stream = 0;
+    block = Buffer.create 256;
+    block_frames = 0;
+    block_end_stream = false;
+    block_self_dependent = false;
+    scratch = Buffer.create 256;
+    dummy_out =
+      Output.create ~size:64 (fun _ _ _ ->
+          invalid_arg "HTTP/2: a stream wrote to the HTTP/1.1 output");
+    switch;
+  }
+
+let serve (c : Pipeline_state.t) =
+  let progress = c.progress in
+  (* Never idle for the sweeper (the connection enforces its own idle
+     timeout) and told of a drain by [Upgraded.Shutdown]. *)
+  progress.phase <- Upgraded;
+  progress.first <- false;
+  Input.consume c.input (String.length Frame.client_preface);
+  Output.flush c.out;
+  Braid.Switch.run @@ fun sw ->
+  let t = create c sw in
+  add_frame t (settings_of t.h);
+  if t.recv_window > 65_535 then
+    add_frame t
+      (Window_update { stream = 0; increment = t.recv_window - 65_535 });
+  let writer = Braid.Switch.fork sw (fun () -> writer t) in
+  let ending =
+    match read_frames t with
+    | ending -> ending
+    | exception Connection_error (code, reason) ->
+        log t Debug
+          (Printf.sprintf "HTTP/2 connection error %s: %s"
+             (Error_code.to_string code)
+             reason);
+        send_goaway t code reason;
+        Ended_by_server
+  in
+  Hashtbl.iter (fun _ st -> Option.iter Braid.Fiber.cancel st.fiber) t.streams;
+  t.closing <- true;
+  Queue.iter wake t.drained;
+  wake_connection_window t;
+  wake t.output_ready;
+  Braid.Fiber.join writer;
+  ending
