@@ -94,4 +94,16 @@ let conninfo t = Printf.sprintf "host=%s dbname=postgres user=braid" t.dir
 let stop_immediately t =
   run t.dir [ bin "pg_ctl"; "-D"; data t; "-m"; "immediate"; "stop" ]
 
-let restart t = pg_ctl_start t
+(* After an immediate stop, server processes may outlive the postmaster for a
+   moment (longer on a loaded machine), and a start then refuses: "pre-existing
+   shared memory block is still in use". So a restart tries again, for up to
+   about 10 s, before it reports the last failure. *)
+let restart t =
+  let rec attempt n =
+    match pg_ctl_start t with
+    | () -> ()
+    | exception Failure _ when n > 1 ->
+        Unix.sleepf 0.5;
+        attempt (n - 1)
+  in
+  attempt 20

@@ -21,6 +21,17 @@ let with_pool ?max_size ?wait_timeout f =
   Braid_io.Switch.run @@ fun sw ->
   f (Pg.pool ~sw ?max_size ?wait_timeout (config ()))
 
+(* Polls [cond] every 5 ms for at most 10 s, sleeping in between (the loop
+   waits in epoll meanwhile): a condition that never comes fails the test
+   with [what] instead of hanging it. *)
+let wait_until what cond =
+  let deadline = Unix.gettimeofday () +. 10. in
+  while not (cond ()) do
+    if Unix.gettimeofday () > deadline then
+      Alcotest.failf "after 10 s, still not: %s" what;
+    Time.sleep 0.005
+  done
+
 let query pool ?params sql = Pg.use pool (fun c -> Pg.query c ?params sql)
 let pid pool = ok (Pg.use pool (fun c -> Ok (Pg.backend_pid c)))
 
@@ -236,16 +247,13 @@ let test_pool_exhaustion () =
   let release_first = Promise.create ()
   and release_second = Promise.create () in
   let first = hold release_first and second = hold release_second in
-  while (Pg.stats pool).open_connections < 2 do
-    Braid.Fiber.yield ()
-  done;
+  wait_until "two connections open" (fun () ->
+      (Pg.stats pool).open_connections >= 2);
   Alcotest.(check (result (list row) error))
     "a third waits and times out" (Error (Wait_timeout 0.3))
     (query pool "SELECT 2");
   let third = Braid_io.Switch.fork sw (fun () -> query pool "SELECT 3") in
-  while (Pg.stats pool).waiting < 1 do
-    Braid.Fiber.yield ()
-  done;
+  wait_until "a caller waiting" (fun () -> (Pg.stats pool).waiting >= 1);
   Promise.fill release_first ();
   Alcotest.(check (result (list row) error))
     "served once a connection is given back" (Ok [ [| Int 3 |] ])
@@ -396,9 +404,8 @@ let test_bound_per_loop () =
                   Promise.await release;
                   r)))
     in
-    while (Pg.stats pool).open_connections < 2 do
-      Braid.Fiber.yield ()
-    done;
+    wait_until "two connections open" (fun () ->
+        (Pg.stats pool).open_connections >= 2);
     Alcotest.(check (result (list row) error))
       "a third use on this loop times out" (Error (Wait_timeout 0.3))
       (query pool "SELECT 2");
