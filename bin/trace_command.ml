@@ -72,13 +72,13 @@ let record output program args =
       remove_ring dir pid;
       code
 
-let render trace output =
+let render trace output request =
   let output =
     match output with
     | Some o -> o
     | None -> Filename.remove_extension trace ^ ".svg"
   in
-  match Braid_trace_render.svg_of_file trace with
+  match Braid_trace_render.svg_of_file ?request trace with
   | Ok svg ->
       Out_channel.with_open_bin output (fun oc -> output_string oc svg);
       Printf.eprintf "braid trace render: %s\n" output;
@@ -105,9 +105,18 @@ let render_cmd =
   let svg =
     Arg.(value & opt (some string) None & info [ "o"; "output" ] ~docv:"FILE.svg" ~doc:"Where to write the picture.")
   in
+  let request =
+    Arg.(
+      value
+      & opt (some string) None
+      & info [ "request" ] ~docv:"ID"
+          ~doc:"Draw only the time around the request with this id (the last field of its access-log line).")
+  in
   Cmd.v
     (Cmd.info "render" ~doc:"Draw a trace as an SVG timeline.")
-    Term.(const (fun trace svg -> Stdlib.exit (render trace svg)) $ trace $ svg)
+    Term.(
+      const (fun trace svg request -> Stdlib.exit (render trace svg request))
+      $ trace $ svg $ request)
 
 let cmd =
   let doc = "Record a Braid program's trace (Perfetto opens it), or draw one." in

@@ -1,5 +1,11 @@
 type slice = { tid : int; ts : float; dur : float; label : string; tip : string }
-type request = { start : float; stop : float; name : string; detail : string }
+type request = {
+  start : float;
+  stop : float;
+  name : string;
+  detail : string;
+  id : string;
+}
 
 type trace = {
   fibers : slice list;
@@ -55,6 +61,8 @@ let parse json =
           waits :=
             { tid; ts; dur = num (field "dur" e); label = ""; tip = "wait: " ^ tip_of args }
             :: !waits
+      (* A domain parked on a condition variable is idle, not paused. *)
+      | ("B" | "E"), "gc" when str (field "name" e) = "domain_condition_wait" -> ()
       | "B", "gc" -> (
           match Hashtbl.find_opt open_gc tid with
           | Some (depth, since, name) -> Hashtbl.replace open_gc tid (depth + 1, since, name)
@@ -82,6 +90,7 @@ let parse json =
                     Printf.sprintf "%s %.2f ms [%s]" (str (field "status" args))
                       ((ts -. start) /. 1000.)
                       id;
+                  id;
                 }
                 :: !requests)
       | _ -> ())
@@ -128,6 +137,35 @@ let rows_of requests =
 let colour label =
   let h = Hashtbl.hash label mod 360 in
   Printf.sprintf "hsl(%d,55%%,60%%)" h
+
+(* Keeps what overlaps [lo, hi], cut to it. *)
+let window t (lo, hi) =
+  let cut s =
+    if s.ts +. s.dur < lo || s.ts > hi then None
+    else
+      let ts = max lo s.ts in
+      Some { s with ts; dur = min hi (s.ts +. s.dur) -. ts }
+  in
+  {
+    t with
+    fibers = List.filter_map cut t.fibers;
+    waits = List.filter_map cut t.waits;
+    gc = List.filter_map cut t.gc;
+    requests =
+      List.filter_map
+        (fun r ->
+          if r.stop < lo || r.start > hi then None
+          else Some { r with start = max lo r.start; stop = min hi r.stop })
+        t.requests;
+  }
+
+(* The request's span, widened by half its length on each side. *)
+let around t id =
+  match List.find_opt (fun r -> r.id = id) t.requests with
+  | None -> Error ("no request " ^ id ^ " in the trace")
+  | Some r ->
+      let margin = max 50. ((r.stop -. r.start) /. 2.) in
+      Ok (window t (r.start -. margin, r.stop +. margin))
 
 let draw ~width t =
   let all =
@@ -204,12 +242,16 @@ let draw ~width t =
   p "</svg>\n";
   Buffer.contents b
 
-let svg_of_string ?(width = 1200) text =
+let svg_of_string ?(width = 1200) ?request text =
   match Yojson.Safe.from_string text with
-  | json -> Ok (draw ~width (parse json))
   | exception Yojson.Json_error msg -> Error ("not a JSON trace: " ^ msg)
+  | json -> (
+      let t = parse json in
+      match request with
+      | None -> Ok (draw ~width t)
+      | Some id -> Result.map (draw ~width) (around t id))
 
-let svg_of_file ?width path =
+let svg_of_file ?width ?request path =
   match In_channel.with_open_bin path In_channel.input_all with
-  | text -> svg_of_string ?width text
+  | text -> svg_of_string ?width ?request text
   | exception Sys_error msg -> Error msg

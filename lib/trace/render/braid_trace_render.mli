@@ -17,10 +17,15 @@
         | Error e -> failwith e
     ]} *)
 
-val svg_of_string : ?width:int -> string -> (string, string) result
+val svg_of_string :
+  ?width:int -> ?request:string -> string -> (string, string) result
 (** [svg_of_string json] is the picture of the trace [json], [width] pixels
-    wide (default 1200), or [Error] saying why [json] is not a trace. *)
+    wide (default 1200), or [Error] saying why [json] is not a trace. With
+    [request] (a request id), only the time around that request is drawn (its
+    length again, half before and half after); [Error] if the trace has no
+    such request. *)
 
-val svg_of_file : ?width:int -> string -> (string, string) result
+val svg_of_file :
+  ?width:int -> ?request:string -> string -> (string, string) result
 (** [svg_of_file path] is {!svg_of_string} of the file's contents; [Error] if
     it cannot be read. *)
