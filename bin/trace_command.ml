@@ -38,7 +38,8 @@ let record output program args =
       (child_environment dir) Unix.stdin Unix.stdout Unix.stderr
   with
   | exception Unix.Unix_error (e, _, _) ->
-      Printf.eprintf "braid trace: cannot run %s: %s\n" program (Unix.error_message e);
+      Printf.eprintf "braid trace: cannot run %s: %s\n" program
+        (Unix.error_message e);
       127
   | pid ->
       let attach recorder =
@@ -48,7 +49,9 @@ let record output program args =
       in
       let rec follow recorder =
         let recorder = attach recorder in
-        Option.iter (fun r -> ignore (Braid_trace.Recorder.poll r : int)) recorder;
+        Option.iter
+          (fun r -> ignore (Braid_trace.Recorder.poll r : int))
+          recorder;
         match Unix.waitpid [ WNOHANG ] pid with
         | 0, _ ->
             Unix.sleepf poll_interval;
@@ -62,13 +65,16 @@ let record output program args =
         match status with WEXITED n -> n | WSIGNALED _ | WSTOPPED _ -> 128
       in
       (match recorder with
-      | None -> Printf.eprintf "braid trace: %s left no event ring in %s\n" program dir
+      | None ->
+          Printf.eprintf "braid trace: %s left no event ring in %s\n" program
+            dir
       | Some r ->
           ignore (Braid_trace.Recorder.poll r : int);
           let events = Braid_trace.Recorder.events r in
           Braid_trace.Recorder.close r;
           Braid_trace.Chrome.to_file output events;
-          Printf.eprintf "braid trace: %d events written to %s\n" (List.length events) output);
+          Printf.eprintf "braid trace: %d events written to %s\n"
+            (List.length events) output);
       remove_ring dir pid;
       code
 
@@ -90,27 +96,34 @@ let render trace output request =
 let output =
   Arg.(
     value & opt string "trace.json"
-    & info [ "o"; "output" ] ~docv:"FILE" ~doc:"Where to write the trace (Chrome JSON).")
+    & info [ "o"; "output" ] ~docv:"FILE"
+        ~doc:"Where to write the trace (Chrome JSON).")
 
-let command =
-  Arg.(non_empty & pos_all string [] & info [] ~docv:"PROGRAM ARGS")
+let command = Arg.(non_empty & pos_all string [] & info [] ~docv:"PROGRAM ARGS")
 
 let record_term =
   Term.(
-    const (fun output argv -> Stdlib.exit (record output (List.hd argv) (List.tl argv)))
+    const (fun output argv ->
+        Stdlib.exit (record output (List.hd argv) (List.tl argv)))
     $ output $ command)
 
 let render_cmd =
   let trace = Arg.(required & pos 0 (some file) None & info [] ~docv:"TRACE") in
   let svg =
-    Arg.(value & opt (some string) None & info [ "o"; "output" ] ~docv:"FILE.svg" ~doc:"Where to write the picture.")
+    Arg.(
+      value
+      & opt (some string) None
+      & info [ "o"; "output" ] ~docv:"FILE.svg"
+          ~doc:"Where to write the picture.")
   in
   let request =
     Arg.(
       value
       & opt (some string) None
       & info [ "request" ] ~docv:"ID"
-          ~doc:"Draw only the time around the request with this id (the last field of its access-log line).")
+          ~doc:
+            "Draw only the time around the request with this id (the last \
+             field of its access-log line).")
   in
   Cmd.v
     (Cmd.info "render" ~doc:"Draw a trace as an SVG timeline.")
@@ -119,15 +132,18 @@ let render_cmd =
       $ trace $ svg $ request)
 
 let cmd =
-  let doc = "Record a Braid program's trace (Perfetto opens it), or draw one." in
+  let doc =
+    "Record a Braid program's trace (Perfetto opens it), or draw one."
+  in
   let man =
     [
       `S Manpage.s_description;
       `P
-        "$(b,braid trace -- PROGRAM ARGS) runs PROGRAM with Braid's trace events \
-         on and writes them, with the runtime's GC phases, as a Chrome JSON trace \
-         (open it in https://ui.perfetto.dev). $(b,BRAID_TRACE=FILE) in the \
-         environment of any Braid program does the same from inside it.";
+        "$(b,braid trace -- PROGRAM ARGS) runs PROGRAM with Braid's trace \
+         events on and writes them, with the runtime's GC phases, as a Chrome \
+         JSON trace (open it in https://ui.perfetto.dev). \
+         $(b,BRAID_TRACE=FILE) in the environment of any Braid program does \
+         the same from inside it.";
       `Pre "  braid trace -o serve.json -- braid serve --demo --port 8080";
       `Pre "  braid trace render serve.json -o serve.svg";
     ]

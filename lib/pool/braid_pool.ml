@@ -137,8 +137,7 @@ let steal t w =
         match Deque.steal_opt victim.deque with
         | Some _ as found ->
             if Probe.enabled () then
-              Probe.pool_stolen ~thief:(index_of t w)
-                ~victim:((start + i) mod n);
+              Probe.pool_stolen ~thief:(index_of t w) ~victim:((start + i) mod n);
             found
         | None -> scan (i + 1)
   in
@@ -259,9 +258,9 @@ let async t f =
   in
   Private.Fiber.set_context fiber context;
   if Probe.enabled () then
-    Probe.pool_submitted
-      ~task:(Private.Fiber.id fiber)
-      ~submitter:(match submitter with Some f -> Private.Fiber.id f | None -> 0);
+    Probe.pool_submitted ~task:(Private.Fiber.id fiber)
+      ~submitter:
+        (match submitter with Some f -> Private.Fiber.id f | None -> 0);
   schedule t (fun () ->
       Private.Scheduler.run_fiber t.ops fiber (fun () ->
           (match

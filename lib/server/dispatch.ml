@@ -66,7 +66,8 @@ let with_request_id (req : Request.t) serve =
   let id = Log.Request_id.of_request req in
   if Braid_trace.Probe.enabled () then
     Braid_trace.Probe.http_began ~fiber:(Braid.Fiber.self_id ())
-      ~meth:(Method.to_string req.meth) ~path:req.target
+      ~meth:(Method.to_string req.meth)
+      ~path:req.target
       ~request_id:(Log.Request_id.to_string id);
   Log.Request_id.with_id id serve
 

@@ -8,7 +8,9 @@ let record_in_process file =
   let recorder = Recorder.of_self () in
   let lock = Mutex.create () in
   let stop = Atomic.make false in
-  let poll () = Mutex.protect lock (fun () -> ignore (Recorder.poll recorder)) in
+  let poll () =
+    Mutex.protect lock (fun () -> ignore (Recorder.poll recorder))
+  in
   (* A ring holds 2^16 words per domain by default: at tens of thousands of
      events a second it must be read every few milliseconds, or it wraps. *)
   let reader =

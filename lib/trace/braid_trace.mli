@@ -1,8 +1,8 @@
 (** Braid's trace events, on OCaml's {!Runtime_events}.
 
     The schedulers ([braid]'s fibers and switches, [braid_pool], [braid_io]'s
-    loop) and the HTTP server call the {!Probe}s; a consumer reads the
-    events back from the runtime's ring (this process's, or another's) with a
+    loop) and the HTTP server call the {!Probe}s; a consumer reads the events
+    back from the runtime's ring (this process's, or another's) with a
     {!Recorder}, and {!Chrome} writes them as a trace that Perfetto opens.
     [braid trace] is that consumer as a command, and [braid trace render] draws
     a trace as an SVG timeline (docs/tracing.md).
@@ -33,8 +33,8 @@
 
 (** The emitting side: what the schedulers call. Callable from any domain or
     systhread; none blocks. Off, each is one load and a branch that is not
-    taken; on, one [Runtime_events] write (a call into the runtime and back
-    into the encoder), without allocating. Identifiers are those of
+    taken; on, one [Runtime_events] write (a call into the runtime and back into
+    the encoder), without allocating. Identifiers are those of
     {!Braid.Fiber.self_id} for fibers. *)
 module Probe : sig
   val enabled : unit -> bool
@@ -42,16 +42,16 @@ module Probe : sig
 
   val enable : unit -> unit
   (** [enable ()] starts the runtime's event collection
-      ({!Runtime_events.start}) and switches the probes on, for every domain
-      of the process. Call it before the work to trace: a domain that reads
-      the switch a little late misses a few events. *)
+      ({!Runtime_events.start}) and switches the probes on, for every domain of
+      the process. Call it before the work to trace: a domain that reads the
+      switch a little late misses a few events. *)
 
   val disable : unit -> unit
   (** [disable ()] switches the probes off (the runtime's own GC events go on
       until {!Runtime_events.pause}). *)
 
-  (** What a fiber is suspended on, when the code that suspends it says so
-      (the loop does; braid.sync's structures do not, and are [Structure]). *)
+  (** What a fiber is suspended on, when the code that suspends it says so (the
+      loop does; braid.sync's structures do not, and are [Structure]). *)
   type waiting_on =
     | Structure  (** A synchronisation structure (promise, mutex, ...). *)
     | Descriptor  (** A file descriptor; its number is the event's detail. *)
@@ -65,8 +65,8 @@ module Probe : sig
   (** The fiber starts or resumes running on the calling domain. *)
 
   val fiber_suspended : int -> unit
-  (** The fiber stops running: it suspends, on what the last [waiting_on_*]
-      of this domain said, if anything. *)
+  (** The fiber stops running: it suspends, on what the last [waiting_on_*] of
+      this domain said, if anything. *)
 
   val waiting_on_descriptor : Unix.file_descr -> unit
   (** The next suspension on this domain waits for this descriptor. *)
@@ -75,8 +75,8 @@ module Probe : sig
   val waiting_on_join : int -> unit
 
   val fiber_cancelled : int -> unit
-  (** Cancellation was requested for the fiber (it wakes at its blocking
-      call). *)
+  (** Cancellation was requested for the fiber (it wakes at its blocking call).
+  *)
 
   val fiber_finished : int -> unit
 
@@ -88,8 +88,8 @@ module Probe : sig
   val switch_closed : switch:int -> unit
 
   val pool_submitted : task:int -> submitter:int -> unit
-  (** A pool task (run in fiber [task]) was submitted by fiber [submitter]
-      ([0]: not a fiber). *)
+  (** A pool task (run in fiber [task]) was submitted by fiber [submitter] ([0]:
+      not a fiber). *)
 
   val pool_stolen : thief:int -> victim:int -> unit
   (** Worker [thief] took a task from worker [victim]'s deque. *)
@@ -126,8 +126,10 @@ module Probe : sig
     | Http_begin
     | Http_end
 
-  type Runtime_events.User.tag += Braid of kind
-  (** The tag of each Braid event; every one carries the same custom type. *)
+  type Runtime_events.User.tag +=
+    | Braid of kind
+          (** The tag of each Braid event; every one carries the same custom
+              type. *)
 
   val name : kind -> string
   (** The event's registered name, ["braid.fiber.create"] and so on. *)
@@ -166,8 +168,8 @@ module Event : sig
   }
 end
 
-(** Reading a ring. A recorder belongs to the thread that made it: poll it
-    from one thread at a time. *)
+(** Reading a ring. A recorder belongs to the thread that made it: poll it from
+    one thread at a time. *)
 module Recorder : sig
   type t
 
@@ -194,17 +196,16 @@ end
 (** The Chrome trace-event JSON format. Chosen over Fuchsia's binary format
     (what eio-trace writes) because every viewer that matters opens it
     (Perfetto, chrome://tracing, speedscope), it needs no writer or reader of
-    our own beyond a few lines (the renderer and the tests read it with
-    yojson), and a person can read it; it is larger (about 100 bytes an
-    event), which matters only for traces of minutes.
+    our own beyond a few lines (the renderer and the tests read it with yojson),
+    and a person can read it; it is larger (about 100 bytes an event), which
+    matters only for traces of minutes.
 
     Each domain is a thread; a fiber's running stretches are slices named
     [fiber N] (their [args] say what the fiber waited on next, and the request
-    it works for), so suspensions are the gaps between them; the loop's
-    sleeps are [wait] slices; requests are async slices [GET /path] with
-    their status and bytes; the runtime's GC phases are nested slices of
-    category [gc]; creations, suspensions, cancellations and pool events are
-    instants. *)
+    it works for), so suspensions are the gaps between them; the loop's sleeps
+    are [wait] slices; requests are async slices [GET /path] with their status
+    and bytes; the runtime's GC phases are nested slices of category [gc];
+    creations, suspensions, cancellations and pool events are instants. *)
 module Chrome : sig
   val write : out_channel -> Event.t list -> unit
   val to_file : string -> Event.t list -> unit

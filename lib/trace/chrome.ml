@@ -75,9 +75,18 @@ let write_buffer b (events : Event.t list) =
     Buffer.add_char b '}'
   in
   let fibers = { requests = Hashtbl.create 64 } in
-  let running = Hashtbl.create 8 (* domain -> fiber, since *) in
-  let waiting = Hashtbl.create 8 (* domain -> timeout, since *) in
-  let requests = Hashtbl.create 64 (* fiber -> request id, name, since *) in
+  let running =
+    Hashtbl.create 8
+    (* domain -> fiber, since *)
+  in
+  let waiting =
+    Hashtbl.create 8
+    (* domain -> timeout, since *)
+  in
+  let requests =
+    Hashtbl.create 64
+    (* fiber -> request id, name, since *)
+  in
   let domains = Hashtbl.create 8 in
   let end_stretch domain ~at ~then_ =
     match Hashtbl.find_opt running domain with
@@ -85,10 +94,14 @@ let write_buffer b (events : Event.t list) =
     | Some (fiber, since) ->
         Hashtbl.remove running domain;
         let request =
-          match request_of fibers fiber with Some r -> [ ("request", Str r) ] | None -> []
+          match request_of fibers fiber with
+          | Some r -> [ ("request", Str r) ]
+          | None -> []
         in
-        record ~ph:"X" ~name:(Printf.sprintf "fiber %d" fiber) ~cat:"fiber" ~tid:domain
-          ~ts:(us since) ~dur:(us at -. us since)
+        record ~ph:"X"
+          ~name:(Printf.sprintf "fiber %d" fiber)
+          ~cat:"fiber" ~tid:domain ~ts:(us since)
+          ~dur:(us at -. us since)
           ((("fiber", Int fiber) :: request) @ then_)
   in
   List.iter
@@ -98,8 +111,11 @@ let write_buffer b (events : Event.t list) =
       let instant name cat args = record ~ph:"i" ~name ~cat ~tid ~ts args in
       match e.what with
       | Fiber_created { child; parent } ->
-          Option.iter (Hashtbl.replace fibers.requests child) (request_of fibers parent);
-          instant "create" "fiber" [ ("fiber", Int child); ("parent", Int parent) ]
+          Option.iter
+            (Hashtbl.replace fibers.requests child)
+            (request_of fibers parent);
+          instant "create" "fiber"
+            [ ("fiber", Int child); ("parent", Int parent) ]
       | Fiber_running fiber ->
           end_stretch tid ~at:e.time_ns ~then_:[ ("then", Str "preempted") ];
           Hashtbl.replace running tid (fiber, e.time_ns)
@@ -113,10 +129,16 @@ let write_buffer b (events : Event.t list) =
             | Join -> Printf.sprintf "join fiber %d" detail
             | Structure -> "structure"
           in
-          end_stretch tid ~at:e.time_ns ~then_:[ ("then", Str ("waits on " ^ on_what)) ];
+          end_stretch tid ~at:e.time_ns
+            ~then_:[ ("then", Str ("waits on " ^ on_what)) ];
           instant "suspend" "fiber"
-            [ ("fiber", Int fiber); ("on", Str (waiting_on_name on)); ("detail", Int detail) ]
-      | Fiber_cancelled fiber -> instant "cancel" "fiber" [ ("fiber", Int fiber) ]
+            [
+              ("fiber", Int fiber);
+              ("on", Str (waiting_on_name on));
+              ("detail", Int detail);
+            ]
+      | Fiber_cancelled fiber ->
+          instant "cancel" "fiber" [ ("fiber", Int fiber) ]
       | Fiber_finished fiber ->
           end_stretch tid ~at:e.time_ns ~then_:[ ("then", Str "finished") ];
           instant "finish" "fiber" [ ("fiber", Int fiber) ]
@@ -126,14 +148,20 @@ let write_buffer b (events : Event.t list) =
             [ ("switch", Int switch); ("fiber", Int fiber) ]
       | Switch_closed switch ->
           record ~ph:"e" ~name:"switch" ~cat:"switch" ~tid ~ts
-            ~id:(Printf.sprintf "switch-%d" switch) [ ("switch", Int switch) ]
+            ~id:(Printf.sprintf "switch-%d" switch)
+            [ ("switch", Int switch) ]
       | Pool_submitted { task; submitter } ->
-          Option.iter (Hashtbl.replace fibers.requests task) (request_of fibers submitter);
-          instant "submit" "pool" [ ("task", Int task); ("submitter", Int submitter) ]
+          Option.iter
+            (Hashtbl.replace fibers.requests task)
+            (request_of fibers submitter);
+          instant "submit" "pool"
+            [ ("task", Int task); ("submitter", Int submitter) ]
       | Pool_stolen { thief; victim } ->
-          instant "steal" "pool" [ ("thief", Int thief); ("victim", Int victim) ]
+          instant "steal" "pool"
+            [ ("thief", Int thief); ("victim", Int victim) ]
       | Pool_running task -> instant "run task" "pool" [ ("task", Int task) ]
-      | Loop_waiting { timeout_ms } -> Hashtbl.replace waiting tid (timeout_ms, e.time_ns)
+      | Loop_waiting { timeout_ms } ->
+          Hashtbl.replace waiting tid (timeout_ms, e.time_ns)
       | Loop_woken { events } -> (
           match Hashtbl.find_opt waiting tid with
           | None -> ()
@@ -144,7 +172,8 @@ let write_buffer b (events : Event.t list) =
                 [ ("timeout_ms", Int timeout_ms); ("events", Int events) ])
       | Http_began { fiber; meth; path; request_id } ->
           Hashtbl.replace fibers.requests fiber request_id;
-          Hashtbl.replace requests fiber (request_id, meth ^ " " ^ path, e.time_ns)
+          Hashtbl.replace requests fiber
+            (request_id, meth ^ " " ^ path, e.time_ns)
       | Http_ended { fiber; status; bytes } -> (
           match Hashtbl.find_opt requests fiber with
           | None -> ()
@@ -152,9 +181,14 @@ let write_buffer b (events : Event.t list) =
               Hashtbl.remove requests fiber;
               Hashtbl.remove fibers.requests fiber;
               let args =
-                [ ("request", Str request_id); ("status", Int status); ("bytes", Int bytes) ]
+                [
+                  ("request", Str request_id);
+                  ("status", Int status);
+                  ("bytes", Int bytes);
+                ]
               in
-              record ~ph:"b" ~name ~cat:"request" ~tid ~ts:(us since) ~id:request_id args;
+              record ~ph:"b" ~name ~cat:"request" ~tid ~ts:(us since)
+                ~id:request_id args;
               record ~ph:"e" ~name ~cat:"request" ~tid ~ts ~id:request_id args)
       | Gc_began phase -> record ~ph:"B" ~name:phase ~cat:"gc" ~tid ~ts []
       | Gc_ended phase -> record ~ph:"E" ~name:phase ~cat:"gc" ~tid ~ts []
@@ -162,7 +196,8 @@ let write_buffer b (events : Event.t list) =
     events;
   let last = List.fold_left (fun m (e : Event.t) -> max m e.time_ns) 0 events in
   Hashtbl.iter
-    (fun domain _ -> end_stretch domain ~at:last ~then_:[ ("then", Str "trace ended") ])
+    (fun domain _ ->
+      end_stretch domain ~at:last ~then_:[ ("then", Str "trace ended") ])
     (Hashtbl.copy running);
   Hashtbl.iter
     (fun domain () ->

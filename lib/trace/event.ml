@@ -11,7 +11,12 @@ type what =
   | Pool_running of int
   | Loop_waiting of { timeout_ms : int }
   | Loop_woken of { events : int }
-  | Http_began of { fiber : int; meth : string; path : string; request_id : string }
+  | Http_began of {
+      fiber : int;
+      meth : string;
+      path : string;
+      request_id : string;
+    }
   | Http_ended of { fiber : int; status : int; bytes : int }
   | Gc_began of string
   | Gc_ended of string

@@ -35,7 +35,9 @@ let get_string buf pos len =
     (Bytes.sub_string buf (pos + 2) n, pos + 2 + n)
 
 let decode buf len =
-  let int at = if at + 8 <= len then Int64.to_int (Bytes.get_int64_le buf at) else 0 in
+  let int at =
+    if at + 8 <= len then Int64.to_int (Bytes.get_int64_le buf at) else 0
+  in
   let s1, pos = get_string buf 24 len in
   let s2, pos = get_string buf pos len in
   let s3, _ = get_string buf pos len in

@@ -16,5 +16,5 @@ val make : unit -> t
 val ty : t Runtime_events.Type.t
 
 val scratch : unit -> t
-(** The calling domain's record to fill before a write. Its strings are reset
-    to [""] by whoever wrote them, so that a path does not stay reachable. *)
+(** The calling domain's record to fill before a write. Its strings are reset to
+    [""] by whoever wrote them, so that a path does not stay reachable. *)

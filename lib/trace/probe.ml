@@ -32,7 +32,8 @@ let name = function
   | Http_begin -> "braid.http.begin"
   | Http_end -> "braid.http.end"
 
-let register kind = Runtime_events.User.register (name kind) (Braid kind) Payload.ty
+let register kind =
+  Runtime_events.User.register (name kind) (Braid kind) Payload.ty
 
 (* Registered at initialisation, in this order, by every program that links
    the library: the emitting program and the consumer both, which is how the
@@ -128,7 +129,10 @@ let[@inline] fiber_created ~child ~parent =
 
 let[@inline] fiber_running fiber = if flag.on then write fiber_run fiber 0 0
 let[@inline] fiber_suspended fiber = if flag.on then write_suspend fiber
-let[@inline] fiber_cancelled fiber = if flag.on then write fiber_cancel fiber 0 0
+
+let[@inline] fiber_cancelled fiber =
+  if flag.on then write fiber_cancel fiber 0 0
+
 let[@inline] fiber_finished fiber = if flag.on then write fiber_finish fiber 0 0
 
 external descriptor_number : Unix.file_descr -> int
@@ -136,7 +140,8 @@ external descriptor_number : Unix.file_descr -> int
 [@@noalloc]
 
 let[@inline] waiting_on_descriptor fd =
-  if flag.on then set_pending (waiting_on_code Descriptor) (descriptor_number fd)
+  if flag.on then
+    set_pending (waiting_on_code Descriptor) (descriptor_number fd)
 
 let[@inline] waiting_on_timer ~deadline_ns =
   if flag.on then set_pending (waiting_on_code Timer) deadline_ns
@@ -151,7 +156,8 @@ let[@inline] switch_id () = if flag.on then next_switch_id () else 0
 let[@inline] switch_opened ~switch ~fiber =
   if flag.on then write switch_open switch fiber 0
 
-let[@inline] switch_closed ~switch = if flag.on then write switch_close switch 0 0
+let[@inline] switch_closed ~switch =
+  if flag.on then write switch_close switch 0 0
 
 let[@inline] pool_submitted ~task ~submitter =
   if flag.on then write pool_submit task submitter 0
@@ -160,7 +166,10 @@ let[@inline] pool_stolen ~thief ~victim =
   if flag.on then write pool_steal thief victim 0
 
 let[@inline] pool_running ~task = if flag.on then write pool_run task 0 0
-let[@inline] loop_waiting ~timeout_ms = if flag.on then write loop_wait timeout_ms 0 0
+
+let[@inline] loop_waiting ~timeout_ms =
+  if flag.on then write loop_wait timeout_ms 0 0
+
 let[@inline] loop_woken_by ~events = if flag.on then write loop_woken events 0 0
 
 let[@inline] http_began ~fiber ~meth ~path ~request_id =

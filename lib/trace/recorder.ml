@@ -16,11 +16,13 @@ let attach cursor =
     add domain (timestamp ts)
       (Gc_began (Runtime_events.runtime_phase_name phase))
   and runtime_end domain ts phase =
-    add domain (timestamp ts) (Gc_ended (Runtime_events.runtime_phase_name phase))
+    add domain (timestamp ts)
+      (Gc_ended (Runtime_events.runtime_phase_name phase))
   and lost_events domain n = add domain 0 (Lost n)
   and user domain ts event payload =
     match Runtime_events.User.tag event with
-    | Probe.Braid kind -> add domain (timestamp ts) (Event.of_payload kind payload)
+    | Probe.Braid kind ->
+        add domain (timestamp ts) (Event.of_payload kind payload)
     | _ -> ()
   in
   let callbacks =
@@ -36,7 +38,8 @@ let of_process ~dir ~pid =
   | cursor -> Ok (attach cursor)
   | exception Failure msg -> Error msg
 
-let poll t = if t.closed then 0 else Runtime_events.read_poll t.cursor t.callbacks None
+let poll t =
+  if t.closed then 0 else Runtime_events.read_poll t.cursor t.callbacks None
 
 let close t =
   if not t.closed then (

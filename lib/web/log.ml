@@ -36,7 +36,8 @@ module Request_id = struct
       else if version = "00" && String.length h <> 55 then
         Result.Error "traceparent: version 00 with trailing data"
       else if id = zeros 32 then Result.Error "traceparent: all-zero trace id"
-      else if parent = zeros 16 then Result.Error "traceparent: all-zero parent id"
+      else if parent = zeros 16 then
+        Result.Error "traceparent: all-zero parent id"
       else Ok id
 
   (* Generated ids: 16 random hex digits drawn once per process, then a
@@ -68,7 +69,10 @@ module Request_id = struct
   let of_request (req : Braid_http.Request.t) =
     match Braid_http.Request.header req "traceparent" with
     | None -> generate ()
-    | Some h -> ( match of_traceparent h with Ok id -> id | Result.Error _ -> generate ())
+    | Some h -> (
+        match of_traceparent h with
+        | Ok id -> id
+        | Result.Error _ -> generate ())
 
   let to_string t = t
   let key : t Braid.Fiber.key = Braid.Fiber.create_key ~name:"request id" ()
