@@ -1,4 +1,4 @@
-(** Braid's trace events, on OCaml's {!Runtime_events}.
+(** Braid's trace events, on OCaml's [Runtime_events].
 
     The schedulers ([braid]'s fibers and switches, [braid_pool], [braid_io]'s
     loop) and the HTTP server call the {!Probe}s; a consumer reads the events
@@ -35,20 +35,20 @@
     systhread; none blocks. Off, each is one load and a branch that is not
     taken; on, one [Runtime_events] write (a call into the runtime and back into
     the encoder), without allocating. Identifiers are those of
-    {!Braid.Fiber.self_id} for fibers. *)
+    [Braid.Fiber.self_id] for fibers. *)
 module Probe : sig
   val enabled : unit -> bool
   (** Whether the probes write events now. *)
 
   val enable : unit -> unit
-  (** [enable ()] starts the runtime's event collection
-      ({!Runtime_events.start}) and switches the probes on, for every domain of
-      the process. Call it before the work to trace: a domain that reads the
-      switch a little late misses a few events. *)
+  (** [enable ()] starts the runtime's event collection ([Runtime_events.start])
+      and switches the probes on, for every domain of the process. Call it
+      before the work to trace: a domain that reads the switch a little late
+      misses a few events. *)
 
   val disable : unit -> unit
   (** [disable ()] switches the probes off (the runtime's own GC events go on
-      until {!Runtime_events.pause}). *)
+      until [Runtime_events.pause]). *)
 
   (** What a fiber is suspended on, when the code that suspends it says so (the
       loop does; braid.sync's structures do not, and are [Structure]). *)

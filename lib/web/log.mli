@@ -34,10 +34,10 @@ val debug : string -> unit
     carries: the access and error logs of [Braid_server] print it, and the
     trace's request events name it (docs/tracing.md).
 
-    The server binds it ({!with_id}) in the fiber context of the connection
-    fiber for each request, so it follows the handler into the fibers it forks,
-    the pool tasks it submits and the Lwt code it calls through [braid_lwt],
-    like any {!Braid.Fiber.val-with_binding}.
+    The server binds it ({!Request_id.with_id}) in the fiber context of the
+    connection fiber for each request, so it follows the handler into the fibers
+    it forks, the pool tasks it submits and the Lwt code it calls through
+    [braid_lwt], like any {!Braid.Fiber.val-with_binding}.
     {[
       let handler (_ : Handler.request) =
         let id =
