@@ -418,4 +418,4 @@ let () =
   let doc = "Braid: OCaml 5 concurrency and an HTTP/1.1 server" in
   let info = Cmd.info "braid" ~doc in
   let default = Term.(ret (const (`Help (`Auto, None)))) in
-  exit (Cmd.eval (Cmd.group ~default info [ serve_cmd ]))
+  exit (Cmd.eval (Cmd.group ~default info [ serve_cmd; Trace_command.cmd ]))

@@ -1,3 +1,7 @@
+(* Every Braid program honours BRAID_TRACE (docs/tracing.md): this module is
+   linked into all of them. *)
+let () = Braid_trace.start_from_environment ()
+
 type 'a resumer = 'a Suspend.resumer
 type _ Effect.t += Suspend = Suspend.Suspend
 

@@ -207,7 +207,9 @@ module Scope = struct
   let cancel s =
     if not (Atomic.exchange s.cancelled true) then
       match s.owner with
-      | Some fiber -> (Atomic.get fiber.waker) ()
+      | Some fiber ->
+          Braid_trace.Probe.fiber_cancelled fiber.id;
+          (Atomic.get fiber.waker) ()
       | None -> ()
 
   let is_cancelled s = Atomic.get s.cancelled
@@ -215,6 +217,7 @@ module Scope = struct
 end
 
 let finish h result =
+  Braid_trace.Probe.fiber_finished h.fiber.id;
   match Atomic.exchange h.state (Finished result) with
   | Running joiners -> List.iter (fun wake -> ignore (wake (Ok ()))) joiners
   | Finished _ -> assert false
@@ -286,6 +289,7 @@ let rec join h =
       Printexc.raise_with_backtrace e bt
   | Running _ ->
       let mine = ref (fun _ -> false) in
+      Braid_trace.Probe.waiting_on_join h.fiber.id;
       (match
          suspend (fun wake ->
              mine := wake;

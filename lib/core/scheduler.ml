@@ -1,5 +1,6 @@
 open Effect.Deep
 open Suspend
+module Probe = Braid_trace.Probe
 
 type ops = {
   enqueue : (unit -> unit) -> unit;
@@ -8,6 +9,17 @@ type ops = {
 
 let resume k = function Ok v -> continue k v | Error e -> discontinue k e
 
+(* Traced, a resumption says which fiber runs again; untraced, the closure
+   is the same as ever (the fiber is not captured). *)
+let resumption fiber k result =
+  if Probe.enabled () then (fun () ->
+    Probe.fiber_running (Fiber.Private.id fiber);
+    resume k result)
+  else fun () -> resume k result
+
+(* The suspension is traced before [block] runs: once [block] has published
+   the resumer, the fiber may run again on another domain at once, and its
+   resumption must not precede its suspension in the trace. *)
 let suspend_fiber ops fiber block k =
   if Fiber.Private.is_cancelled_fiber fiber then discontinue k Cancelled
   else
@@ -15,12 +27,17 @@ let suspend_fiber ops fiber block k =
     let resumer result =
       Atomic.compare_and_set resumed false true
       &&
-      (ops.enqueue (fun () -> resume k result);
+      (ops.enqueue (resumption fiber k result);
        true)
     in
+    Probe.fiber_suspended (Fiber.Private.id fiber);
     match block resumer with
-    | Some v -> continue k v
-    | exception e -> discontinue k e
+    | Some v ->
+        Probe.fiber_running (Fiber.Private.id fiber);
+        continue k v
+    | exception e ->
+        Probe.fiber_running (Fiber.Private.id fiber);
+        discontinue k e
     | None ->
         (* Publish the waker only now: before [block] returned None nothing
            could be waiting, and an early [Some v] must never race with a
@@ -34,6 +51,7 @@ let suspend_fiber ops fiber block k =
         wake_if_cancelled ()
 
 let run_fiber ops fiber body =
+  Probe.fiber_running (Fiber.Private.id fiber);
   try_with body ()
     {
       effc =
@@ -47,6 +65,8 @@ let run_fiber ops fiber body =
               Some
                 (fun (k : (a, unit) continuation) ->
                   Fiber.Private.inherit_context ~parent:fiber child;
+                  Probe.fiber_created ~child:(Fiber.Private.id child)
+                    ~parent:(Fiber.Private.id fiber);
                   ops.spawn child child_body;
                   continue k ())
           | Fiber.Private.Current ->

@@ -3,6 +3,7 @@ open Suspend
 type failure = exn * Printexc.raw_backtrace
 
 type t = {
+  id : int;  (** For traces only: [0] when events are off. *)
   scope : Fiber.Scope.t;  (** The scope of [run]'s body. *)
   lock : Mutex.t;  (** Guards the fields below; never held while blocking. *)
   children : (int, unit -> unit) Hashtbl.t;  (** Fiber id -> cancel it. *)
@@ -141,6 +142,7 @@ let run_switch f =
   Fiber.Scope.run (fun scope ->
       let sw =
         {
+          id = Braid_trace.Probe.switch_id ();
           scope;
           lock = Mutex.create ();
           children = Hashtbl.create 8;
@@ -153,6 +155,8 @@ let run_switch f =
           waiter = None;
         }
       in
+      if sw.id <> 0 then
+        Braid_trace.Probe.switch_opened ~switch:sw.id ~fiber:(Fiber.self_id ());
       let result =
         match f sw with
         | v -> Ok v
@@ -163,6 +167,7 @@ let run_switch f =
       in
       let interrupted = wait_for_children sw in
       release_resources sw;
+      if sw.id <> 0 then Braid_trace.Probe.switch_closed ~switch:sw.id;
       match (List.rev sw.failures, result, interrupted) with
       | [], Ok v, None -> Ok v
       (* A stop cancels the switch's own scope, so the body and the wait for

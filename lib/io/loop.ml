@@ -167,7 +167,13 @@ module Wake = Private.Wake_up.Make (struct
 
   let flag t = t.sleeping
   let has_work t = not (Incoming.is_empty t.incoming)
-  let block t timeout_ms = Epoll.wait t.epoll t.events ~timeout_ms
+
+  let block t timeout_ms =
+    Braid_trace.Probe.loop_waiting ~timeout_ms;
+    let events = Epoll.wait t.epoll t.events ~timeout_ms in
+    Braid_trace.Probe.loop_woken_by ~events;
+    events
+
   let poll t = Epoll.wait t.epoll t.events ~timeout_ms:0
   let wake t = Epoll.eventfd_signal t.wake_fd
 end)
@@ -281,8 +287,9 @@ let withdraw t fd ~write mine =
 
 let await_checked fd ~write =
   let t = fd.loop in
-  if fd.token >= 0 then
+  if fd.token >= 0 then (
     let mine = ref not_waiting in
+    Braid_trace.Probe.waiting_on_descriptor fd.unix;
     match
       suspend (fun resume ->
           mine := resume;
@@ -295,7 +302,7 @@ let await_checked fd ~write =
     | exception e ->
         let bt = Printexc.get_raw_backtrace () in
         withdraw t fd ~write !mine;
-        Printexc.raise_with_backtrace e bt
+        Printexc.raise_with_backtrace e bt)
 
 let await fd ~write ~op =
   check_usable fd ~op;
@@ -378,6 +385,7 @@ let remove_timer t timer = Timer_heap.remove t.timers timer
 let sleep_until t ~deadline =
   check_owner t ~op:"Braid_io.Time.sleep";
   let timer = ref Timer_heap.none in
+  Braid_trace.Probe.waiting_on_timer ~deadline_ns:deadline;
   match
     suspend (fun resume ->
         timer :=

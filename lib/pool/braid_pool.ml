@@ -2,6 +2,7 @@ open Braid
 module Promise = Braid_sync.Promise
 module Deque = Saturn.Work_stealing_deque
 module Injection = Saturn.Queue
+module Probe = Braid_trace.Probe
 
 type task = unit -> unit
 
@@ -119,6 +120,11 @@ let next_victim w n =
   w.seed <- s;
   s land max_int mod n
 
+(* Only when traced: which worker [w] is. *)
+let index_of t w =
+  let rec find i = if t.workers.(i) == w then i else find (i + 1) in
+  find 0
+
 let steal t w =
   let n = Array.length t.workers in
   let start = next_victim w n in
@@ -129,7 +135,10 @@ let steal t w =
       if victim == w then scan (i + 1)
       else
         match Deque.steal_opt victim.deque with
-        | Some _ as found -> found
+        | Some _ as found ->
+            if Probe.enabled () then
+              Probe.pool_stolen ~thief:(index_of t w) ~victim:((start + i) mod n);
+            found
         | None -> scan (i + 1)
   in
   if n = 1 then None else scan 0
@@ -248,6 +257,10 @@ let async t f =
       ()
   in
   Private.Fiber.set_context fiber context;
+  if Probe.enabled () then
+    Probe.pool_submitted ~task:(Private.Fiber.id fiber)
+      ~submitter:
+        (match submitter with Some f -> Private.Fiber.id f | None -> 0);
   schedule t (fun () ->
       Private.Scheduler.run_fiber t.ops fiber (fun () ->
           (match
@@ -255,6 +268,7 @@ let async t f =
                 hand: [Fiber.check] would perform an effect to find it.) *)
              if Private.Fiber.is_cancelled_fiber fiber then
                raise Braid.Cancelled;
+             Probe.pool_running ~task:(Private.Fiber.id fiber);
              grow_stack ();
              Private.Fiber.run_in_context context f
            with
@@ -269,6 +283,7 @@ let async t f =
                   (e == Braid.Cancelled
                   && Private.Fiber.is_cancelled_fiber fiber)
               then record_failure t (fun () -> Promise.unobserved_error promise));
+          Probe.fiber_finished (Private.Fiber.id fiber);
           release t));
   promise
 

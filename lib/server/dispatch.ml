@@ -58,6 +58,24 @@ let run_handler (c : Pipeline_state.t) (handler : Handler.t) request ~time =
   | r -> r
   | exception exn -> failure c request.head ~time exn
 
+(* Runs [serve] (the whole exchange: dispatch, response, access log) with
+   the request's id bound for the connection fiber, so that every log line
+   and trace event of the request, in the fibers and pool tasks it starts
+   too, carries it. *)
+let with_request_id (req : Request.t) serve =
+  let id = Log.Request_id.of_request req in
+  if Braid_trace.Probe.enabled () then
+    Braid_trace.Probe.http_began ~fiber:(Braid.Fiber.self_id ())
+      ~meth:(Method.to_string req.meth)
+      ~path:req.target
+      ~request_id:(Log.Request_id.to_string id);
+  Log.Request_id.with_id id serve
+
+(* The end of the request's trace slice: what was sent, once it was. *)
+let traced_end ~status ~bytes =
+  if Braid_trace.Probe.enabled () then
+    Braid_trace.Probe.http_ended ~fiber:(Braid.Fiber.self_id ()) ~status ~bytes
+
 let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   (* Routes and files see the path with its dot-segments resolved, so that
      /./fib/3 and /%66ib/3 reach the same route, and rules on paths cannot be

@@ -47,3 +47,14 @@ val dispatch :
     exception too (its [500], from {!failure}, is inside the middleware). A
     handler that times out ([timeouts.handler]) is cancelled and answered [503]
     with [Connection: close]. Blocks the fiber while the handler runs. *)
+
+val with_request_id : Braid_http.Request.t -> (unit -> 'a) -> 'a
+(** [with_request_id request serve] runs [serve ()] (the request's whole
+    exchange) with the request's id ({!Log.Request_id.of_request}: its
+    [traceparent]'s trace id, else a generated one) bound for the calling fiber,
+    and, when tracing, marks the request's beginning in the trace. The
+    connection fiber only; blocks as long as [serve] does. *)
+
+val traced_end : status:int -> bytes:int -> unit
+(** [traced_end ~status ~bytes] marks, when tracing, the end of the request that
+    the calling fiber serves: [status] sent, with [bytes] of content. *)

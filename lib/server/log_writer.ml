@@ -71,14 +71,29 @@ let enqueue t e =
   | true -> ()
   | false | (exception Channel.Closed) -> drop t 1
 
-let access t line = if logs_access t then enqueue t (Access line)
+(* The id of the request the caller serves, if any: producers call from the
+   request's fiber (the logging service runs in the fiber that logs), where
+   the server bound it. *)
+let request_id () =
+  match Braid_web.Log.Request_id.current () with
+  | Some id -> Some (Braid_web.Log.Request_id.to_string id)
+  | None -> None
+
+let access t line =
+  if logs_access t then
+    match request_id () with
+    | Some id -> enqueue t (Access (line ^ " \"" ^ id ^ "\""))
+    | None -> enqueue t (Access line)
 
 let timestamp time =
   let tm = Unix.gmtime time in
   Printf.sprintf "[%04d-%02d-%02dT%02d:%02d:%02dZ] " (tm.tm_year + 1900)
     (tm.tm_mon + 1) tm.tm_mday tm.tm_hour tm.tm_min tm.tm_sec
 
-let error t ~time text = enqueue t (Error_line (timestamp time ^ text))
+let error t ~time text =
+  match request_id () with
+  | Some id -> enqueue t (Error_line (timestamp time ^ "[" ^ id ^ "] " ^ text))
+  | None -> enqueue t (Error_line (timestamp time ^ text))
 
 (* {1 The writer's side} *)
 

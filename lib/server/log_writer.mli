@@ -55,14 +55,17 @@ val logs_access : t -> bool
     entry nobody keeps. *)
 
 val access : t -> string -> unit
-(** [access t line] queues an access-log line (without newline). Never blocks;
-    drops (and counts) the line if the queue is full or there is no access log.
-    Callable from any fiber, domain or thread. *)
+(** [access t line] queues an access-log line (without newline), with the
+    caller's request id ({!Braid_web.Log.Request_id.current}), if it has one,
+    appended as a last quoted field (["..." "curl/8.0" "4bf9...4736"]). Never
+    blocks; drops (and counts) the line if the queue is full or there is no
+    access log. Callable from any fiber, domain or thread. *)
 
 val error : t -> time:float -> string -> unit
 (** [error t ~time text] queues [text] for the error log, prefixed with [time]
-    (seconds since the epoch) in UTC ([[2024-05-01T12:00:00Z] ]). Never blocks,
-    like {!access}. *)
+    (seconds since the epoch) in UTC ([[2024-05-01T12:00:00Z] ]) and the
+    caller's request id, if it has one ([[4bf9...4736] ]). Never blocks, like
+    {!access}. *)
 
 val run : t -> unit
 (** [run t] is the writer: it writes batches until cancelled, restarting its

@@ -10,6 +10,7 @@ let send_piece = 65536
 
 (* Serves one parsed request; [true] if the connection goes on. *)
 let rec exchange (c : Pipeline_state.t) (req : Request.t) =
+  Dispatch.with_request_id req @@ fun () ->
   let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
   let response, body = Dispatch.dispatch c req ~now ~path ~query in
@@ -106,6 +107,7 @@ and respond (c : Pipeline_state.t) (req : Request.t) ~now
          status = response.status;
          body_bytes = sent;
        });
+  Dispatch.traced_end ~status:response.status ~bytes:sent;
   keep_alive
 
 (* The parser's 413 names its body limit's source; allocated once, not per

@@ -11,3 +11,77 @@ let error text = message Error text
 let warning text = message Warning text
 let info text = message Info text
 let debug text = message Debug text
+
+module Request_id = struct
+  type t = string (* 32 lowercase hex digits: a W3C trace-id. *)
+
+  let is_hex_digit = function '0' .. '9' | 'a' .. 'f' -> true | _ -> false
+  let all_hex s = String.for_all is_hex_digit s
+  let zeros n = String.make n '0'
+
+  (* version "-" trace-id "-" parent-id "-" flags: 2, 32, 16 and 2 hex
+     digits. Version ff is invalid, and so is an all-zero id; a version
+     above 00 may append fields, which are ignored (W3C Trace Context, 3.2). *)
+  let of_traceparent header =
+    let h = String.trim header in
+    if String.length h < 55 then Result.Error "traceparent: too short"
+    else if h.[2] <> '-' || h.[35] <> '-' || h.[52] <> '-' then
+      Result.Error "traceparent: not version-traceid-parentid-flags"
+    else
+      let version = String.sub h 0 2 and id = String.sub h 3 32 in
+      let parent = String.sub h 36 16 and flags = String.sub h 53 2 in
+      if not (all_hex version && all_hex id && all_hex parent && all_hex flags)
+      then Result.Error "traceparent: not lowercase hexadecimal"
+      else if version = "ff" then Result.Error "traceparent: version ff"
+      else if version = "00" && String.length h <> 55 then
+        Result.Error "traceparent: version 00 with trailing data"
+      else if id = zeros 32 then Result.Error "traceparent: all-zero trace id"
+      else if parent = zeros 16 then
+        Result.Error "traceparent: all-zero parent id"
+      else Ok id
+
+  (* Generated ids: 16 random hex digits drawn once per process, then a
+     counter of the generating domain with the domain's index on top, so
+     that domains never contend for one counter nor repeat each other. *)
+  let process_prefix =
+    lazy
+      (let state = Random.State.make_self_init () in
+       Printf.sprintf "%08x%08x"
+         (Random.State.bits state land 0xffffffff)
+         (Random.State.bits state land 0xffffffff))
+
+  type counter = { mutable next : int }
+
+  let counter = Domain.DLS.new_key (fun () -> { next = 0 })
+  let hex = "0123456789abcdef"
+
+  let generate () =
+    let c = Domain.DLS.get counter in
+    c.next <- c.next + 1;
+    let n = ((Domain.self () :> int) lsl 44) lor (c.next land 0xfffffffffff) in
+    let b = Bytes.create 32 in
+    Bytes.blit_string (Lazy.force process_prefix) 0 b 0 16;
+    for i = 0 to 15 do
+      Bytes.unsafe_set b (31 - i) hex.[(n lsr (4 * i)) land 15]
+    done;
+    Bytes.unsafe_to_string b
+
+  let of_request (req : Braid_http.Request.t) =
+    match Braid_http.Request.header req "traceparent" with
+    | None -> generate ()
+    | Some h -> (
+        match of_traceparent h with
+        | Ok id -> id
+        | Result.Error _ -> generate ())
+
+  let to_string t = t
+  let key : t Braid.Fiber.key = Braid.Fiber.create_key ~name:"request id" ()
+  let current () = Braid.Fiber.get key
+  let with_id t f = Braid.Fiber.with_binding key t f
+
+  let echo ?(header = "X-Request-Id") (handler : Handler.t) request =
+    let response = handler request in
+    match current () with
+    | Some id -> Response.with_header header id response
+    | None -> response
+end

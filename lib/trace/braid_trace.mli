@@ -1,0 +1,217 @@
+(** Braid's trace events, on OCaml's [Runtime_events].
+
+    The schedulers ([braid]'s fibers and switches, [braid_pool], [braid_io]'s
+    loop) and the HTTP server call the {!Probe}s; a consumer reads the events
+    back from the runtime's ring (this process's, or another's) with a
+    {!Recorder}, and {!Chrome} writes them as a trace that Perfetto opens.
+    [braid trace] is that consumer as a command, and [braid trace render] draws
+    a trace as an SVG timeline (docs/tracing.md).
+
+    Events are off until asked for, and then cost a load and an untaken branch
+    per probe. They are switched on for a whole process, as the ring they go to
+    is the runtime's, one per process:
+    - [BRAID_TRACE=FILE] in the environment of a Braid program records its own
+      events on a systhread and writes [FILE] (Chrome JSON) when it exits;
+    - [BRAID_TRACE_EVENTS=1] (what [braid trace -- PROGRAM] sets, beside
+      [OCAML_RUNTIME_EVENTS_START]) only switches the probes on, for a consumer
+      in another process;
+    - {!Probe.enable} from the program itself.
+
+    A program that writes its own trace:
+    {[
+      let record f =
+        Braid_trace.Probe.enable ();
+        let recorder = Braid_trace.Recorder.of_self () in
+        f ();
+        ignore (Braid_trace.Recorder.poll recorder : int);
+        let events = Braid_trace.Recorder.events recorder in
+        Braid_trace.Recorder.close recorder;
+        events
+
+      let events = record (fun () -> ())
+    ]} *)
+
+(** The emitting side: what the schedulers call. Callable from any domain or
+    systhread; none blocks. Off, each is one load and a branch that is not
+    taken; on, one [Runtime_events] write (a call into the runtime and back into
+    the encoder), without allocating. Identifiers are those of
+    [Braid.Fiber.self_id] for fibers. *)
+module Probe : sig
+  val enabled : unit -> bool
+  (** Whether the probes write events now. *)
+
+  val enable : unit -> unit
+  (** [enable ()] starts the runtime's event collection ([Runtime_events.start])
+      and switches the probes on, for every domain of the process. Call it
+      before the work to trace: a domain that reads the switch a little late
+      misses a few events. *)
+
+  val disable : unit -> unit
+  (** [disable ()] switches the probes off (the runtime's own GC events go on
+      until [Runtime_events.pause]). *)
+
+  (** What a fiber is suspended on, when the code that suspends it says so (the
+      loop does; braid.sync's structures do not, and are [Structure]). *)
+  type waiting_on =
+    | Structure  (** A synchronisation structure (promise, mutex, ...). *)
+    | Descriptor  (** A file descriptor; its number is the event's detail. *)
+    | Timer  (** A timer; its deadline (monotonic ns) is the detail. *)
+    | Join  (** Another fiber's end; its id is the detail. *)
+
+  val fiber_created : child:int -> parent:int -> unit
+  (** A fiber [parent] forked [child] (not yet running). *)
+
+  val fiber_running : int -> unit
+  (** The fiber starts or resumes running on the calling domain. *)
+
+  val fiber_suspended : int -> unit
+  (** The fiber stops running: it suspends, on what the last [waiting_on_*] of
+      this domain said, if anything. *)
+
+  val waiting_on_descriptor : Unix.file_descr -> unit
+  (** The next suspension on this domain waits for this descriptor. *)
+
+  val waiting_on_timer : deadline_ns:int -> unit
+  val waiting_on_join : int -> unit
+
+  val fiber_cancelled : int -> unit
+  (** Cancellation was requested for the fiber (it wakes at its blocking call).
+  *)
+
+  val fiber_finished : int -> unit
+
+  val switch_id : unit -> int
+  (** A fresh switch identifier while events are on, [0] when off (so that an
+      untraced switch pays no atomic increment). *)
+
+  val switch_opened : switch:int -> fiber:int -> unit
+  val switch_closed : switch:int -> unit
+
+  val pool_submitted : task:int -> submitter:int -> unit
+  (** A pool task (run in fiber [task]) was submitted by fiber [submitter] ([0]:
+      not a fiber). *)
+
+  val pool_stolen : thief:int -> victim:int -> unit
+  (** Worker [thief] took a task from worker [victim]'s deque. *)
+
+  val pool_running : task:int -> unit
+
+  val loop_waiting : timeout_ms:int -> unit
+  (** An event loop goes to sleep in epoll for at most [timeout_ms] ([-1]: no
+      limit). *)
+
+  val loop_woken_by : events:int -> unit
+  (** ... and woke with [events] descriptors ready (its eventfd among them). *)
+
+  val http_began :
+    fiber:int -> meth:string -> path:string -> request_id:string -> unit
+
+  val http_ended : fiber:int -> status:int -> bytes:int -> unit
+
+  (** {2 For consumers} *)
+
+  type kind =
+    | Fiber_create
+    | Fiber_run
+    | Fiber_suspend
+    | Fiber_cancel
+    | Fiber_finish
+    | Switch_open
+    | Switch_close
+    | Pool_submit
+    | Pool_steal
+    | Pool_run
+    | Loop_wait
+    | Loop_woken
+    | Http_begin
+    | Http_end
+
+  type Runtime_events.User.tag +=
+    | Braid of kind
+          (** The tag of each Braid event; every one carries the same custom
+              type. *)
+
+  val name : kind -> string
+  (** The event's registered name, ["braid.fiber.create"] and so on. *)
+end
+
+(** An event read back. *)
+module Event : sig
+  type what =
+    | Fiber_created of { child : int; parent : int }
+    | Fiber_running of int
+    | Fiber_suspended of { fiber : int; on : Probe.waiting_on; detail : int }
+    | Fiber_cancelled of int
+    | Fiber_finished of int
+    | Switch_opened of { switch : int; fiber : int }
+    | Switch_closed of int
+    | Pool_submitted of { task : int; submitter : int }
+    | Pool_stolen of { thief : int; victim : int }
+    | Pool_running of int
+    | Loop_waiting of { timeout_ms : int }
+    | Loop_woken of { events : int }
+    | Http_began of {
+        fiber : int;
+        meth : string;
+        path : string;
+        request_id : string;
+      }
+    | Http_ended of { fiber : int; status : int; bytes : int }
+    | Gc_began of string  (** A runtime phase ([major_slice], [minor], ...). *)
+    | Gc_ended of string
+    | Lost of int  (** The ring wrapped before these were read. *)
+
+  type t = {
+    time_ns : int;  (** The runtime's monotonic clock; 0 for [Lost]. *)
+    domain : int;  (** The ring: the index of the domain that emitted it. *)
+    what : what;
+  }
+end
+
+(** Reading a ring. A recorder belongs to the thread that made it: poll it from
+    one thread at a time. *)
+module Recorder : sig
+  type t
+
+  val of_self : unit -> t
+  (** [of_self ()] reads this process's ring, which must be started
+      ({!Probe.enable}). Raises [Failure] otherwise. *)
+
+  val of_process : dir:string -> pid:int -> (t, string) result
+  (** [of_process ~dir ~pid] reads the ring of process [pid], in [dir] (its
+      [OCAML_RUNTIME_EVENTS_DIR]). [Error] while the ring does not exist yet. *)
+
+  val poll : t -> int
+  (** [poll t] reads what the ring holds now and returns how many events it
+      read. Never blocks. Read often enough that the ring does not wrap (the
+      lost events are counted as {!Event.Lost}). *)
+
+  val events : t -> Event.t list
+  (** Every event read so far, in time order. *)
+
+  val close : t -> unit
+  (** Frees the cursor; later polls read nothing. *)
+end
+
+(** The Chrome trace-event JSON format. Chosen over Fuchsia's binary format
+    (what eio-trace writes) because every viewer that matters opens it
+    (Perfetto, chrome://tracing, speedscope), it needs no writer or reader of
+    our own beyond a few lines (the renderer and the tests read it with yojson),
+    and a person can read it; it is larger (about 100 bytes an event), which
+    matters only for traces of minutes.
+
+    Each domain is a thread; a fiber's running stretches are slices named
+    [fiber N] (their [args] say what the fiber waited on next, and the request
+    it works for), so suspensions are the gaps between them; the loop's sleeps
+    are [wait] slices; requests are async slices [GET /path] with their status
+    and bytes; the runtime's GC phases are nested slices of category [gc];
+    creations, suspensions, cancellations and pool events are instants. *)
+module Chrome : sig
+  val write : out_channel -> Event.t list -> unit
+  val to_file : string -> Event.t list -> unit
+end
+
+val start_from_environment : unit -> unit
+(** [start_from_environment ()] acts on [BRAID_TRACE] and [BRAID_TRACE_EVENTS]
+    (above), once per process; later calls do nothing. [braid]'s own
+    initialisation calls it, so every Braid program honours them. *)

@@ -1,0 +1,20 @@
+(* The one custom Runtime_events type of Braid's events: three integers and
+   three strings. On the emitting side the value written is a per-domain
+   scratch record, filled in place, so that emitting allocates nothing; the
+   consumer decodes each event into a record of its own. *)
+
+type t = {
+  mutable a : int;
+  mutable b : int;
+  mutable c : int;
+  mutable s1 : string;
+  mutable s2 : string;
+  mutable s3 : string;
+}
+
+val make : unit -> t
+val ty : t Runtime_events.Type.t
+
+val scratch : unit -> t
+(** The calling domain's record to fill before a write. Its strings are reset to
+    [""] by whoever wrote them, so that a path does not stay reachable. *)

@@ -1,0 +1,150 @@
+(* Request ids: parsed from W3C traceparent, generated otherwise, and
+   following the fiber: into forked fibers, pool tasks on other domains and
+   Lwt code through the bridge, and into the lines of the log writer. *)
+
+module Id = Braid_web.Log.Request_id
+
+let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+let id_string = function Some id -> Id.to_string id | None -> "(none)"
+
+let traceparent () =
+  (match Id.of_traceparent valid with
+  | Ok id -> Alcotest.(check string) "trace id" trace_id (Id.to_string id)
+  | Error e -> Alcotest.fail e);
+  List.iter
+    (fun bad ->
+      match Id.of_traceparent bad with
+      | Ok _ -> Alcotest.failf "accepted %S" bad
+      | Error _ -> ())
+    [
+      "";
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
+      "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
+      "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      "00-00000000000000000000000000000000-00f067aa0ba902b7-01";
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01";
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra";
+      "00_4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7_01";
+    ];
+  (* A later version may append fields. *)
+  match
+    Id.of_traceparent
+      ("01" ^ String.sub valid 2 (String.length valid - 2) ^ "-more")
+  with
+  | Ok id -> Alcotest.(check string) "version 01" trace_id (Id.to_string id)
+  | Error e -> Alcotest.fail e
+
+let generated () =
+  let a = Id.to_string (Id.generate ()) and b = Id.to_string (Id.generate ()) in
+  Alcotest.(check int) "32 digits" 32 (String.length a);
+  Alcotest.(check bool)
+    "hexadecimal" true
+    (String.for_all (function '0' .. '9' | 'a' .. 'f' -> true | _ -> false) a);
+  Alcotest.(check bool) "distinct" true (a <> b);
+  match Id.of_traceparent ("00-" ^ a ^ "-00f067aa0ba902b7-01") with
+  | Ok _ -> ()
+  | Error e -> Alcotest.failf "a generated id is no trace id: %s" e
+
+let the_id () = Result.get_ok (Id.of_traceparent valid)
+
+let across_fork () =
+  Braid_io.run (fun () ->
+      Alcotest.(check string)
+        "none outside" "(none)"
+        (id_string (Id.current ()));
+      Id.with_id (the_id ()) (fun () ->
+          let child = Braid.Fiber.fork (fun () -> id_string (Id.current ())) in
+          let grandchild =
+            Braid.Fiber.fork (fun () ->
+                Braid.Fiber.join
+                  (Braid.Fiber.fork (fun () -> id_string (Id.current ()))))
+          in
+          Alcotest.(check string) "child" trace_id (Braid.Fiber.join child);
+          Alcotest.(check string)
+            "grandchild" trace_id
+            (Braid.Fiber.join grandchild));
+      Alcotest.(check string)
+        "unbound after" "(none)"
+        (id_string (Id.current ())))
+
+let across_pool () =
+  Braid_pool.with_pool ~domains:1 (fun pool ->
+      Braid_io.run (fun () ->
+          Id.with_id (the_id ()) (fun () ->
+              let task =
+                Braid_pool.async pool (fun () ->
+                    ((Domain.self () :> int), id_string (Id.current ())))
+              in
+              let domain, seen = Braid_sync.Promise.await task in
+              Alcotest.(check bool)
+                "on another domain" true
+                (domain <> (Domain.self () :> int));
+              Alcotest.(check string) "pool task" trace_id seen)))
+
+let across_lwt () =
+  let seen =
+    Id.with_id (the_id ()) (fun () ->
+        let bridge = Braid_lwt.create () in
+        Lwt_main.run
+          (Braid_lwt.run bridge (fun () ->
+               Braid.Fiber.join
+                 (Braid.Fiber.fork (fun () -> id_string (Id.current ()))))))
+  in
+  Alcotest.(check string) "Lwt bridge, forked fiber" trace_id seen
+
+let read path = In_channel.with_open_bin path In_channel.input_all
+
+let contains text sub =
+  let n = String.length sub in
+  let rec go i =
+    i + n <= String.length text && (String.sub text i n = sub || go (i + 1))
+  in
+  go 0
+
+(* The writer's lines carry the id of the fiber that logged, including a
+   pool task's on another domain. *)
+let in_log_lines () =
+  let dir = Filename.temp_dir "braid-request-id" "" in
+  let access = Filename.concat dir "access.log"
+  and error = Filename.concat dir "error.log" in
+  let w = Braid_server.Log_writer.create ~access ~error () in
+  Braid_pool.with_pool ~domains:1 (fun pool ->
+      Braid_io.run (fun () ->
+          let writer =
+            Braid.Fiber.fork (fun () -> Braid_server.Log_writer.run w)
+          in
+          Id.with_id (the_id ()) (fun () ->
+              Braid_server.Log_writer.access w "GET / 200";
+              Braid_sync.Promise.await
+                (Braid_pool.async pool (fun () ->
+                     Braid_server.Log_writer.error w ~time:0. "from the pool")));
+          Braid_server.Log_writer.error w ~time:0. "outside any request";
+          Braid.Fiber.cancel writer;
+          try Braid.Fiber.join writer with Braid.Cancelled -> ()));
+  let access = read access and error = read error in
+  Alcotest.(check string)
+    "access line"
+    ("GET / 200 \"" ^ trace_id ^ "\"\n")
+    access;
+  if not (contains error ("[" ^ trace_id ^ "] from the pool")) then
+    Alcotest.failf "the pool task's error line has no id: %S" error;
+  if contains error ("[" ^ trace_id ^ "] outside") then
+    Alcotest.failf "a line outside the request has its id: %S" error
+
+let () =
+  Alcotest.run "request id"
+    [
+      ( "ids",
+        [
+          Alcotest.test_case "traceparent" `Quick traceparent;
+          Alcotest.test_case "generated" `Quick generated;
+        ] );
+      ( "follow the fiber",
+        [
+          Alcotest.test_case "fork" `Quick across_fork;
+          Alcotest.test_case "pool task" `Quick across_pool;
+          Alcotest.test_case "Lwt bridge" `Quick across_lwt;
+          Alcotest.test_case "log lines" `Quick in_log_lines;
+        ] );
+    ]
