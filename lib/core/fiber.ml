@@ -126,12 +126,14 @@ let set_thread_context c =
 let context () =
   match current () with Some f -> f.context | None -> thread_context ()
 
-(* Runs [f] with the caller's context replaced by [c], restoring it after. *)
-let with_context_set c f =
+(* Runs [f] with the caller's context replaced by [change] of it, restoring
+   it after. One [current ()] (an effect) for both the read and the write:
+   [with_binding] runs once per request in the server. *)
+let with_context_changed change f =
   match current () with
   | Some fiber -> (
       let saved = fiber.context in
-      fiber.context <- c;
+      fiber.context <- change saved;
       match f () with
       | v ->
           fiber.context <- saved;
@@ -142,7 +144,7 @@ let with_context_set c f =
           Printexc.raise_with_backtrace e bt)
   | None -> (
       let saved = thread_context () in
-      set_thread_context c;
+      set_thread_context (change saved);
       match f () with
       | v ->
           set_thread_context saved;
@@ -152,18 +154,20 @@ let with_context_set c f =
           set_thread_context saved;
           Printexc.raise_with_backtrace e bt)
 
+let with_context_set c f = with_context_changed (fun _ -> c) f
+
 type 'a key = 'a Context.key
 
 let create_key = Context.create_key
 let get key = Context.find key (context ())
-let with_binding key v f = with_context_set (Context.add key v (context ())) f
-let without_binding key f = with_context_set (Context.remove key (context ())) f
+let with_binding key v f = with_context_changed (Context.add key v) f
+let without_binding key f = with_context_changed (Context.remove key) f
 
 type handler = Context.handler = { run : 'a. (unit -> 'a) -> 'a }
 type context = Context.t
 
 let with_handler h f =
-  with_context_set (Context.add_handler h (context ())) (fun () -> h.run f)
+  with_context_changed (Context.add_handler h) (fun () -> h.run f)
 
 let with_context c f = with_context_set c (fun () -> Context.run_handlers c f)
 let set_context fiber c = fiber.context <- c

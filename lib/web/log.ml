@@ -13,7 +13,12 @@ let info text = message Info text
 let debug text = message Debug text
 
 module Request_id = struct
-  type t = string (* 32 lowercase hex digits: a W3C trace-id. *)
+  (* The id is worked out when first read (a log line, a trace event, the
+     echo), not for every request: most requests write no line but the
+     access log's, and none when there is no access log. [id] is [""] until
+     then; the first reader's value is kept (compare-and-set), so that every
+     line of a request, on any domain, shows the same id. *)
+  type t = { head : Braid_http.Request.t option; id : string Atomic.t }
 
   let is_hex_digit = function '0' .. '9' | 'a' .. 'f' -> true | _ -> false
   let all_hex s = String.for_all is_hex_digit s
@@ -38,7 +43,7 @@ module Request_id = struct
       else if id = zeros 32 then Result.Error "traceparent: all-zero trace id"
       else if parent = zeros 16 then
         Result.Error "traceparent: all-zero parent id"
-      else Ok id
+      else Ok { head = None; id = Atomic.make id }
 
   (* Generated ids: 16 random hex digits drawn once per process, then a
      counter of the generating domain with the domain's index on top, so
@@ -55,7 +60,7 @@ module Request_id = struct
   let counter = Domain.DLS.new_key (fun () -> { next = 0 })
   let hex = "0123456789abcdef"
 
-  let generate () =
+  let generated () =
     let c = Domain.DLS.get counter in
     c.next <- c.next + 1;
     let n = ((Domain.self () :> int) lsl 44) lor (c.next land 0xfffffffffff) in
@@ -66,15 +71,26 @@ module Request_id = struct
     done;
     Bytes.unsafe_to_string b
 
-  let of_request (req : Braid_http.Request.t) =
+  let generate () = { head = None; id = Atomic.make (generated ()) }
+  let of_request req = { head = Some req; id = Atomic.make "" }
+
+  let of_head (req : Braid_http.Request.t) =
     match Braid_http.Request.header req "traceparent" with
-    | None -> generate ()
+    | None -> generated ()
     | Some h -> (
         match of_traceparent h with
-        | Ok id -> id
-        | Result.Error _ -> generate ())
+        | Ok t -> Atomic.get t.id
+        | Result.Error _ -> generated ())
 
-  let to_string t = t
+  let to_string t =
+    match Atomic.get t.id with
+    | "" ->
+        let id =
+          match t.head with Some req -> of_head req | None -> generated ()
+        in
+        if Atomic.compare_and_set t.id "" id then id else Atomic.get t.id
+    | id -> id
+
   let key : t Braid.Fiber.key = Braid.Fiber.create_key ~name:"request id" ()
   let current () = Braid.Fiber.get key
   let with_id t f = Braid.Fiber.with_binding key t f
@@ -82,6 +98,6 @@ module Request_id = struct
   let echo ?(header = "X-Request-Id") (handler : Handler.t) request =
     let response = handler request in
     match current () with
-    | Some id -> Response.with_header header id response
+    | Some id -> Response.with_header header (to_string id) response
     | None -> response
 end
