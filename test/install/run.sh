@@ -157,7 +157,7 @@ unowned=$(cd "$src" && find . -name dune -not -path './_build*' | sort |
       flush(); kind = substr($1, 2); sub(/\)$/, "", kind)
       start = FNR; owned = 0; runtest = 0
     }
-    /^ \(package [a-z_]*\)$/ { owned = 1 }
+    /^ \(package [a-z0-9_]*\)$/ { owned = 1 }
     /\(alias runtest\)/ { runtest = 1 }
     END { flush() }')
 [ -z "$unowned" ] || fail "a stanza of the tests names no package:
@@ -209,7 +209,7 @@ project() { # NAME DIR: make DIR a dune project of its own
 
 # The Braid packages a dune file names (braid.sync is in braid).
 named_packages() {
-  grep -o 'braid[a-z_.]*' "$1" | sed 's/\..*//' | sort -u |
+  grep -o 'braid[a-z0-9_.]*' "$1" | sed 's/\..*//' | sort -u |
     while read -r p; do [ -f "$src/$p.opam" ] && echo "$p"; done
 }
 
@@ -255,7 +255,7 @@ outside hello "$hello" build
 webapp=$tmp/webapp
 project webapp "$webapp"
 cp -R "$src/examples/webapp/." "$webapp/"
-grep -v '^ *(package [a-z_]*)$' "$src/examples/webapp/dune" >"$webapp/dune"
+grep -v '^ *(package [a-z0-9_]*)$' "$src/examples/webapp/dune" >"$webapp/dune"
 grep -q '(package' "$webapp/dune" &&
   fail "examples/webapp/dune: a (package ...) field not on a line of its own"
 outside webapp "$webapp" build @default @runtest
