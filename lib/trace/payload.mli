@@ -1,5 +1,6 @@
-(* The one custom Runtime_events type of Braid's events: three integers and
-   three strings. On the emitting side the value written is a per-domain
+(* The one custom Runtime_events type of Braid's events, three integers and
+   three strings: that of [http.begin] and of the wide twins of the packed
+   int events (Probe). On the emitting side the value written is a per-domain
    scratch record, filled in place, so that emitting allocates nothing; the
    consumer decodes each event into a record of its own. *)
 
