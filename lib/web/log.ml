@@ -94,6 +94,7 @@ module Request_id = struct
   let key : t Braid.Fiber.key = Braid.Fiber.create_key ~name:"request id" ()
   let current () = Braid.Fiber.get key
   let with_id t f = Braid.Fiber.with_binding key t f
+  let with_id_in fiber t f = Braid.Private.Fiber.with_binding_in fiber key t f
 
   let echo ?(header = "X-Request-Id") (handler : Handler.t) request =
     let response = handler request in
