@@ -17,5 +17,6 @@ val make : unit -> t
 val ty : t Runtime_events.Type.t
 
 val scratch : unit -> t
-(** The calling domain's record to fill before a write. Its strings are reset to
-    [""] by whoever wrote them, so that a path does not stay reachable. *)
+(** The calling domain's record to fill before a write. Its strings are those of
+    the domain's last [http.begin] until the next one: a writer of another event
+    sets them to [""]. *)

@@ -110,6 +110,10 @@ let[@inline never] write_wide event a b c =
   p.a <- a;
   p.b <- b;
   p.c <- c;
+  (* The last http.begin's strings: not this event's. *)
+  p.s1 <- "";
+  p.s2 <- "";
+  p.s3 <- "";
   Runtime_events.User.write event p
 
 let[@inline never] write form n =
@@ -131,10 +135,10 @@ let[@inline never] write_strings event a s1 s2 s3 =
   p.s1 <- s1;
   p.s2 <- s2;
   p.s3 <- s3;
-  Runtime_events.User.write event p;
-  p.s1 <- "";
-  p.s2 <- "";
-  p.s3 <- ""
+  (* The strings stay until the next write replaces them (keeping one
+     request's path reachable per domain): clearing them would cost three
+     more write barriers per request. *)
+  Runtime_events.User.write event p
 
 let[@inline never] write_response ~fiber ~status ~bytes =
   if Packed.fits fiber && Packed.fits_response ~status ~bytes then (
