@@ -61,20 +61,19 @@ module Request_id = struct
   let hex = "0123456789abcdef"
 
   (* Once per request when something reads the id (the access log of a
-     logger, tracing): the digits without bounds checks, [n land 15] being
-     within [hex] by construction. *)
+     logger, tracing): the digits without bounds checks, [land 15] keeping
+     each index within [hex]. A loop, not a local recursive function, whose
+     closure would be allocated and called per digit. *)
   let generated () =
     let c = Domain.DLS.get counter in
     c.next <- c.next + 1;
     let n = ((Domain.self () :> int) lsl 44) lor (c.next land 0xfffffffffff) in
     let b = Bytes.create 32 in
     Bytes.blit_string (Lazy.force process_prefix) 0 b 0 16;
-    let rec digits n i =
-      if i >= 16 then (
-        Bytes.unsafe_set b i (String.unsafe_get hex (n land 15));
-        digits (n lsr 4) (i - 1))
-    in
-    digits n 31;
+    for i = 0 to 15 do
+      Bytes.unsafe_set b (31 - i)
+        (String.unsafe_get hex ((n lsr (4 * i)) land 15))
+    done;
     Bytes.unsafe_to_string b
 
   let generate () = { head = None; id = Atomic.make (generated ()) }
