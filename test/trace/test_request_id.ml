@@ -46,6 +46,27 @@ let generated () =
   | Ok _ -> ()
   | Error e -> Alcotest.failf "a generated id is no trace id: %s" e
 
+(* A domain's generated ids count up by one in their last 11 digits (across
+   the carries of 0x0ff to 0x100), under a prefix of their own; another
+   domain's have another prefix. *)
+let generated_in_sequence () =
+  let ids n = List.init n (fun _ -> Id.to_string (Id.generate ())) in
+  let counter id = int_of_string ("0x" ^ String.sub id 21 11)
+  and prefix id = String.sub id 0 21 in
+  let here = ids 300 in
+  let first = counter (List.hd here) in
+  List.iteri
+    (fun i id ->
+      Alcotest.(check int) "the next count" (first + i) (counter id);
+      Alcotest.(check string)
+        "the same prefix"
+        (prefix (List.hd here))
+        (prefix id))
+    here;
+  let there = Domain.join (Domain.spawn (fun () -> ids 2)) in
+  if prefix (List.hd there) = prefix (List.hd here) then
+    Alcotest.fail "two domains share a prefix"
+
 let the_id () = Result.get_ok (Id.of_traceparent valid)
 
 let across_fork () =
@@ -234,6 +255,8 @@ let () =
         [
           Alcotest.test_case "traceparent" `Quick traceparent;
           Alcotest.test_case "generated" `Quick generated;
+          Alcotest.test_case "generated in sequence" `Quick
+            generated_in_sequence;
         ] );
       ( "follow the fiber",
         [
