@@ -35,11 +35,12 @@
     systhread; none blocks. Off, each is one load and a branch that is not
     taken. On, each writes to the ring without allocating: one write of the
     runtime's integer type per value (a fork's child and parent are two), except
-    {!http_began}, whose strings need a custom type, which the runtime encodes
-    by calling back into OCaml (three times the cost). A value that does not fit
-    an int event (from 2{^ 31} on, as a timer's deadline; a response of 2 MiB or
-    more) makes its event a custom one too: never cut, only dearer. Identifiers
-    are those of [Braid.Fiber.self_id] for fibers. *)
+    {!Probe.http_began}, whose strings need a custom type, which the runtime
+    encodes by calling back into OCaml (three times the cost; the standard
+    library allocates a closure for it). A value that does not fit an int event
+    (from 2{^ 31} on, as a timer's deadline; a response of 2 MiB or more) makes
+    its event a custom one too: never cut, only dearer. Identifiers are those of
+    [Braid.Fiber.self_id] for fibers. *)
 module Probe : sig
   val enabled : unit -> bool
   (** Whether the probes write events now. *)
@@ -118,9 +119,10 @@ module Probe : sig
 
   (** What each registered event is. Each is registered under {!name}, of
       [Runtime_events.Type.int] (which keeps 32 bits), and under
-      [name ^ ".wide"], of a custom type of three integers, for values that do
-      not fit; [Http_begin] only has the custom form, [Operand] only the int
-      one. The int forms are private: read events with a {!Recorder}. *)
+      [name ^ ".wide"], of Braid's custom type (three integers, three strings),
+      for values that do not fit; [Http_begin] only has the custom form,
+      [Operand] only the int one. The int forms are private: read events with a
+      {!Recorder}. *)
   type kind =
     | Fiber_create
     | Fiber_run
