@@ -15,11 +15,12 @@ let public () = Filename.concat (source_root ()) "examples/public"
 let load_row () =
   row "machine" "load average (1 min) at start" (Procs.load_average ()) ""
 
-let start_role ?root name ~port =
+let start_role ?root ?(env = []) name ~port =
   Procs.spawn ~cpu:server_cpu ~name
     ~env:
       ([ (Roles.variable, name); ("BRAID_BENCH_PORT", string_of_int port) ]
-      @ match root with Some r -> [ ("BRAID_BENCH_ROOT", r) ] | None -> [])
+      @ (match root with Some r -> [ ("BRAID_BENCH_ROOT", r) ] | None -> [])
+      @ env)
     (Procs.self_role_argv ()) ~port
 
 (* {1 http} *)
@@ -47,8 +48,24 @@ type round = { wrk : Wrk.result; cpu_us : float; words : float }
 
 let effects = "braid"
 let direct = "braid (direct calls)"
+let traced = "braid (traced)"
+
+(* The traced contender's event ring (a file of 64 MiB per process, left
+   behind when the process is killed) goes to a directory of the run's own,
+   removed at its end. Nothing reads the ring: the cost measured is the
+   probes' writes, which is what a program pays while [braid trace] reads. *)
+let with_ring_directory f =
+  let dir = Filename.temp_dir "braid-bench-ring" "" in
+  Fun.protect
+    ~finally:(fun () ->
+      Array.iter
+        (fun file -> try Sys.remove (Filename.concat dir file) with _ -> ())
+        (try Sys.readdir dir with Sys_error _ -> [||]);
+      try Sys.rmdir dir with Sys_error _ -> ())
+    (fun () -> f dir)
 
 let run_http ~quick =
+  with_ring_directory @@ fun ring_dir ->
   let root = public () in
   let expected =
     In_channel.with_open_bin
@@ -74,6 +91,15 @@ let run_http ~quick =
     let port = Procs.free_port () in
     let p = start_role "braid-static-direct" ~root ~port in
     add ~counts_words:true direct port p (fun () -> Procs.stop p);
+    let port = Procs.free_port () in
+    let p =
+      start_role "braid-static" ~root ~port
+        ~env:
+          [
+            ("BRAID_TRACE_EVENTS", "1"); ("OCAML_RUNTIME_EVENTS_DIR", ring_dir);
+          ]
+    in
+    add ~counts_words:true traced port p (fun () -> Procs.stop p);
     let port = Procs.free_port () in
     (match Peers.start_nginx ~cpu:server_cpu ~port ~root () with
     | Some (p, stop) -> add "nginx" port p stop
@@ -127,7 +153,9 @@ let run_http ~quick =
         stop_all ()
       done;
       let contenders =
-        List.map (fun name -> (name, List.mem name [ effects; direct ])) !names
+        List.map
+          (fun name -> (name, List.mem name [ effects; direct; traced ]))
+          !names
       in
       let median_of f name = median (List.map f (Hashtbl.find results name)) in
       let rps = median_of (fun r -> r.wrk.requests_per_second)
@@ -175,8 +203,16 @@ let run_http ~quick =
             (words direct /. words effects);
         ]
       in
+      (* The issue's bound for tracing: on, at most 3 % of req/s. *)
+      let tracing_cost =
+        [
+          ratio "traced / untraced (req/s)" (rps traced /. rps effects);
+          ratio "traced / untraced (server CPU per request)"
+            (cpu traced /. cpu effects);
+        ]
+      in
       (load :: rows) @ ratio_to "nginx" @ ratio_to "cohttp-lwt-unix"
-      @ effects_cost
+      @ effects_cost @ tracing_cost
       @ [
           row "rounds" "fresh server processes per contender" (float rounds) "";
           row "machine" "load average (1 min) at end" (Procs.load_average ()) "";
@@ -187,9 +223,9 @@ let http =
     name = "http";
     summary =
       "wrk keep-alive GET of a 1 KiB static file, 100 connections: Braid vs \
-       nginx vs cohttp-lwt-unix, and Braid calling its services directly \
-       (server on core 0, wrk on core 1); throughput, latency, server CPU and \
-       allocation per request";
+       nginx vs cohttp-lwt-unix, Braid calling its services directly and Braid \
+       with its trace events on (server on core 0, wrk on core 1); throughput, \
+       latency, server CPU and allocation per request";
     run = run_http;
   }
 

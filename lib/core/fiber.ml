@@ -126,22 +126,25 @@ let set_thread_context c =
 let context () =
   match current () with Some f -> f.context | None -> thread_context ()
 
+(* Runs [f] with [fiber]'s context replaced by [change] of it, restoring it
+   after. [fiber] must be the calling fiber. *)
+let with_fiber_context_changed fiber change f =
+  let saved = fiber.context in
+  fiber.context <- change saved;
+  match f () with
+  | v ->
+      fiber.context <- saved;
+      v
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      fiber.context <- saved;
+      Printexc.raise_with_backtrace e bt
+
 (* Runs [f] with the caller's context replaced by [change] of it, restoring
-   it after. One [current ()] (an effect) for both the read and the write:
-   [with_binding] runs once per request in the server. *)
+   it after. One [current ()] (an effect) for both the read and the write. *)
 let with_context_changed change f =
   match current () with
-  | Some fiber -> (
-      let saved = fiber.context in
-      fiber.context <- change saved;
-      match f () with
-      | v ->
-          fiber.context <- saved;
-          v
-      | exception e ->
-          let bt = Printexc.get_raw_backtrace () in
-          fiber.context <- saved;
-          Printexc.raise_with_backtrace e bt)
+  | Some fiber -> with_fiber_context_changed fiber change f
   | None -> (
       let saved = thread_context () in
       set_thread_context (change saved);
@@ -161,6 +164,10 @@ type 'a key = 'a Context.key
 let create_key = Context.create_key
 let get key = Context.find key (context ())
 let with_binding key v f = with_context_changed (Context.add key v) f
+
+let with_binding_in fiber key v f =
+  with_fiber_context_changed fiber (Context.add key v) f
+
 let without_binding key f = with_context_changed (Context.remove key) f
 
 type handler = Context.handler = { run : 'a. (unit -> 'a) -> 'a }
@@ -339,6 +346,7 @@ module Private = struct
   let create = create
   let current = current
   let run_scope_in = run_scope_in
+  let with_binding_in = with_binding_in
   let submitter = submitter
   let cancellation_of = cancellation_of
   let prepare = prepare

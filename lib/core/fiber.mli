@@ -175,6 +175,13 @@ module Private : sig
       per task. [fiber] must be the calling fiber: a scope of another fiber
       would wake that one when cancelled. *)
 
+  val with_binding_in : t -> 'a key -> 'a -> (unit -> 'b) -> 'b
+  (** [with_binding_in fiber key v f] is {!Braid.Fiber.with_binding}[ key v f]
+      for a caller that knows it runs as [fiber] ({!current}, looked up once):
+      it performs no effect to find it. The server binds each request's id so,
+      on the connection's fiber. [fiber] must be the calling fiber: the binding
+      would otherwise be another fiber's, seen by it and not by the caller. *)
+
   val submitter : unit -> t option * context
   (** [submitter ()] is the calling fiber (if any) and the caller's context:
       what a scheduler starting work on the caller's behalf inherits. One

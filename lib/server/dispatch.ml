@@ -62,19 +62,32 @@ let run_handler (c : Pipeline_state.t) (handler : Handler.t) request ~time =
    the request's id bound for the connection fiber, so that every log line
    and trace event of the request, in the fibers and pool tasks it starts
    too, carries it. *)
-let with_request_id (req : Request.t) serve =
+let with_request_id ~fiber (req : Request.t) serve =
   let id = Log.Request_id.of_request req in
-  if Braid_trace.Probe.enabled () then
-    Braid_trace.Probe.http_began ~fiber:(Braid.Fiber.self_id ())
+  let traced_begin fiber_id =
+    Braid_trace.Probe.http_began ~fiber:fiber_id
       ~meth:(Method.to_string req.meth)
       ~path:req.target
-      ~request_id:(Log.Request_id.to_string id);
-  Log.Request_id.with_id id serve
+      ~request_id:(Log.Request_id.to_string id)
+  in
+  match fiber with
+  | Some fiber ->
+      if Braid_trace.Probe.enabled () then
+        traced_begin (Braid.Private.Fiber.id fiber);
+      Log.Request_id.with_id_in fiber id serve
+  | None ->
+      if Braid_trace.Probe.enabled () then traced_begin (Braid.Fiber.self_id ());
+      Log.Request_id.with_id id serve
 
 (* The end of the request's trace slice: what was sent, once it was. *)
-let traced_end ~status ~bytes =
+let traced_end ~fiber ~status ~bytes =
   if Braid_trace.Probe.enabled () then
-    Braid_trace.Probe.http_ended ~fiber:(Braid.Fiber.self_id ()) ~status ~bytes
+    Braid_trace.Probe.http_ended
+      ~fiber:
+        (match fiber with
+        | Some fiber -> Braid.Private.Fiber.id fiber
+        | None -> Braid.Fiber.self_id ())
+      ~status ~bytes
 
 let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   (* Routes and files see the path with its dot-segments resolved, so that

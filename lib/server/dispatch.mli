@@ -48,13 +48,17 @@ val dispatch :
     handler that times out ([timeouts.handler]) is cancelled and answered [503]
     with [Connection: close]. Blocks the fiber while the handler runs. *)
 
-val with_request_id : Braid_http.Request.t -> (unit -> 'a) -> 'a
-(** [with_request_id request serve] runs [serve ()] (the request's whole
+val with_request_id :
+  fiber:Braid.Fiber.t option -> Braid_http.Request.t -> (unit -> 'a) -> 'a
+(** [with_request_id ~fiber request serve] runs [serve ()] (the request's whole
     exchange) with the request's id ({!Log.Request_id.of_request}: its
     [traceparent]'s trace id, else a generated one) bound for the calling fiber,
-    and, when tracing, marks the request's beginning in the trace. The
-    connection fiber only; blocks as long as [serve] does. *)
+    and, when tracing, marks the request's beginning in the trace. [fiber] is
+    the calling fiber ({!Braid.Private.Fiber.current}, looked up once for many
+    requests), on which the id is bound without an effect; [None] outside a
+    fiber. Blocks as long as [serve] does. *)
 
-val traced_end : status:int -> bytes:int -> unit
-(** [traced_end ~status ~bytes] marks, when tracing, the end of the request that
-    the calling fiber serves: [status] sent, with [bytes] of content. *)
+val traced_end : fiber:Braid.Fiber.t option -> status:int -> bytes:int -> unit
+(** [traced_end ~fiber ~status ~bytes] marks, when tracing, the end of the
+    request that the calling fiber ([fiber], as for {!with_request_id}) serves:
+    [status] sent, with [bytes] of content. *)

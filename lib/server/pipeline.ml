@@ -8,20 +8,24 @@ type outcome = Peer_closed | Server_closed | Parked
    finishes a piece within the send timeout, however large the response. *)
 let send_piece = 65536
 
-(* Serves one parsed request; [true] if the connection goes on. *)
-let rec exchange (c : Pipeline_state.t) (req : Request.t) =
-  Dispatch.with_request_id req @@ fun () ->
+(* Serves one parsed request; [true] if the connection goes on. [fiber] is
+   the calling fiber, if any, looked up once for all the requests of a
+   [resume]. *)
+let rec exchange (c : Pipeline_state.t) ~fiber (req : Request.t) =
+  Dispatch.with_request_id ~fiber req @@ fun () ->
   let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
   let response, body = Dispatch.dispatch c req ~now ~path ~query in
   match response.body with
-  | Upgrade { protocol; run } -> upgrade c req ~now response body ~protocol run
-  | Empty | String _ | Stream _ | File _ -> respond c req ~now response body
+  | Upgrade { protocol; run } ->
+      upgrade c ~fiber req ~now response body ~protocol run
+  | Empty | String _ | Stream _ | File _ ->
+      respond c ~fiber req ~now response body
 
-and upgrade c req ~now response body ~protocol run =
-  if c.abandon_body then respond c req ~now response body
+and upgrade c ~fiber req ~now response body ~protocol run =
+  if c.abandon_body then respond c ~fiber req ~now response body
   else if not (Protocol_switch.asked_for req protocol) then
-    respond c req ~now
+    respond c ~fiber req ~now
       (Protocol_switch.refused c req ~time:now
          (Printf.sprintf "the request did not ask for %S" protocol))
       body
@@ -31,16 +35,16 @@ and upgrade c req ~now response body ~protocol run =
         Protocol_switch.run c req ~now ~protocol response run;
         false
     | Unread ->
-        respond c req ~now
+        respond c ~fiber req ~now
           (Protocol_switch.refused c req ~time:now
              "the request's body was not read")
           body
     | Failed e ->
-        respond c req ~now
+        respond c ~fiber req ~now
           (Dispatch.error_page c (Some req) (Handler.bad_request e))
           body
 
-and respond (c : Pipeline_state.t) (req : Request.t) ~now
+and respond (c : Pipeline_state.t) ~fiber (req : Request.t) ~now
     (response : Response.t) body =
   let is_stream = match response.body with Stream _ -> true | _ -> false in
   (* Settled before the head, so that the head tells the truth about the
@@ -107,7 +111,7 @@ and respond (c : Pipeline_state.t) (req : Request.t) ~now
          status = response.status;
          body_bytes = sent;
        });
-  Dispatch.traced_end ~status:response.status ~bytes:sent;
+  Dispatch.traced_end ~fiber ~status:response.status ~bytes:sent;
   keep_alive
 
 (* The parser's 413 names its body limit's source; allocated once, not per
@@ -184,7 +188,7 @@ let next (c : Pipeline_state.t) =
    client need not retry): it waits for it, the first as briefly as a
    connection idle when the drain began ([Progress.drain_grace]), the fresh
    one within its head's deadline. Connection.close_idle bounds both. *)
-let rec loop (c : Pipeline_state.t) =
+let rec loop (c : Pipeline_state.t) ~fiber =
   let progress = c.progress in
   if Input.length c.input = 0 then (
     Output.flush c.out;
@@ -243,7 +247,7 @@ let rec loop (c : Pipeline_state.t) =
       | Error (Invalid e) ->
           if reject c e then (
             next c;
-            loop c)
+            loop c ~fiber)
           else Server_closed
       | Ok req -> (
           progress.phase <- Body;
@@ -252,7 +256,7 @@ let rec loop (c : Pipeline_state.t) =
           c.head_written <- false;
           c.abandon_body <- false;
           match
-            match exchange c req with
+            match exchange c ~fiber req with
             | v ->
                 Body.close c.body;
                 v
@@ -263,7 +267,7 @@ let rec loop (c : Pipeline_state.t) =
           with
           | true ->
               next c;
-              loop c
+              loop c ~fiber
           | false -> Server_closed
           | exception Unwind.Timed_out ->
               (* A stalled body: answer if nothing was answered yet. *)
@@ -472,7 +476,11 @@ let release_buffers (c : Pipeline_state.t) = release c.out c.input
 
 let resume (c : Pipeline_state.t) =
   match
-    let outcome = try loop c with Unwind.Abort -> Server_closed in
+    (* The pipeline is served by the fiber that resumes it, until it ends
+       or parks (and a parked connection is taken up with a pipeline made
+       anew, maybe by another fiber). *)
+    let fiber = Braid.Private.Fiber.current () in
+    let outcome = try loop c ~fiber with Unwind.Abort -> Server_closed in
     Output.flush c.out;
     release_buffers c;
     outcome

@@ -33,8 +33,13 @@
 
 (** The emitting side: what the schedulers call. Callable from any domain or
     systhread; none blocks. Off, each is one load and a branch that is not
-    taken; on, one [Runtime_events] write (a call into the runtime and back into
-    the encoder), without allocating. Identifiers are those of
+    taken. On, each writes to the ring without allocating: one write of the
+    runtime's integer type per value (a fork's child and parent are two), except
+    {!Probe.http_began}, whose strings need a custom type, which the runtime
+    encodes by calling back into OCaml (three times the cost; the standard
+    library allocates a closure for it). A value that does not fit an int event
+    (from 2{^ 31} on, as a timer's deadline; a response of 2 MiB or more) makes
+    its event a custom one too: never cut, only dearer. Identifiers are those of
     [Braid.Fiber.self_id] for fibers. *)
 module Probe : sig
   val enabled : unit -> bool
@@ -69,7 +74,9 @@ module Probe : sig
       this domain said, if anything. *)
 
   val waiting_on_descriptor : Unix.file_descr -> unit
-  (** The next suspension on this domain waits for this descriptor. *)
+  (** The next suspension on this domain waits for this descriptor. An event of
+      its own, which the {!Recorder} gives to that suspension: call it just
+      before suspending, on the same domain. *)
 
   val waiting_on_timer : deadline_ns:int -> unit
   val waiting_on_join : int -> unit
@@ -110,10 +117,21 @@ module Probe : sig
 
   (** {2 For consumers} *)
 
+  (** What each registered event is. Each is registered under {!name}, of
+      [Runtime_events.Type.int] (which keeps 32 bits), and under
+      [name ^ ".wide"], of Braid's custom type (three integers, three strings),
+      for values that do not fit; [Http_begin] only has the custom form,
+      [Operand] only the int one. The int forms are private: read events with a
+      {!Recorder}. *)
   type kind =
     | Fiber_create
     | Fiber_run
     | Fiber_suspend
+    | Fiber_wait_descriptor
+        (** What the domain's next [Fiber_suspend] waits on; see
+            {!waiting_on_descriptor}. *)
+    | Fiber_wait_timer
+    | Fiber_wait_join
     | Fiber_cancel
     | Fiber_finish
     | Switch_open
@@ -125,11 +143,12 @@ module Probe : sig
     | Loop_woken
     | Http_begin
     | Http_end
+    | Operand
+        (** The first value of the domain's next event, when that event has two
+            (a fork's parent, a response's fiber, ...). *)
 
   type Runtime_events.User.tag +=
-    | Braid of kind
-          (** The tag of each Braid event; every one carries the same custom
-              type. *)
+    | Braid of kind  (** The tag of each Braid event. *)
 
   val name : kind -> string
   (** The event's registered name, ["braid.fiber.create"] and so on. *)

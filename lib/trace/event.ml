@@ -24,22 +24,28 @@ type what =
 
 type t = { time_ns : int; domain : int; what : what }
 
-let of_payload (kind : Probe.kind) (p : Payload.t) =
+(* An event's values as the wide form carries them (the recorder puts an int
+   event's in the same places): the event's own value in [a], the operand of
+   a two-value one in [b]; a response's fiber, status and bytes in [a], [b],
+   [c]. [None] for what is not an event by itself: a wait, which the recorder
+   joins to the suspension after it, and an operand. A suspension is
+   returned waiting on a structure; the recorder fills in its wait. *)
+let of_values (kind : Probe.kind) ~a ~b ~c ~strings:(s1, s2, s3) =
   match kind with
-  | Fiber_create -> Fiber_created { child = p.a; parent = p.b }
-  | Fiber_run -> Fiber_running p.a
+  | Fiber_create -> Some (Fiber_created { child = a; parent = b })
+  | Fiber_run -> Some (Fiber_running a)
   | Fiber_suspend ->
-      Fiber_suspended
-        { fiber = p.a; on = Probe.waiting_on_of_code p.b; detail = p.c }
-  | Fiber_cancel -> Fiber_cancelled p.a
-  | Fiber_finish -> Fiber_finished p.a
-  | Switch_open -> Switch_opened { switch = p.a; fiber = p.b }
-  | Switch_close -> Switch_closed p.a
-  | Pool_submit -> Pool_submitted { task = p.a; submitter = p.b }
-  | Pool_steal -> Pool_stolen { thief = p.a; victim = p.b }
-  | Pool_run -> Pool_running p.a
-  | Loop_wait -> Loop_waiting { timeout_ms = p.a }
-  | Loop_woken -> Loop_woken { events = p.a }
+      Some (Fiber_suspended { fiber = a; on = Structure; detail = 0 })
+  | Fiber_cancel -> Some (Fiber_cancelled a)
+  | Fiber_finish -> Some (Fiber_finished a)
+  | Switch_open -> Some (Switch_opened { switch = a; fiber = b })
+  | Switch_close -> Some (Switch_closed a)
+  | Pool_submit -> Some (Pool_submitted { task = a; submitter = b })
+  | Pool_steal -> Some (Pool_stolen { thief = a; victim = b })
+  | Pool_run -> Some (Pool_running a)
+  | Loop_wait -> Some (Loop_waiting { timeout_ms = a })
+  | Loop_woken -> Some (Loop_woken { events = a })
   | Http_begin ->
-      Http_began { fiber = p.a; meth = p.s1; path = p.s2; request_id = p.s3 }
-  | Http_end -> Http_ended { fiber = p.a; status = p.b; bytes = p.c }
+      Some (Http_began { fiber = a; meth = s1; path = s2; request_id = s3 })
+  | Http_end -> Some (Http_ended { fiber = a; status = b; bytes = c })
+  | Fiber_wait_descriptor | Fiber_wait_timer | Fiber_wait_join | Operand -> None

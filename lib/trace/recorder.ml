@@ -6,9 +6,29 @@ type t = {
 }
 
 let timestamp ts = Int64.to_int (Runtime_events.Timestamp.to_int64 ts)
+let no_strings = ("", "", "")
+
+(* What a ring's earlier events left for its next ones: the operand of the
+   next two-value event, and what the next suspension waits on. Each is
+   written just before the event it belongs to, on the same domain, so per
+   ring is per domain. *)
+type pending = {
+  mutable operand : int;
+  mutable wait : Probe.waiting_on;
+  mutable detail : int;
+}
 
 let attach cursor =
   let newest_first = ref [] in
+  let rings = Hashtbl.create 8 in
+  let pending ring =
+    match Hashtbl.find_opt rings ring with
+    | Some p -> p
+    | None ->
+        let p = { operand = 0; wait = Structure; detail = 0 } in
+        Hashtbl.replace rings ring p;
+        p
+  in
   let add domain time_ns what =
     newest_first := { Event.time_ns; domain; what } :: !newest_first
   in
@@ -18,16 +38,60 @@ let attach cursor =
   and runtime_end domain ts phase =
     add domain (timestamp ts)
       (Gc_ended (Runtime_events.runtime_phase_name phase))
-  and lost_events domain n = add domain 0 (Lost n)
-  and user domain ts event payload =
-    match Runtime_events.User.tag event with
+  and lost_events domain n =
+    (* What was pending may belong to an event that was lost. *)
+    Hashtbl.remove rings domain;
+    add domain 0 (Lost n)
+  in
+  let event domain ts (kind : Probe.kind) ~a ~b ~c ~strings =
+    let p = pending domain in
+    let wait on =
+      p.wait <- on;
+      p.detail <- a
+    in
+    match kind with
+    | Operand -> ()
+    | Fiber_wait_descriptor -> wait Descriptor
+    | Fiber_wait_timer -> wait Timer
+    | Fiber_wait_join -> wait Join
+    | Fiber_suspend ->
+        add domain (timestamp ts)
+          (Fiber_suspended { fiber = a; on = p.wait; detail = p.detail });
+        p.wait <- Structure;
+        p.detail <- 0
+    | kind ->
+        Option.iter
+          (add domain (timestamp ts))
+          (Event.of_values kind ~a ~b ~c ~strings)
+  in
+  (* An operand is for the very next int event, and only it. *)
+  let take_operand domain =
+    let p = pending domain in
+    let operand = p.operand in
+    p.operand <- 0;
+    operand
+  in
+  let int_event domain ts ev n =
+    match Runtime_events.User.tag ev with
+    | Probe.Braid Operand -> (pending domain).operand <- n
+    | Probe.Braid Http_end ->
+        event domain ts Http_end ~a:(take_operand domain)
+          ~b:(Packed.response_status n) ~c:(Packed.response_bytes n)
+          ~strings:no_strings
     | Probe.Braid kind ->
-        add domain (timestamp ts) (Event.of_payload kind payload)
+        event domain ts kind ~a:n ~b:(take_operand domain) ~c:0
+          ~strings:no_strings
+    | _ -> ()
+  and custom_event domain ts ev (p : Payload.t) =
+    match Runtime_events.User.tag ev with
+    | Probe.Braid kind ->
+        event domain ts kind ~a:p.a ~b:p.b ~c:p.c ~strings:(p.s1, p.s2, p.s3)
     | _ -> ()
   in
   let callbacks =
     Runtime_events.Callbacks.create ~runtime_begin ~runtime_end ~lost_events ()
-    |> Runtime_events.Callbacks.add_user_event Payload.ty user
+    |> Runtime_events.Callbacks.add_user_event Runtime_events.Type.int int_event
+    |> Runtime_events.Callbacks.add_user_event Payload.ty custom_event
   in
   { cursor; callbacks; newest_first; closed = false }
 

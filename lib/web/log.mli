@@ -76,6 +76,12 @@ module Request_id : sig
   (** [with_id id f] runs [f ()] with [id] bound for the caller and everything
       it starts. *)
 
+  val with_id_in : Braid.Fiber.t -> t -> (unit -> 'a) -> 'a
+  (** [with_id_in fiber id f] is {!with_id}[ id f] for a caller that knows it
+      runs as [fiber] (the server's connection fiber, looked up once per
+      connection): it performs no effect to find it, once per request. [fiber]
+      must be the calling fiber ({!Braid.Private.Fiber.with_binding_in}). *)
+
   val echo : ?header:string -> Handler.t -> Handler.t
   (** [echo handler] is [handler] with the current id added to its responses in
       a [header] field (default [X-Request-Id]): global middleware for clients

@@ -52,6 +52,22 @@ let binding_scoped () =
               check_opt "without" None (Fiber.get user)));
       check_opt "unbound again" None (Fiber.get user))
 
+(* The engine's binding on a fiber record it already holds: the same as
+   [with_binding] for the caller, its forks, and undone after, even on a raise. *)
+let binding_in_known_fiber () =
+  Braid_fifo.run (fun () ->
+      let me = Option.get (Private.Fiber.current ()) in
+      Private.Fiber.with_binding_in me user "ada" (fun () ->
+          check_opt "bound" (Some "ada") (Fiber.get user);
+          check_opt "a fork inherits it" (Some "ada")
+            (Fiber.join (Fiber.fork (fun () -> Fiber.get user)));
+          (try
+             Private.Fiber.with_binding_in me user "eve" (fun () ->
+                 failwith "x")
+           with Failure _ -> ());
+          check_opt "restored after raise" (Some "ada") (Fiber.get user));
+      check_opt "unbound after" None (Fiber.get user))
+
 let keys_distinct () =
   let other : string Fiber.key = Fiber.create_key () in
   Braid_fifo.run (fun () ->
@@ -232,6 +248,7 @@ let () =
       ( "bindings",
         [
           Alcotest.test_case "scoped" `Quick binding_scoped;
+          Alcotest.test_case "on a known fiber" `Quick binding_in_known_fiber;
           Alcotest.test_case "distinct keys" `Quick keys_distinct;
           Alcotest.test_case "fork: a snapshot" `Quick fork_inherits_snapshot;
           Alcotest.test_case "grandchildren" `Quick grandchildren;

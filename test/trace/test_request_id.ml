@@ -46,6 +46,27 @@ let generated () =
   | Ok _ -> ()
   | Error e -> Alcotest.failf "a generated id is no trace id: %s" e
 
+(* A domain's generated ids count up by one in their last 11 digits (across
+   the carries of 0x0ff to 0x100), under a prefix of their own; another
+   domain's have another prefix. *)
+let generated_in_sequence () =
+  let ids n = List.init n (fun _ -> Id.to_string (Id.generate ())) in
+  let counter id = int_of_string ("0x" ^ String.sub id 21 11)
+  and prefix id = String.sub id 0 21 in
+  let here = ids 300 in
+  let first = counter (List.hd here) in
+  List.iteri
+    (fun i id ->
+      Alcotest.(check int) "the next count" (first + i) (counter id);
+      Alcotest.(check string)
+        "the same prefix"
+        (prefix (List.hd here))
+        (prefix id))
+    here;
+  let there = Domain.join (Domain.spawn (fun () -> ids 2)) in
+  if prefix (List.hd there) = prefix (List.hd here) then
+    Alcotest.fail "two domains share a prefix"
+
 let the_id () = Result.get_ok (Id.of_traceparent valid)
 
 let across_fork () =
@@ -132,6 +153,101 @@ let in_log_lines () =
   if contains error ("[" ^ trace_id ^ "] outside") then
     Alcotest.failf "a line outside the request has its id: %S" error
 
+(* End to end: a server on a socket, a request with a traceparent header
+   and one without; the access log lines end with the header's trace id and
+   with a generated one. *)
+let http_get port ?(headers = "") target =
+  let s = Unix.socket PF_INET SOCK_STREAM 0 in
+  Fun.protect
+    ~finally:(fun () -> Unix.close s)
+    (fun () ->
+      Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
+      let request =
+        "GET " ^ target ^ " HTTP/1.1\r\nHost: x\r\n" ^ headers
+        ^ "Connection: close\r\n\r\n"
+      in
+      ignore (Unix.write_substring s request 0 (String.length request) : int);
+      let b = Buffer.create 256 and chunk = Bytes.create 4096 in
+      let rec drain () =
+        match Unix.read s chunk 0 (Bytes.length chunk) with
+        | 0 -> Buffer.contents b
+        | n ->
+            Buffer.add_subbytes b chunk 0 n;
+            drain ()
+      in
+      drain ())
+
+let rec wait_for ?(tries = 500) what ready =
+  if ready () then ()
+  else if tries = 0 then Alcotest.failf "gave up waiting for %s" what
+  else (
+    Unix.sleepf 0.01;
+    wait_for ~tries:(tries - 1) what ready)
+
+let in_the_access_log () =
+  let dir = Filename.temp_dir "braid-request-id" "" in
+  let access = Filename.concat dir "access.log"
+  and error = Filename.concat dir "error.log" in
+  let writer = Braid_server.Log_writer.create ~access ~error () in
+  let router =
+    Braid_web.Router.(
+      empty |> add GET "/hello" (fun _ -> Braid_web.Response.string "hello\n"))
+  in
+  let settings = Braid_server.Real_services.settings ~logger:writer router in
+  let config =
+    { Braid_server.Config.default with listen = Braid_io.Net.tcp "127.0.0.1" 0 }
+  in
+  let server =
+    match Braid_server.Server.create ~settings config with
+    | Ok server -> server
+    | Error e -> Alcotest.fail e
+  in
+  let port = Atomic.make 0 in
+  let domain =
+    Domain.spawn (fun () ->
+        Braid_server.Server.run
+          ~on_listen:(function
+            | ADDR_INET (_, p) -> Atomic.set port p | ADDR_UNIX _ -> ())
+          ~background:(fun () -> Braid_server.Log_writer.run writer)
+          server)
+  in
+  let lines () =
+    String.split_on_char '\n' (try read access with Sys_error _ -> "")
+    |> List.filter (fun l -> l <> "")
+  in
+  Fun.protect
+    ~finally:(fun () ->
+      Braid_server.Server.stop server;
+      Domain.join domain)
+    (fun () ->
+      wait_for "the server to listen" (fun () -> Atomic.get port <> 0);
+      let answer =
+        http_get (Atomic.get port) "/hello"
+          ~headers:("traceparent: " ^ valid ^ "\r\n")
+      in
+      if not (String.starts_with ~prefix:"HTTP/1.1 200" answer) then
+        Alcotest.failf "not a 200: %S" answer;
+      ignore (http_get (Atomic.get port) "/hello" : string);
+      wait_for "two access lines" (fun () -> List.length (lines ()) >= 2));
+  match lines () with
+  | [ traced; untraced ] ->
+      let ends_with_id line id =
+        String.ends_with ~suffix:("\"" ^ id ^ "\"") line
+      in
+      if not (contains traced "GET /hello" && ends_with_id traced trace_id) then
+        Alcotest.failf "the traced request's line: %S" traced;
+      let generated =
+        match String.split_on_char '"' untraced |> List.rev with
+        | "" :: id :: _ -> id
+        | _ -> ""
+      in
+      Alcotest.(check int) "a generated id" 32 (String.length generated);
+      if generated = trace_id then
+        Alcotest.fail "the second request got the first one's id"
+  | lines ->
+      Alcotest.failf "expected two access lines, got %d: %S" (List.length lines)
+        (String.concat "\n" lines)
+
 let () =
   Alcotest.run "request id"
     [
@@ -139,6 +255,8 @@ let () =
         [
           Alcotest.test_case "traceparent" `Quick traceparent;
           Alcotest.test_case "generated" `Quick generated;
+          Alcotest.test_case "generated in sequence" `Quick
+            generated_in_sequence;
         ] );
       ( "follow the fiber",
         [
@@ -146,5 +264,7 @@ let () =
           Alcotest.test_case "pool task" `Quick across_pool;
           Alcotest.test_case "Lwt bridge" `Quick across_lwt;
           Alcotest.test_case "log lines" `Quick in_log_lines;
+          Alcotest.test_case "traceparent to the access log" `Quick
+            in_the_access_log;
         ] );
     ]

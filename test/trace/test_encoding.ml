@@ -1,0 +1,242 @@
+(* Every probe written and read back in this process: the values come back
+   exactly, whether they travel as the runtime's int events (one, or an
+   operand and the event) or, when they do not fit an int event's 32 bits,
+   as the wide custom ones; and the cheap form is the one used when they
+   fit. Two domains write two-value events at once, to check that operands
+   are joined per ring. *)
+
+module Probe = Braid_trace.Probe
+module Event = Braid_trace.Event
+
+let () = Probe.enable ()
+let recorder = Braid_trace.Recorder.of_self ()
+
+(* The events of Braid that [f] writes, GC phases left out. *)
+let recorded f =
+  ignore (Braid_trace.Recorder.poll recorder : int);
+  let before = List.length (Braid_trace.Recorder.events recorder) in
+  f ();
+  ignore (Braid_trace.Recorder.poll recorder : int);
+  Braid_trace.Recorder.events recorder
+  |> List.filteri (fun i _ -> i >= before)
+  |> List.filter_map (fun (e : Event.t) ->
+         match e.what with
+         | Gc_began _ | Gc_ended _ -> None
+         | what -> Some (e.domain, what))
+
+(* The names of the ring's events that [f] writes, by their own cursor: which
+   form each probe used. *)
+let names_written f =
+  let cursor = Runtime_events.create_cursor None in
+  let names = ref [] in
+  let note _ _ ev _ = names := Runtime_events.User.name ev :: !names in
+  let callbacks =
+    Runtime_events.Callbacks.create ()
+    |> Runtime_events.Callbacks.add_user_event Runtime_events.Type.int note
+  in
+  (* Skip what is in the ring already. *)
+  ignore (Runtime_events.read_poll cursor callbacks None : int);
+  names := [];
+  f ();
+  ignore (Runtime_events.read_poll cursor callbacks None : int);
+  Runtime_events.free_cursor cursor;
+  List.rev !names
+
+let show (what : Event.what) =
+  let on : Probe.waiting_on -> string = function
+    | Structure -> "structure"
+    | Descriptor -> "descriptor"
+    | Timer -> "timer"
+    | Join -> "join"
+  in
+  match what with
+  | Fiber_created { child; parent } ->
+      Printf.sprintf "create %d %d" child parent
+  | Fiber_running f -> Printf.sprintf "run %d" f
+  | Fiber_suspended { fiber; on = o; detail } ->
+      Printf.sprintf "suspend %d %s %d" fiber (on o) detail
+  | Fiber_cancelled f -> Printf.sprintf "cancel %d" f
+  | Fiber_finished f -> Printf.sprintf "finish %d" f
+  | Switch_opened { switch; fiber } -> Printf.sprintf "open %d %d" switch fiber
+  | Switch_closed s -> Printf.sprintf "close %d" s
+  | Pool_submitted { task; submitter } ->
+      Printf.sprintf "submit %d %d" task submitter
+  | Pool_stolen { thief; victim } -> Printf.sprintf "steal %d %d" thief victim
+  | Pool_running t -> Printf.sprintf "run task %d" t
+  | Loop_waiting { timeout_ms } -> Printf.sprintf "wait %d" timeout_ms
+  | Loop_woken { events } -> Printf.sprintf "woken %d" events
+  | Http_began { fiber; meth; path; request_id } ->
+      Printf.sprintf "begin %d %s %s %s" fiber meth path request_id
+  | Http_ended { fiber; status; bytes } ->
+      Printf.sprintf "end %d %d %d" fiber status bytes
+  | Gc_began p -> "gc " ^ p
+  | Gc_ended p -> "gc end " ^ p
+  | Lost n -> Printf.sprintf "lost %d" n
+
+let check_events name f expected =
+  let got = recorded f |> List.map (fun (_, what) -> show what) in
+  Alcotest.(check (list string)) name expected got
+
+let biggest = (1 lsl 31) - 1
+let smallest = -(1 lsl 31)
+
+let fiber_events () =
+  check_events "fibers"
+    (fun () ->
+      Probe.fiber_created ~child:5 ~parent:3;
+      Probe.fiber_created ~child:biggest ~parent:smallest;
+      Probe.fiber_created ~child:(biggest + 1) ~parent:3;
+      Probe.fiber_created ~child:5 ~parent:(smallest - 1);
+      Probe.fiber_running 5;
+      Probe.fiber_running (-7);
+      Probe.fiber_running (1 lsl 40);
+      Probe.fiber_cancelled 5;
+      Probe.fiber_finished 5;
+      Probe.fiber_finished max_int)
+    [
+      "create 5 3";
+      Printf.sprintf "create %d %d" biggest smallest;
+      Printf.sprintf "create %d 3" (biggest + 1);
+      Printf.sprintf "create 5 %d" (smallest - 1);
+      "run 5";
+      "run -7";
+      Printf.sprintf "run %d" (1 lsl 40);
+      "cancel 5";
+      "finish 5";
+      Printf.sprintf "finish %d" max_int;
+    ]
+
+let waits () =
+  let deadline = 1 lsl 45 in
+  check_events "suspensions and what they wait on"
+    (fun () ->
+      Probe.fiber_suspended 4;
+      Probe.waiting_on_descriptor Unix.stdin;
+      Probe.fiber_suspended 4;
+      Probe.waiting_on_timer ~deadline_ns:deadline;
+      Probe.fiber_suspended 4;
+      Probe.waiting_on_timer ~deadline_ns:1000;
+      Probe.fiber_suspended (1 lsl 33);
+      Probe.waiting_on_join 9;
+      Probe.fiber_suspended 4;
+      (* A wait is for the next suspension only. *)
+      Probe.fiber_suspended 4)
+    [
+      "suspend 4 structure 0";
+      "suspend 4 descriptor 0";
+      Printf.sprintf "suspend 4 timer %d" deadline;
+      Printf.sprintf "suspend %d timer 1000" (1 lsl 33);
+      "suspend 4 join 9";
+      "suspend 4 structure 0";
+    ]
+
+let others () =
+  let long_path = "/" ^ String.make 2000 'p' in
+  check_events "switches, pool, loop, requests"
+    (fun () ->
+      Probe.switch_opened ~switch:1 ~fiber:(-3);
+      Probe.switch_closed ~switch:1;
+      Probe.pool_submitted ~task:11 ~submitter:0;
+      Probe.pool_stolen ~thief:1 ~victim:0;
+      Probe.pool_running ~task:11;
+      Probe.loop_waiting ~timeout_ms:(-1);
+      Probe.loop_woken_by ~events:3;
+      Probe.http_began ~fiber:6 ~meth:"GET" ~path:"/a" ~request_id:"abc";
+      Probe.http_ended ~fiber:6 ~status:200 ~bytes:1024;
+      Probe.http_ended ~fiber:6 ~status:1023 ~bytes:((1 lsl 21) - 1);
+      Probe.http_ended ~fiber:6 ~status:200 ~bytes:(1 lsl 21);
+      Probe.http_ended ~fiber:6 ~status:1024 ~bytes:0;
+      Probe.http_ended ~fiber:(1 lsl 31) ~status:404 ~bytes:7)
+    [
+      "open 1 -3";
+      "close 1";
+      "submit 11 0";
+      "steal 1 0";
+      "run task 11";
+      "wait -1";
+      "woken 3";
+      "begin 6 GET /a abc";
+      "end 6 200 1024";
+      Printf.sprintf "end 6 1023 %d" ((1 lsl 21) - 1);
+      Printf.sprintf "end 6 200 %d" (1 lsl 21);
+      "end 6 1024 0";
+      Printf.sprintf "end %d 404 7" (1 lsl 31);
+    ];
+  (* Strings are cut to what a custom event holds (1024 bytes), not lost. *)
+  match
+    recorded (fun () ->
+        Probe.http_began ~fiber:6 ~meth:"GET" ~path:long_path ~request_id:"id")
+  with
+  | [ (_, Http_began { path; meth = "GET"; _ }) ] ->
+      Alcotest.(check bool)
+        "a long path's start is kept" true
+        (String.length path > 900 && String.starts_with ~prefix:path long_path)
+  | _ -> Alcotest.fail "no http.begin for a long path"
+
+let forms () =
+  Alcotest.(check (list string))
+    "int events when the values fit"
+    [
+      "braid.fiber.run";
+      "braid.operand";
+      "braid.fiber.create";
+      "braid.fiber.wait.descriptor";
+      "braid.fiber.suspend";
+      "braid.operand";
+      "braid.http.end";
+    ]
+    (names_written (fun () ->
+         Probe.fiber_running 5;
+         Probe.fiber_created ~child:5 ~parent:3;
+         Probe.waiting_on_descriptor Unix.stdin;
+         Probe.fiber_suspended 5;
+         Probe.http_ended ~fiber:5 ~status:200 ~bytes:1024));
+  Alcotest.(check (list string))
+    "no int event when they do not" []
+    (names_written (fun () ->
+         Probe.fiber_running (1 lsl 31);
+         Probe.fiber_created ~child:5 ~parent:(1 lsl 31);
+         Probe.http_ended ~fiber:5 ~status:200 ~bytes:(1 lsl 21)))
+
+(* Each domain writes pairs whose values say which domain and which pair:
+   an operand joined to another ring's event would show. *)
+let two_domains () =
+  let pairs = 2000 in
+  let write base () =
+    for i = 1 to pairs do
+      Probe.fiber_created ~child:(base + i) ~parent:(base + i + 1_000_000)
+    done
+  in
+  let events =
+    recorded (fun () ->
+        let other = Domain.spawn (write 10_000_000) in
+        write 20_000_000 ();
+        Domain.join other)
+  in
+  let creations =
+    List.filter_map
+      (fun (_, (what : Event.what)) ->
+        match what with
+        | Fiber_created { child; parent } -> Some (child, parent)
+        | _ -> None)
+      events
+  in
+  Alcotest.(check int) "every pair read" (2 * pairs) (List.length creations);
+  List.iter
+    (fun (child, parent) ->
+      if parent <> child + 1_000_000 then
+        Alcotest.failf "child %d joined to parent %d" child parent)
+    creations
+
+let () =
+  Alcotest.run "trace encoding"
+    [
+      ( "round trip",
+        [
+          Alcotest.test_case "fibers" `Quick fiber_events;
+          Alcotest.test_case "waits" `Quick waits;
+          Alcotest.test_case "switches, pool, loop, http" `Quick others;
+          Alcotest.test_case "int form when it fits" `Quick forms;
+          Alcotest.test_case "operands per ring" `Quick two_domains;
+        ] );
+    ]
