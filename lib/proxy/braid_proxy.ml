@@ -303,7 +303,19 @@ let pump_request (body : Body.t) write =
 
 exception Upstream_cut of string
 
-let stream_response upstream response (w : Response.Writer.t) =
+(* What an upstream's response holds (its connection, its pool slot, its
+   count in [active]), given back once: by the stream when it ends, or by
+   the end of the exchange if the stream never runs (Handler.at_end). Both
+   run in the connection's fiber. *)
+let releaser upstream response =
+  let held = ref true in
+  fun () ->
+    if !held then (
+      held := false;
+      C.Response.close response;
+      Atomic.decr upstream.active)
+
+let stream_response response ~release (w : Response.Writer.t) =
   let buf = Bytes.create 16384 in
   let rec go () =
     match C.Response.read response buf 0 16384 with
@@ -313,11 +325,7 @@ let stream_response upstream response (w : Response.Writer.t) =
         go ()
     | Error e -> raise (Upstream_cut (C.Error.to_string e))
   in
-  Fun.protect
-    ~finally:(fun () ->
-      C.Response.close response;
-      Atomic.decr upstream.active)
-    go
+  Fun.protect ~finally:release go
 
 let is_idempotent : Braid_http.Method.t -> bool = function
   | GET | HEAD | OPTIONS | TRACE | PUT | DELETE -> true
@@ -328,21 +336,50 @@ let gateway_error (e : C.Error.t) =
   | Timeout _ -> Response.error 504 (C.Error.to_string e)
   | _ -> Response.error 502 (C.Error.to_string e)
 
-let respond upstream response =
+(* A HEAD's answer has no body, so the parser leaves its Content-Length
+   unchecked: the length it would have, if it is one. *)
+let declared_length headers =
+  match Headers.find_all headers "content-length" with
+  | [] -> None
+  | first :: rest ->
+      let digits s =
+        let s = String.trim s in
+        s <> ""
+        && String.length s <= 18
+        && String.for_all (fun c -> c >= '0' && c <= '9') s
+      in
+      if
+        digits first
+        && List.for_all (fun v -> String.trim v = String.trim first) rest
+      then Some (int_of_string (String.trim first))
+      else None
+
+let respond (r : Handler.request) response ~release =
   let status = C.Response.status response in
-  let headers =
-    end_to_end ~also:[ "content-length"; "date" ] (C.Response.headers response)
-  in
+  let head = C.Response.head response in
+  let headers = end_to_end ~also:[ "content-length"; "date" ] head.headers in
   if status = 101 then (
-    C.Response.close response;
-    Atomic.decr upstream.active;
+    release ();
     Response.error 502 "upstream switched protocols: not supported")
-  else if (C.Response.head response).body = No_body then (
-    C.Response.close response;
-    Atomic.decr upstream.active;
-    Response.make ~headers status Empty)
   else
-    Response.make ~headers status (Stream (stream_response upstream response))
+    match head.body with
+    | No_body
+      when r.head.meth = HEAD && not (Braid_http.Status.has_no_body status) ->
+        (* The fields a GET would get, Content-Length or chunked coding: the
+           server does not run the stream of a HEAD's answer. *)
+        release ();
+        Response.make ~headers
+          ?stream_length:(declared_length head.headers)
+          status (Stream ignore)
+    | No_body ->
+        release ();
+        Response.make ~headers status Empty
+    | Content_length n ->
+        Response.make ~headers ~stream_length:n status
+          (Stream (stream_response response ~release))
+    | Chunked | Until_close ->
+        Response.make ~headers status
+          (Stream (stream_response response ~release))
 
 let handler t ~prefix (r : Handler.request) =
   let set = Atomic.get t.set in
@@ -371,7 +408,11 @@ let handler t ~prefix (r : Handler.request) =
         with
         | Ok response ->
             succeeded u;
-            respond u response
+            let release = releaser u response in
+            (* The stream may never run: a HEAD, a middleware that answers
+               something else, a connection lost before the head. *)
+            Handler.at_end r release;
+            respond r response ~release
         | Error e ->
             Atomic.decr u.active;
             (match e with Bad_url _ | Bad_request _ -> () | _ -> failed set u);

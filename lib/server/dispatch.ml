@@ -109,6 +109,8 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
     | _ -> server_limit
   in
   let body = Settlement.body_for c req limits ~source in
+  let ending = Handler.Ending.create () in
+  c.ending <- ending;
   (* Everything the server answers to this request, inside the global
      middleware: routes, static files, and its own errors. A handler's
      exception becomes its 500 here, inside the middleware, so that what
@@ -157,6 +159,7 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
         peer = c.peer;
         body;
         now;
+        ending;
       }
   in
   (response, body)

@@ -70,12 +70,13 @@ and respond (c : Pipeline_state.t) (req : Request.t) ~now
         | exception exn -> (Dispatch.failure c req ~time:now exn, None))
     | _ -> (response, None)
   in
-  let chunked = is_stream && req.version = Http_1_1 in
+  let sized = response.stream_length <> None in
+  let chunked = is_stream && (not sized) && req.version = Http_1_1 in
   let keep_alive =
     req.keep_alive && body_ok
     && (not (Atomic.get c.progress.draining))
     && (not (Response.wants_close response))
-    && not (is_stream && (not chunked) && not no_content)
+    && not (is_stream && (not sized) && (not chunked) && not no_content)
   in
   Framing.write_head c ~now ~status:response.status ~headers:response.headers
     (Framing.of_response response ~chunked)
@@ -91,7 +92,9 @@ and respond (c : Pipeline_state.t) (req : Request.t) ~now
       | File { offset; length; _ }, Some contents ->
           Framing.write_file c contents ~offset ~length;
           length
-      | Stream f, _ -> Framing.write_stream c req ~time:now f ~chunked
+      | Stream f, _ ->
+          Framing.write_stream ?length:response.stream_length c req ~time:now f
+            ~chunked
   in
   let keep_alive =
     keep_alive
@@ -255,10 +258,12 @@ let rec loop (c : Pipeline_state.t) =
             match exchange c req with
             | v ->
                 Body.close c.body;
+                Handler.Ending.run c.ending;
                 v
             | exception e ->
                 let bt = Printexc.get_raw_backtrace () in
                 Body.close c.body;
+                Handler.Ending.run c.ending;
                 Printexc.raise_with_backtrace e bt
           with
           | true ->
@@ -462,6 +467,7 @@ let create { server = config; dates; progress; buffers } transport
     await_input = transport.await_input;
     file_sender;
     body = Body.empty;
+    ending = Handler.Ending.finished;
     head_written = false;
     abandon_body = false;
     upgraded_read = read;

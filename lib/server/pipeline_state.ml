@@ -13,6 +13,7 @@ type t = {
   await_input : (unit -> unit) option;
   file_sender : (unit -> Output.file_sender) option;
   mutable body : Body.t;
+  mutable ending : Handler.Ending.t;
   mutable head_written : bool;
   mutable abandon_body : bool;
   upgraded_read : bytes -> int -> int -> int;

@@ -1,5 +1,27 @@
 open Braid_http
 
+module Ending = struct
+  type t = { mutable actions : (unit -> unit) list; mutable ended : bool }
+
+  let create () = { actions = []; ended = false }
+
+  (* Already ended, so never mutated: one value serves every caller. *)
+  let finished = { actions = []; ended = true }
+
+  let add t action =
+    if t.ended then action () else t.actions <- action :: t.actions
+
+  let run t =
+    if not t.ended then (
+      t.ended <- true;
+      let actions = List.rev t.actions in
+      t.actions <- [];
+      (* Runs while the exchange unwinds, perhaps from a failure: an action's
+         own failure must neither hide that one nor keep the other actions
+         from running. *)
+      List.iter (fun action -> try action () with _ -> ()) actions)
+end
+
 type request = {
   head : Request.t;
   path : string;
@@ -9,10 +31,12 @@ type request = {
   peer : Unix.sockaddr option;
   body : Body.t;
   now : float;
+  ending : Ending.t;
 }
 
 type t = request -> Response.t
 
+let at_end r action = Ending.add r.ending action
 let param r name = List.assoc_opt name r.params
 let header r name = Request.header r.head name
 let body_string r = Body.to_string r.body
@@ -54,4 +78,5 @@ let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = []) ?tail
     peer = None;
     body = Body.of_string body;
     now = 0.;
+    ending = Ending.create ();
   }

@@ -32,7 +32,8 @@ let upstream name =
   |> Router.get "/v1/who" (fun _ -> Response.string ("v1 " ^ name))
 
 (* A Braid server whose only route is the proxy, in front of [upstreams]. *)
-let with_proxy ?(client = P.client_config) ?(config = P.default) upstreams f =
+let with_proxy ?(client = P.client_config) ?(config = P.default)
+    ?(outside = Fun.id) upstreams f =
   Braid.Switch.run @@ fun sw ->
   let c = C.create ~sw ~config:client () in
   let proxy =
@@ -40,7 +41,9 @@ let with_proxy ?(client = P.client_config) ?(config = P.default) upstreams f =
     | Ok p -> p
     | Error m -> Alcotest.fail m
   in
-  Peers.braid (Router.empty |> Router.use (P.middleware ~prefix:"/api" proxy))
+  Peers.braid
+    (Router.empty |> Router.use outside
+    |> Router.use (P.middleware ~prefix:"/api" proxy))
   @@ fun ~port ~tls_port:_ -> f ~proxy port
 
 let with_client f =
@@ -369,6 +372,88 @@ let slow_client () =
   | Ok n -> Alcotest.(check int) "every byte" 200_000 n
   | Error e -> fail_error e
 
+(* The head of a response read raw: up to its empty line. *)
+let head_of text =
+  let rec find i =
+    if i + 4 > String.length text then text
+    else if String.sub text i 4 = "\r\n\r\n" then String.sub text 0 i
+    else find (i + 1)
+  in
+  String.lowercase_ascii (find 0)
+
+(* The upstream's Content-Length is passed on (a GET's and a HEAD's), and
+   chunked coding only where the upstream had no length. *)
+let content_length () =
+  Peers.braid (upstream "abc") @@ fun ~port:up ~tls_port:_ ->
+  with_proxy [ local up ] @@ fun ~proxy:_ port ->
+  Braid_io.run @@ fun () ->
+  let exchange meth path =
+    head_of
+      (raw_exchange port
+         (Printf.sprintf
+            "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" meth path))
+  in
+  let has what head =
+    if not (contains head what) then Alcotest.failf "%S not in:\n%s" what head
+  and lacks what head =
+    if contains head what then Alcotest.failf "%S in:\n%s" what head
+  in
+  let get = exchange "GET" "/api/who" in
+  has "content-length: 3\r\n" get;
+  lacks "transfer-encoding" get;
+  let head = exchange "HEAD" "/api/who" in
+  has "content-length: 3\r\n" head;
+  lacks "transfer-encoding" head;
+  let streamed = exchange "GET" "/api/big" in
+  has "transfer-encoding: chunked" streamed;
+  lacks "content-length" streamed;
+  let streamed_head = exchange "HEAD" "/api/big" in
+  has "transfer-encoding: chunked" streamed_head;
+  lacks "content-length" streamed_head;
+  (* Kept alive after a sized body: two answers on one connection. *)
+  let two =
+    raw_exchange port
+      "GET /api/who HTTP/1.1\r\n\
+       Host: x\r\n\
+       \r\n\
+       GET /api/who HTTP/1.1\r\n\
+       Host: x\r\n\
+       Connection: close\r\n\
+       \r\n"
+  in
+  if not (contains two "\r\n\r\nabcHTTP/1.1 200 OK") then
+    Alcotest.failf "not two responses:\n%s" two
+
+(* A middleware that answers something else than the proxied response (its
+   stream never runs): the upstream connection and its pool slot are given
+   back all the same. With one connection per upstream, a second request
+   would otherwise wait for that slot forever. *)
+let dropped_response () =
+  Peers.braid (upstream "a") @@ fun ~port:up ~tls_port:_ ->
+  let outside next r =
+    let (_ : Response.t) = next r in
+    Response.string "replaced"
+  in
+  with_proxy ~outside
+    ~client:{ P.client_config with max_connections = 1 }
+    [ local up ]
+  @@ fun ~proxy:_ port ->
+  Braid_io.run @@ fun () ->
+  Braid.Switch.run @@ fun sw ->
+  let c =
+    C.create ~sw
+      ~config:{ C.default_config with first_byte_timeout = Some 3. }
+      ()
+  in
+  for i = 1 to 3 do
+    match C.get c (local port ^ "/api/big") with
+    | Ok w ->
+        Alcotest.(check string) (Printf.sprintf "answer %d" i) "replaced" w.body
+    | Error e ->
+        Alcotest.failf "request %d: %s (the first one's upstream slot is held)"
+          i (C.Error.to_string e)
+  done
+
 let python_upstream () =
   let dir = Peers.temp_dir "braid-proxy-py" in
   Unix.mkdir (Filename.concat dir "api") 0o755;
@@ -389,6 +474,8 @@ let () =
           Alcotest.test_case "prefix rewriting" `Quick rewriting;
           Alcotest.test_case "python upstream" `Quick python_upstream;
           Alcotest.test_case "slow client" `Quick slow_client;
+          Alcotest.test_case "content-length kept" `Quick content_length;
+          Alcotest.test_case "response dropped unsent" `Quick dropped_response;
         ] );
       ( "upstreams",
         [
