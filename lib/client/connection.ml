@@ -39,6 +39,15 @@ let connect ~sw ~tls (url : Url.t) =
 
 let input t = t.input
 
+let read t buf off len =
+  let buffered = Braid_http.Input.length t.input in
+  if buffered > 0 then (
+    let n = Int.min len buffered in
+    Bytes.blit t.input.buf t.input.pos buf off n;
+    Braid_http.Input.consume t.input n;
+    n)
+  else read_with t.transport t.socket buf off len
+
 let write t s =
   match t.transport with
   | Plain -> Net.write_string t.socket s

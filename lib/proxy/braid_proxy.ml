@@ -354,13 +354,82 @@ let declared_length headers =
       then Some (int_of_string (String.trim first))
       else None
 
+(* {2 Switching protocols} *)
+
+(* The protocols a request asks to switch to (its Upgrade fields), if it
+   asks: HTTP/1.1, with "upgrade" among its connection options. *)
+let upgrade_asked (r : Handler.request) =
+  if
+    r.head.version = Http_1_1
+    && Headers.has_token r.head.headers "connection" "upgrade"
+  then
+    match Headers.find_all r.head.headers "upgrade" with
+    | [] -> None
+    | fields -> Some (String.concat ", " fields)
+  else None
+
+(* Bytes from one side to the other until [read] says the stream ended. *)
+let copy ~read ~write =
+  let buf = Bytes.create 16384 in
+  let rec go () =
+    match read buf 0 16384 with
+    | 0 -> ()
+    | n ->
+        write buf 0 n;
+        go ()
+  in
+  try go () with Braid_io.Io_error _ | Upgraded.Shutdown -> ()
+
+(* Both directions at once; the first to end ends the other (WebSocket,
+   like most upgraded protocols, has no half-closed state to keep). A
+   graceful shutdown of the server ends the client's side, so both. *)
+let relay (client : Upgraded.t) upstream =
+  ignore
+    (Braid.Switch.run_stoppable (fun sw ->
+         let direction ~read ~write =
+           ignore
+             (Braid.Switch.fork sw (fun () ->
+                  copy ~read ~write;
+                  Braid.Switch.stop sw))
+         in
+         direction ~read:(Upgraded.read client)
+           ~write:(C.Switched.write_bytes upstream);
+         direction ~read:(C.Switched.read upstream)
+           ~write:(Upgraded.write_bytes client)))
+
+(* The upstream's 101: the client gets it (its end-to-end fields, as
+   Sec-WebSocket-Accept) and the two connections are relayed, if the
+   upstream chose a protocol the client offered. *)
+let switch (r : Handler.request) response ~headers ~release =
+  let offered = Option.value (upgrade_asked r) ~default:"" in
+  let chosen = Option.map String.trim (C.Response.header response "upgrade") in
+  match chosen with
+  | Some protocol when protocol <> "" && Headers.list_has_token offered protocol
+    -> (
+      match Response.upgrade ~headers ~protocol ignore with
+      | exception Invalid_argument _ ->
+          release ();
+          Response.error 502 "upstream switched to a malformed protocol"
+      | _ ->
+          let upstream = C.Response.switch response in
+          let close () =
+            C.Switched.close upstream;
+            release ()
+          in
+          (* Until the server runs the relay, the exchange's end closes the
+             upstream side (Handler.at_end, as for a stream). *)
+          Handler.at_end r close;
+          Response.upgrade ~headers ~protocol (fun client ->
+              Fun.protect ~finally:close (fun () -> relay client upstream)))
+  | _ ->
+      release ();
+      Response.error 502 "upstream switched to a protocol not asked for"
+
 let respond (r : Handler.request) response ~release =
   let status = C.Response.status response in
   let head = C.Response.head response in
   let headers = end_to_end ~also:[ "content-length"; "date" ] head.headers in
-  if status = 101 then (
-    release ();
-    Response.error 502 "upstream switched protocols: not supported")
+  if status = 101 then switch r response ~headers ~release
   else
     match head.body with
     | No_body
@@ -391,6 +460,7 @@ let handler t ~prefix (r : Handler.request) =
     | Content_length n -> C.Body.stream ~length:n (pump_request r.body)
     | Chunked -> C.Body.stream (pump_request r.body)
   in
+  let upgrade = upgrade_asked r in
   let may_retry e =
     C.Error.nothing_sent e || (is_idempotent meth && not has_body)
   in
@@ -404,7 +474,7 @@ let handler t ~prefix (r : Handler.request) =
         Atomic.incr u.active;
         match
           C.send t.client ~headers:(request_headers set u r) ~body:(body ())
-            meth (upstream_url u ~prefix r)
+            ?upgrade meth (upstream_url u ~prefix r)
         with
         | Ok response ->
             succeeded u;

@@ -29,9 +29,24 @@
     to any the request had). [Host] is the client's unless
     {!config.preserve_host} is off. Bodies are streamed both ways, never held
     whole: the request body as the client sends it (with [Content-Length] if it
-    had one, else chunked), the response body chunk by chunk to the client. The
-    response's hop-by-hop fields are dropped the same way; the server frames it
-    anew.
+    had one, else chunked), the response body piece by piece to the client, with
+    the upstream's [Content-Length] when it sent one (a [HEAD]'s answer too),
+    else chunked. The response's hop-by-hop fields are dropped the same way; the
+    server frames it anew. What the upstream's response holds (its connection,
+    its pool slot) is given back when the exchange ends, even if the server
+    never sends the body (a middleware that answers something else, a connection
+    lost first: {!Braid_web.Handler.at_end}).
+
+    {b Switching protocols (WebSocket).} A request that asks for an upgrade
+    (HTTP/1.1, [Connection: upgrade], an [Upgrade] field) is forwarded with its
+    [Upgrade] field; if the upstream answers [101] with one of the protocols
+    offered, the client gets that [101] (with the upstream's end-to-end fields,
+    as [Sec-WebSocket-Accept]) and the two connections are relayed byte for
+    byte, both ways, until either side closes (then both close) or the server
+    shuts down (then both close, with no WebSocket close frame). The relay runs
+    in the connection's fiber and one it forks; no timeout applies but the
+    server's send timeout to the client. A [101] with a protocol not offered is
+    a [502].
 
     {b Choosing an upstream.} Round-robin or least-connections
     ({!type-balance}), among the upstreams not ejected. Passive health: an
@@ -60,8 +75,7 @@
     any domain while requests run: a request keeps the upstream set it started
     with.
 
-    Not yet: WebSocket (a [101] from an upstream is answered [502]), active
-    health checks, HTTP/2 upstreams. *)
+    Not yet: HTTP/2 upstreams. *)
 
 type balance =
   | Round_robin
