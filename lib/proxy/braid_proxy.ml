@@ -3,6 +3,10 @@ module C = Braid_client
 module Headers = Braid_http.Headers
 
 type balance = Round_robin | Least_connections
+type health_check = { path : string; interval : float; timeout : float }
+
+let health_check ?(interval = 5.) ?(timeout = 2.) path =
+  { path; interval; timeout }
 
 type config = {
   upstreams : string list;
@@ -12,6 +16,7 @@ type config = {
   retries : int;
   preserve_host : bool;
   forwarded_proto : string;
+  health_check : health_check option;
 }
 
 let default =
@@ -23,6 +28,7 @@ let default =
     retries = 1;
     preserve_host = true;
     forwarded_proto = "http";
+    health_check = None;
   }
 
 let client_config =
@@ -51,6 +57,8 @@ type upstream = {
   active : int Atomic.t;  (** Requests in progress, over all loops. *)
   fails : int Atomic.t;  (** Failures in a row. *)
   down_until : int Atomic.t;  (** Monotonic ns; ejected before it. *)
+  failed_check : bool Atomic.t;
+      (** Its last active health check failed: left out until one passes. *)
 }
 
 type set = { upstreams : upstream array; config : config }
@@ -72,7 +80,15 @@ let make_set ~previous (config : config) =
       Error "fail_timeout must not be negative"
     else if not (Headers.is_value config.forwarded_proto) then
       Error "bad forwarded_proto"
-    else Ok ()
+    else
+      match config.health_check with
+      | None -> Ok ()
+      | Some { path; interval; timeout } ->
+          if path = "" || path.[0] <> '/' || not (Headers.is_value path) then
+            Error "the health check's path must start with /"
+          else if not (interval > 0. && timeout > 0.) then
+            Error "the health check's interval and timeout must be positive"
+          else Ok ()
   in
   let* upstreams =
     List.fold_right
@@ -94,6 +110,7 @@ let make_set ~previous (config : config) =
                        active = Atomic.make 0;
                        fails = Atomic.make 0;
                        down_until = Atomic.make 0;
+                       failed_check = Atomic.make false;
                      }
                     :: rest)))
       config.upstreams (Ok [])
@@ -116,7 +133,12 @@ let pick t set ~tried =
   let untried =
     List.filter (fun u -> not (List.memq u tried)) (Array.to_list set.upstreams)
   in
-  let alive = List.filter (fun u -> Atomic.get u.down_until <= now) untried in
+  let alive =
+    List.filter
+      (fun u ->
+        Atomic.get u.down_until <= now && not (Atomic.get u.failed_check))
+      untried
+  in
   let candidates = Array.of_list (if alive = [] then untried else alive) in
   let n = Array.length candidates in
   if n = 0 then None
@@ -501,6 +523,61 @@ let handler t ~prefix (r : Handler.request) =
 let middleware ~prefix t next (r : Handler.request) =
   if matches ~prefix r.path then handler t ~prefix r else next r
 
+(* {1 Active health checks} *)
+
+let check_url (u : upstream) path =
+  let scheme = match u.url.scheme with Http -> "http" | Https -> "https" in
+  Printf.sprintf "%s://%s%s" scheme (C.Url.authority u.url) path
+
+(* One GET of the path: a 2xx or 3xx within the timeout passes. The
+   response's body is read (a small one) so the connection stays usable. *)
+let passes client (u : upstream) (hc : health_check) =
+  match
+    Braid_io.Time.timeout hc.timeout (fun () ->
+        C.request client GET (check_url u hc.path) (fun r ->
+            ignore (C.Response.to_string ~max:65536 r);
+            C.Response.status r))
+  with
+  | Some (Ok status) -> status >= 200 && status < 400
+  | Some (Error _) | None -> false
+
+let record (u : upstream) ~passed =
+  if passed then (
+    if Atomic.exchange u.failed_check false then (
+      (* Restored: passive ejection is forgiven too. *)
+      Atomic.set u.fails 0;
+      Atomic.set u.down_until 0))
+  else Atomic.set u.failed_check true
+
+let check_health ?client t =
+  Braid.Switch.run @@ fun sw ->
+  let client =
+    match client with
+    | Some c -> c
+    | None -> C.create ~sw ~config:client_config ()
+  in
+  let rec round () =
+    let set = Atomic.get t.set in
+    match set.config.health_check with
+    | None ->
+        (* Checks may be turned on by an update. *)
+        Braid_io.Time.sleep 1.;
+        round ()
+    | Some hc ->
+        (* Every upstream at once: a slow one does not delay the others'
+           verdicts. *)
+        Braid.Switch.run (fun checks ->
+            Array.iter
+              (fun u ->
+                ignore
+                  (Braid.Switch.fork checks (fun () ->
+                       record u ~passed:(passes client u hc))))
+              set.upstreams);
+        Braid_io.Time.sleep hc.interval;
+        round ()
+  in
+  round ()
+
 module Table = struct
   type proxy = t
   type t = (string * proxy) list Atomic.t
@@ -522,4 +599,32 @@ module Table = struct
     with
     | Some (prefix, proxy) -> handler proxy ~prefix r
     | None -> next r
+
+  (* One checking fiber per proxy in the table, started and stopped as
+     the table changes. *)
+  let check_health ?client t =
+    Braid.Switch.run @@ fun sw ->
+    let client =
+      match client with
+      | Some c -> c
+      | None -> C.create ~sw ~config:client_config ()
+    in
+    let rec watch running =
+      let proxies = List.map snd (Atomic.get t) in
+      let kept, gone =
+        List.partition (fun (p, _) -> List.memq p proxies) running
+      in
+      List.iter (fun (_, fiber) -> Braid.Fiber.cancel fiber) gone;
+      let added =
+        List.filter_map
+          (fun p ->
+            if List.mem_assq p kept then None
+            else
+              Some (p, Braid.Switch.fork sw (fun () -> check_health ~client p)))
+          proxies
+      in
+      Braid_io.Time.sleep 1.;
+      watch (added @ kept)
+    in
+    watch []
 end

@@ -83,6 +83,21 @@ type balance =
       (** The upstream with the fewest requests in progress (counted over every
           loop), ties taken in turn. *)
 
+type health_check = {
+  path : string;
+      (** Requested with [GET] from each upstream, as ["/healthz"]. *)
+  interval : float;  (** Seconds between rounds (default 5). *)
+  timeout : float;
+      (** Seconds a check may take, connecting included (default 2): slower
+          fails. *)
+}
+(** Active health checks ({!check_health}): an upstream that answers the check
+    with other than [2xx] or [3xx], or not in time, is left out until a check
+    passes, which also forgives its passive ejection. *)
+
+val health_check : ?interval:float -> ?timeout:float -> string -> health_check
+(** [health_check path] with the defaults above. *)
+
 type config = {
   upstreams : string list;
       (** [http://] or [https://] URLs, at least one; a path in a URL replaces
@@ -97,6 +112,9 @@ type config = {
       (** The scheme [X-Forwarded-Proto] and [Forwarded] report (default
           ["http"]): the handler does not see whether the request came over TLS.
       *)
+  health_check : health_check option;
+      (** Default [None]: passive health only. Checks run only where
+          {!check_health} (or {!Table.check_health}) runs. *)
 }
 
 val default : config
@@ -126,6 +144,15 @@ val handler : t -> prefix:string -> Braid_web.Handler.t
     while it waits for the upstream; a cancelled fiber (the server's handler
     timeout, its shutdown) closes the upstream connection. *)
 
+val check_health : ?client:Braid_client.t -> t -> unit
+(** [check_health t] runs [t]'s active health checks forever: each
+    {!health_check.interval}, a [GET] of the path from every upstream at once,
+    each in a fiber of its own, on [client] (default: one of its own, with
+    {!client_config}, its connections closed when this returns). It follows
+    {!update}s: a proxy without checks configured is looked at again every
+    second. Blocks the calling fiber (a fiber of a {!Braid_io} loop); cancel it
+    to stop. *)
+
 val matches : prefix:string -> string -> bool
 (** [matches ~prefix path]: [path] is [prefix] or under it ([/api] matches
     [/api] and [/api/x], not [/apix]). *)
@@ -152,4 +179,10 @@ module Table : sig
   val middleware : t -> Braid_web.Router.middleware
   (** Requests whose path matches a prefix of the table (the longest) go to its
       proxy; the others to the next handler. *)
+
+  val check_health : ?client:Braid_client.t -> t -> unit
+  (** [check_health t] runs {!val-check_health} for every proxy of the table,
+      one fiber each, as {!set} changes it (looked at every second): a proxy
+      kept keeps its checks, one removed stops. Blocks the calling fiber (of a
+      {!Braid_io} loop) forever; cancel it to stop. *)
 end

@@ -210,6 +210,44 @@ let health_and_retries () =
   Alcotest.(check int)
     "no upstream up: 502" 502 (get c (local port ^ "/api/who")).status
 
+(* Active checks eject an upstream whose check fails, though requests to
+   it would succeed, and restore it once its check passes again. *)
+let active_health () =
+  let healthy = Atomic.make true in
+  let checked name =
+    upstream name
+    |> Router.get "/health" (fun _ ->
+           if Atomic.get healthy then Response.string "ok"
+           else Response.error 503 "")
+  in
+  Peers.braid (checked "a") @@ fun ~port:a ~tls_port:_ ->
+  Peers.braid (upstream "b") @@ fun ~port:b ~tls_port:_ ->
+  let config =
+    {
+      P.default with
+      health_check = Some (P.health_check ~interval:0.1 ~timeout:1. "/health");
+    }
+  in
+  (* b has no /health: a 404 fails its check, so b is out from the start
+     (but tried anyway while a is out too). *)
+  with_proxy ~config [ local a; local b ] @@ fun ~proxy port ->
+  with_client @@ fun c ->
+  Braid.Switch.run @@ fun sw ->
+  let checks = Braid.Switch.fork sw (fun () -> P.check_health proxy) in
+  let answers n =
+    List.sort_uniq compare
+      (List.init n (fun _ -> (get c (local port ^ "/api/who")).body))
+  in
+  Braid_io.Time.sleep 0.5;
+  Alcotest.(check (list string)) "b failed its check" [ "a" ] (answers 6);
+  Atomic.set healthy false;
+  Braid_io.Time.sleep 0.5;
+  Alcotest.(check (list string)) "both out: both tried" [ "a"; "b" ] (answers 6);
+  Atomic.set healthy true;
+  Braid_io.Time.sleep 0.5;
+  Alcotest.(check (list string)) "a restored" [ "a" ] (answers 6);
+  Braid.Fiber.cancel checks
+
 (* Raw upstreams, on a loop of the test's own. *)
 let raw_upstream script f =
   Braid.Switch.run @@ fun sw ->
@@ -481,6 +519,7 @@ let () =
         [
           Alcotest.test_case "balancing and update" `Quick balancing;
           Alcotest.test_case "health and retries" `Quick health_and_retries;
+          Alcotest.test_case "active health checks" `Quick active_health;
           Alcotest.test_case "misbehaving" `Quick misbehaving_upstreams;
           Alcotest.test_case "smuggling attempts" `Quick smuggling;
         ] );

@@ -44,7 +44,8 @@ let serving config f =
   Fun.protect
     ~finally:(fun () ->
       (try Unix.kill pid Sys.sigkill with Unix.Unix_error _ -> ());
-      ignore (Unix.waitpid [] pid))
+      try ignore (Unix.waitpid [] pid)
+      with Unix.Unix_error (ECHILD, _, _) -> ())
     (fun () ->
       wait_listening port 250;
       f ~port ~pid ~file)
@@ -179,6 +180,77 @@ let websocket () =
   let opcode, _ = read_frame fd in
   Alcotest.(check int) "closed" 8 opcode
 
+(* SIGHUP swaps the upstreams (a, b, both, with and without health checks)
+   while wrk keeps 10 connections busy: no request fails. Then SIGTERM
+   ends the server, its health-checking loop with it. *)
+let reload_under_load () =
+  Peers.braid (upstream "a") @@ fun ~port:a ~tls_port:_ ->
+  Peers.braid (upstream "b") @@ fun ~port:b ~tls_port:_ ->
+  let line upstreams options =
+    Printf.sprintf "ProxyPass /api %s %s\n"
+      (String.concat " "
+         (List.map (Printf.sprintf "http://127.0.0.1:%d") upstreams))
+      options
+  in
+  let checked = "health_check=/api/who health_interval=0.2" in
+  serving (line [ a ] checked) @@ fun ~port ~pid ~file ->
+  let wrk =
+    Unix.open_process_args_in "wrk"
+      [|
+        "wrk";
+        "-t1";
+        "-c10";
+        "-d3s";
+        Printf.sprintf "http://127.0.0.1:%d/api/who" port;
+      |]
+  in
+  let configs =
+    [
+      line [ b ] "";
+      line [ a; b ] checked;
+      line [ a ] "retries=0";
+      line [ b; a ] checked;
+    ]
+  in
+  let reloads = ref 0 in
+  for i = 0 to 5 do
+    Unix.sleepf 0.4;
+    Peers.write_file file (List.nth configs (i mod List.length configs));
+    Unix.kill pid Sys.sighup;
+    incr reloads
+  done;
+  let report = In_channel.input_all wrk in
+  ignore (Unix.close_process_in wrk);
+  let requests =
+    match
+      Str.search_forward (Str.regexp "\\([0-9]+\\) requests in") report 0
+    with
+    | _ -> int_of_string (Str.matched_group 1 report)
+    | exception Not_found -> Alcotest.failf "no wrk report:\n%s" report
+  in
+  if requests < 100 then Alcotest.failf "only %d requests:\n%s" requests report;
+  if contains report "Non-2xx" || contains report "Socket errors" then
+    Alcotest.failf "errors across %d reloads:\n%s" !reloads report;
+  Printf.printf "%d requests across %d reloads, 0 errors\n%!" requests !reloads;
+  (* A graceful stop, health checks running: within the shutdown's time. *)
+  Unix.kill pid Sys.sigterm;
+  let rec exited n =
+    match Unix.waitpid [ WNOHANG ] pid with
+    | 0, _ ->
+        if n = 0 then Alcotest.fail "braid serve did not stop on SIGTERM";
+        Unix.sleepf 0.05;
+        exited (n - 1)
+    | _, WEXITED 0 -> ()
+    | _, _ -> Alcotest.fail "braid serve did not exit cleanly"
+  in
+  exited 200
+
 let () =
   Alcotest.run "serve-proxy"
-    [ ("ProxyPass", [ Alcotest.test_case "websocket" `Quick websocket ]) ]
+    [
+      ( "ProxyPass",
+        [
+          Alcotest.test_case "websocket" `Quick websocket;
+          Alcotest.test_case "reload under load" `Quick reload_under_load;
+        ] );
+    ]
