@@ -357,7 +357,7 @@ let proxy_pass ~line args =
                 | "on" -> Ok { c with preserve_host = true }
                 | "off" -> Ok { c with preserve_host = false }
                 | _ -> Error "ProxyPass: preserve_host is on or off")
-            | "forwarded_proto" -> Ok { c with forwarded_proto = value }
+            | "forwarded_proto" -> Ok { c with forwarded_proto = Some value }
             | "health_check" ->
                 let hc =
                   Option.value c.health_check

@@ -15,7 +15,7 @@ type config = {
   fail_timeout : float;
   retries : int;
   preserve_host : bool;
-  forwarded_proto : string;
+  forwarded_proto : string option;
   health_check : health_check option;
 }
 
@@ -27,7 +27,7 @@ let default =
     fail_timeout = 10.;
     retries = 1;
     preserve_host = true;
-    forwarded_proto = "http";
+    forwarded_proto = None;
     health_check = None;
   }
 
@@ -78,8 +78,9 @@ let make_set ~previous (config : config) =
     else if config.retries < 0 then Error "retries must not be negative"
     else if not (config.fail_timeout >= 0.) then
       Error "fail_timeout must not be negative"
-    else if not (Headers.is_value config.forwarded_proto) then
-      Error "bad forwarded_proto"
+    else if
+      not (Option.fold ~none:true ~some:Headers.is_value config.forwarded_proto)
+    then Error "bad forwarded_proto"
     else
       match config.health_check with
       | None -> Ok ()
@@ -227,7 +228,11 @@ let append headers name value =
 let request_headers set (u : upstream) (r : Handler.request) =
   let headers = r.head.headers in
   let host = Headers.find headers "host" in
-  let proto = set.config.forwarded_proto in
+  let proto =
+    match set.config.forwarded_proto with
+    | Some scheme -> scheme
+    | None -> if r.secure then "https" else "http"
+  in
   let fields =
     end_to_end
       ~also:

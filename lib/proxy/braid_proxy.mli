@@ -108,10 +108,11 @@ type config = {
   retries : int;  (** More attempts after the first, where allowed (1). *)
   preserve_host : bool;
       (** Send the client's [Host] (default [true]); [false]: the upstream's. *)
-  forwarded_proto : string;
-      (** The scheme [X-Forwarded-Proto] and [Forwarded] report (default
-          ["http"]): the handler does not see whether the request came over TLS.
-      *)
+  forwarded_proto : string option;
+      (** The scheme [X-Forwarded-Proto] and [Forwarded] report: by default
+          ([None]) the connection's, ["https"] over TLS
+          ({!Braid_web.Handler.request.secure}), else ["http"]; [Some scheme]
+          for a proxy behind another TLS terminator. *)
   health_check : health_check option;
       (** Default [None]: passive health only. Checks run only where
           {!check_health} (or {!Table.check_health}) runs. *)

@@ -157,6 +157,7 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
         params = [];
         tail = None;
         peer = c.peer;
+        secure = c.secure;
         body;
         now;
         ending;

@@ -377,8 +377,8 @@ let release out input =
   Output.release out;
   Input.release input
 
-let create { server = config; dates; progress; buffers } transport
-    (services : Services.t) : t =
+let create ?(secure = false) { server = config; dates; progress; buffers }
+    transport (services : Services.t) : t =
   let write_socket = transport.write and read = transport.read in
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
@@ -460,6 +460,7 @@ let create { server = config; dates; progress; buffers } transport
     head_limits;
     dates;
     peer = transport.peer;
+    secure;
     input;
     out;
     progress;

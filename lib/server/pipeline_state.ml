@@ -6,6 +6,7 @@ type t = {
   head_limits : Braid_http.Limits.t;
   dates : Head_cache.t;
   peer : Unix.sockaddr option;
+  secure : bool;
   input : Braid_http.Input.t;
   out : Output.t;
   progress : Progress.t;

@@ -15,6 +15,7 @@ type t = {
           applies the route's own limit (or the server's). *)
   dates : Head_cache.t;
   peer : Unix.sockaddr option;
+  secure : bool;  (** The connection is over TLS. *)
   input : Braid_http.Input.t;
   out : Output.t;
   progress : Progress.t;

@@ -29,6 +29,7 @@ type request = {
   params : (string * string) list;
   tail : string option;
   peer : Unix.sockaddr option;
+  secure : bool;
   body : Body.t;
   now : float;
   ending : Ending.t;
@@ -55,7 +56,7 @@ module Syntax = struct
 end
 
 let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = []) ?tail
-    ?(body = "") target =
+    ?(secure = false) ?(body = "") target =
   let headers = Headers.of_list headers in
   let path, query = Url_path.split_target target in
   {
@@ -76,6 +77,7 @@ let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = []) ?tail
     params;
     tail;
     peer = None;
+    secure;
     body = Body.of_string body;
     now = 0.;
     ending = Ending.create ();

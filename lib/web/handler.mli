@@ -40,6 +40,9 @@ type request = {
           [/assets/*rest] and [/assets/css/a.css]. [None] for a pattern without
           [*name], and outside routes (global middleware). *)
   peer : Unix.sockaddr option;  (** [None] when not on a socket. *)
+  secure : bool;
+      (** The request came over TLS (HTTPS, or HTTP/2 negotiated over TLS): the
+          scheme a proxy reports in [X-Forwarded-Proto]. *)
   body : Body.t;
   now : float;  (** When the head was read, seconds since the epoch. *)
   ending : Ending.t;  (** See {!at_end}. *)
@@ -97,6 +100,7 @@ val request_for_test :
   ?headers:(string * string) list ->
   ?params:(string * string) list ->
   ?tail:string ->
+  ?secure:bool ->
   ?body:string ->
   string ->
   request

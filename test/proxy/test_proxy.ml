@@ -145,6 +145,51 @@ let forwarding () =
     "streamed response" 200_000
     (String.length (get c (local port ^ "/api/big")).body)
 
+(* X-Forwarded-Proto and Forwarded say https for a request that came over
+   TLS, http otherwise (the same proxy behind both listeners). *)
+let forwarded_proto () =
+  let certs = Peers.certs () in
+  let trusting =
+    match Braid_tls.Client_context.create ~ca_file:certs.ca () with
+    | Ok t -> t
+    | Error m -> Alcotest.fail m
+  in
+  Peers.braid (upstream "a") @@ fun ~port:up ~tls_port:_ ->
+  Braid.Switch.run @@ fun sw ->
+  let proxy =
+    match
+      P.create
+        ~client:(C.create ~sw ~config:P.client_config ())
+        { P.default with upstreams = [ local up ] }
+    with
+    | Ok p -> p
+    | Error m -> Alcotest.fail m
+  in
+  Peers.braid ~tls:(certs.chain, certs.key)
+    (Router.empty |> Router.use (P.middleware ~prefix:"/api" proxy))
+  @@ fun ~port ~tls_port ->
+  Braid_io.run @@ fun () ->
+  Braid.Switch.run @@ fun sw ->
+  let c =
+    C.create ~sw ~config:{ C.default_config with tls = Some trusting } ()
+  in
+  let headers url =
+    match C.get c url with Ok w -> w.body | Error e -> fail_error e
+  in
+  let over_tls =
+    headers
+      (Printf.sprintf "https://localhost:%d/api/headers" (Option.get tls_port))
+  and plain = headers (local port ^ "/api/headers") in
+  List.iter
+    (fun (text, what) ->
+      if not (contains text what) then Alcotest.failf "%S not in:\n%s" what text)
+    [
+      (over_tls, "x-forwarded-proto: https");
+      (over_tls, "proto=https");
+      (plain, "x-forwarded-proto: http\n");
+      (plain, "proto=http");
+    ]
+
 let rewriting () =
   Peers.braid (upstream "a") @@ fun ~port:up ~tls_port:_ ->
   with_proxy [ local up ^ "/v1" ] @@ fun ~proxy:_ port ->
@@ -510,6 +555,7 @@ let () =
         [
           Alcotest.test_case "fields and bodies" `Quick forwarding;
           Alcotest.test_case "prefix rewriting" `Quick rewriting;
+          Alcotest.test_case "forwarded proto" `Quick forwarded_proto;
           Alcotest.test_case "python upstream" `Quick python_upstream;
           Alcotest.test_case "slow client" `Quick slow_client;
           Alcotest.test_case "content-length kept" `Quick content_length;
