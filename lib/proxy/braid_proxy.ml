@@ -314,12 +314,20 @@ let upstream_url (u : upstream) ~prefix (r : Handler.request) =
 
 (* {1 Forwarding} *)
 
+(* A buffer of 16 KiB is allocated outside the minor heap, which costs a
+   small response more than the rest of its relaying: one no larger than
+   the body it carries. *)
+let buffer_for ~length =
+  Bytes.create
+    (match length with Some n when n < 16384 -> max n 1 | _ -> 16384)
+
 exception Request_body of Braid_http.Parse_error.t
 
-let pump_request (body : Body.t) write =
-  let buf = Bytes.create 16384 in
+let pump_request ~length (body : Body.t) write =
+  let buf = buffer_for ~length in
+  let size = Bytes.length buf in
   let rec go () =
-    match Body.read body buf 0 16384 with
+    match Body.read body buf 0 size with
     | Ok 0 -> ()
     | Ok n ->
         write buf 0 n;
@@ -342,10 +350,11 @@ let releaser upstream response =
       C.Response.close response;
       Atomic.decr upstream.active)
 
-let stream_response response ~release (w : Response.Writer.t) =
-  let buf = Bytes.create 16384 in
+let stream_response response ~length ~release (w : Response.Writer.t) =
+  let buf = buffer_for ~length in
+  let size = Bytes.length buf in
   let rec go () =
-    match C.Response.read response buf 0 16384 with
+    match C.Response.read response buf 0 size with
     | Ok 0 -> ()
     | Ok n ->
         Response.Writer.write_bytes w buf 0 n;
@@ -472,10 +481,10 @@ let respond (r : Handler.request) response ~release =
         Response.make ~headers status Empty
     | Content_length n ->
         Response.make ~headers ~stream_length:n status
-          (Stream (stream_response response ~release))
+          (Stream (stream_response response ~length:(Some n) ~release))
     | Chunked | Until_close ->
         Response.make ~headers status
-          (Stream (stream_response response ~release))
+          (Stream (stream_response response ~length:None ~release))
 
 let handler t ~prefix (r : Handler.request) =
   let set = Atomic.get t.set in
@@ -484,8 +493,9 @@ let handler t ~prefix (r : Handler.request) =
   let body () =
     match r.head.body with
     | No_body -> C.Body.empty
-    | Content_length n -> C.Body.stream ~length:n (pump_request r.body)
-    | Chunked -> C.Body.stream (pump_request r.body)
+    | Content_length n ->
+        C.Body.stream ~length:n (pump_request ~length:(Some n) r.body)
+    | Chunked -> C.Body.stream (pump_request ~length:None r.body)
   in
   let upgrade = upgrade_asked r in
   let may_retry e =
