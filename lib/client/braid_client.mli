@@ -144,7 +144,7 @@ end
     one writing at a time. Each function blocks only the calling fiber; no
     timeout applies (wrap the calls in [Braid_io.Time.timeout] if one should). A
     cancelled fiber raises {!Braid.Cancelled} from the blocked call, the
-    connection left open: {!close} it. *)
+    connection left open: {!Switched.close} it. *)
 module Switched : sig
   type t
 
