@@ -38,15 +38,19 @@ let with_upstream ~experiment f =
           Peers.remove_tree root)
         (fun () -> f ~port)
 
-(* Median, and the spread over rounds as a share of it. *)
-let summary values =
-  let m = median values in
-  let spread =
-    (List.fold_left Float.max neg_infinity values
-    -. List.fold_left Float.min infinity values)
-    /. m *. 100.
-  in
-  (m, spread)
+(* Median, and the spread over rounds as a share of it; [nan] both if a
+   run failed. *)
+let summary_of f runs =
+  if failures runs > 0 then (nan, nan)
+  else
+    let values = List.map (fun r -> f (Result.get_ok r)) runs in
+    let m = median values in
+    let spread =
+      (List.fold_left Float.max neg_infinity values
+      -. List.fold_left Float.min infinity values)
+      /. m *. 100.
+    in
+    (m, spread)
 
 let record table key v =
   Hashtbl.replace table key
@@ -214,7 +218,7 @@ let run_client_experiment ~quick =
               label connections;
             ignore (run_process ~label (argv connections 0.5) ~seconds:0.5);
             record results (label, connections)
-              (run_process ~label (argv connections seconds) ~seconds))
+              (Ok (run_process ~label (argv connections seconds) ~seconds)))
           order)
       concurrencies
   done;
@@ -226,8 +230,10 @@ let run_client_experiment ~quick =
             let runs = Hashtbl.find results (label, connections) in
             let name = Printf.sprintf "%s, %d connections" label connections in
             let rps, rps_spread =
-              summary (List.map (fun r -> r.requests_per_second) runs)
-            and cpu, cpu_spread = summary (List.map (fun r -> r.cpu_us) runs) in
+              summary_of (fun (r : client_run) -> r.requests_per_second) runs
+            and cpu, cpu_spread =
+              summary_of (fun (r : client_run) -> r.cpu_us) runs
+            in
             [
               row name "requests per second" rps "req/s";
               row name "requests per second, spread (max-min)" rps_spread "%";
@@ -240,7 +246,7 @@ let run_client_experiment ~quick =
         | None -> []
         | Some _ ->
             let m label f =
-              median (List.map f (Hashtbl.find results (label, connections)))
+              median_or_failed f (Hashtbl.find results (label, connections))
             in
             [
               ratio
@@ -301,7 +307,8 @@ http {
       proxy_pass http://backend;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_buffering off;
+      proxy_buffers 16 8k;
+      proxy_busy_buffers_size 64k;
     }
   }
 }
@@ -406,18 +413,27 @@ let run_proxy_experiment ~quick =
             let url = Printf.sprintf "http://127.0.0.1:%d%s" s.port path in
             progress "proxy: round %d/%d, %s, %s (%d s)" round rounds s.label
               document seconds;
-            ignore (Wrk.run ~cpu:fixed_cpu ~connections ~seconds:1 url);
-            let cpu0 = Procs.cpu_seconds s.proc in
-            let wrk = Wrk.run ~cpu:fixed_cpu ~connections ~seconds url in
-            let cpu = Procs.cpu_seconds s.proc -. cpu0 in
+            (* A run wrk saw an error in fails its cell (the table says
+               so), not the whole experiment. *)
+            let run () =
+              ignore (Wrk.run ~cpu:fixed_cpu ~connections ~seconds:1 url);
+              let cpu0 = Procs.cpu_seconds s.proc in
+              let wrk = Wrk.run ~cpu:fixed_cpu ~connections ~seconds url in
+              let cpu = Procs.cpu_seconds s.proc -. cpu0 in
+              { wrk; cpu_us = cpu /. float wrk.requests *. 1e6 }
+            in
             record results (s.label, document)
-              { wrk; cpu_us = cpu /. float wrk.requests *. 1e6 })
+              (match run () with
+              | r -> Ok r
+              | exception Failure why ->
+                  progress "proxy: %s, %s: %s" s.label document why;
+                  Error why))
           order)
       documents
   done;
   let labels = !labels in
   let m label document f =
-    median (List.map f (Hashtbl.find results (label, document)))
+    median_or_failed f (Hashtbl.find results (label, document))
   in
   let rows =
     List.concat_map
@@ -427,17 +443,21 @@ let run_proxy_experiment ~quick =
             let runs = Hashtbl.find results (label, document) in
             let name = Printf.sprintf "%s, %s" label document in
             let rps, rps_spread =
-              summary (List.map (fun r -> r.wrk.requests_per_second) runs)
-            and cpu, cpu_spread = summary (List.map (fun r -> r.cpu_us) runs) in
-            [
-              row name "requests per second" rps "req/s";
-              row name "requests per second, spread (max-min)" rps_spread "%";
-              row name "latency p99"
-                (median (List.map (fun r -> r.wrk.p99_ms) runs))
-                "ms";
-              row name "proxy CPU per request" cpu "us";
-              row name "proxy CPU per request, spread (max-min)" cpu_spread "%";
-            ])
+              summary_of (fun (r : proxy_run) -> r.wrk.requests_per_second) runs
+            and cpu, cpu_spread =
+              summary_of (fun (r : proxy_run) -> r.cpu_us) runs
+            in
+            failed_row name runs
+            @ [
+                row name "requests per second" rps "req/s";
+                row name "requests per second, spread (max-min)" rps_spread "%";
+                row name "latency p99"
+                  (median_or_failed (fun r -> r.wrk.p99_ms) runs)
+                  "ms";
+                row name "proxy CPU per request" cpu "us";
+                row name "proxy CPU per request, spread (max-min)" cpu_spread
+                  "%";
+              ])
           labels
         @ List.concat_map
             (fun peer ->

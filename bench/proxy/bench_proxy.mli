@@ -9,10 +9,11 @@
       so the figure is the client's alone.
     - [proxy]: wrk (core 1) through a proxy (core 0) to one upstream (nginx
       serving files, core 1): [braid serve] with [ProxyPass], nginx
-      ([proxy_pass], upstream keep-alive, buffering off: streamed as the others
-      do) and haproxy ([mode http], one thread, keep-alive both sides); a small
-      file and a 64 KiB one, keep-alive, req/s and the proxy's CPU per request
-      from /proc. A wrk error fails the run.
+      ([proxy_pass], upstream keep-alive 64, buffers of 16 × 8 KiB: a 64 KiB
+      answer in memory) and haproxy ([mode http], one thread, keep-alive both
+      sides); a small file and a 64 KiB one, keep-alive, req/s and the proxy's
+      CPU per request from /proc. A wrk error fails the run: its cell shows
+      [nan] and a count of failed runs.
 
     Rounds interleave the contenders (the order reversed every other round) and
     the tables give the median with the spread over rounds. *)
