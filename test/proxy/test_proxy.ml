@@ -507,6 +507,54 @@ let content_length () =
   if not (contains two "\r\n\r\nabcHTTP/1.1 200 OK") then
     Alcotest.failf "not two responses:\n%s" two
 
+(* The engine's side of a sized stream (Response.stream ~length): the
+   length goes out as Content-Length; a stream that writes more has the
+   excess withheld and one that writes fewer is cut, the connection closed
+   either way, so that a kept-alive client never reads a wrong frame; a HEAD
+   gets the length and runs no stream, and its Handler.at_end runs. *)
+let sized_streams () =
+  let ended = Atomic.make 0 in
+  let router =
+    Router.empty
+    |> Router.get "/exact" (fun r ->
+           Handler.at_end r (fun () -> Atomic.incr ended);
+           Response.stream ~length:5 (fun w -> Response.Writer.write w "abcde"))
+    |> Router.get "/over" (fun _ ->
+           Response.stream ~length:5 (fun w ->
+               Response.Writer.write w "abc";
+               Response.Writer.write w "defgh"))
+    |> Router.get "/under" (fun _ ->
+           Response.stream ~length:5 (fun w -> Response.Writer.write w "abc"))
+  in
+  Peers.braid router @@ fun ~port ~tls_port:_ ->
+  Braid_io.run @@ fun () ->
+  let exchange raw = raw_exchange port raw in
+  let two path =
+    exchange
+      (Printf.sprintf
+         "GET %s HTTP/1.1\r\nHost: x\r\n\r\nGET /exact HTTP/1.1\r\nHost: \
+          x\r\nConnection: close\r\n\r\n"
+         path)
+  in
+  let exact = two "/exact" in
+  if not (contains exact "content-length: 5\r\n" || contains exact "Content-Length: 5\r\n")
+  then Alcotest.failf "no Content-Length:\n%s" exact;
+  if not (contains exact "\r\n\r\nabcdeHTTP/1.1 200") then
+    Alcotest.failf "not two answers:\n%s" exact;
+  let over = two "/over" in
+  if not (String.ends_with ~suffix:"\r\n\r\nabc" over) then
+    Alcotest.failf "more than the length, or kept alive:\n%s" over;
+  let under = two "/under" in
+  if not (String.ends_with ~suffix:"\r\n\r\nabc" under) then
+    Alcotest.failf "a cut body kept alive:\n%s" under;
+  let head =
+    exchange "HEAD /exact HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+  in
+  if not (contains head "ength: 5\r\n" && String.ends_with ~suffix:"\r\n\r\n" head)
+  then Alcotest.failf "HEAD:\n%s" head;
+  (* Two exchanges of /exact by GET, one by HEAD (its stream never ran). *)
+  Alcotest.(check int) "at_end ran for each" 3 (Atomic.get ended)
+
 (* A middleware that answers something else than the proxied response (its
    stream never runs): the upstream connection and its pool slot are given
    back all the same. With one connection per upstream, a second request
@@ -559,6 +607,7 @@ let () =
           Alcotest.test_case "python upstream" `Quick python_upstream;
           Alcotest.test_case "slow client" `Quick slow_client;
           Alcotest.test_case "content-length kept" `Quick content_length;
+          Alcotest.test_case "sized streams" `Quick sized_streams;
           Alcotest.test_case "response dropped unsent" `Quick dropped_response;
         ] );
       ( "upstreams",
