@@ -70,7 +70,7 @@ and respond (c : Pipeline_state.t) (req : Request.t) ~now
         | exception exn -> (Dispatch.failure c req ~time:now exn, None))
     | _ -> (response, None)
   in
-  let sized = response.stream_length <> None in
+  let sized = Option.is_some response.stream_length in
   let chunked = is_stream && (not sized) && req.version = Http_1_1 in
   let keep_alive =
     req.keep_alive && body_ok
