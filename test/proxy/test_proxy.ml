@@ -532,12 +532,20 @@ let sized_streams () =
   let two path =
     exchange
       (Printf.sprintf
-         "GET %s HTTP/1.1\r\nHost: x\r\n\r\nGET /exact HTTP/1.1\r\nHost: \
-          x\r\nConnection: close\r\n\r\n"
+         "GET %s HTTP/1.1\r\n\
+          Host: x\r\n\
+          \r\n\
+          GET /exact HTTP/1.1\r\n\
+          Host: x\r\n\
+          Connection: close\r\n\
+          \r\n"
          path)
   in
   let exact = two "/exact" in
-  if not (contains exact "content-length: 5\r\n" || contains exact "Content-Length: 5\r\n")
+  if
+    not
+      (contains exact "content-length: 5\r\n"
+      || contains exact "Content-Length: 5\r\n")
   then Alcotest.failf "no Content-Length:\n%s" exact;
   if not (contains exact "\r\n\r\nabcdeHTTP/1.1 200") then
     Alcotest.failf "not two answers:\n%s" exact;
@@ -550,7 +558,9 @@ let sized_streams () =
   let head =
     exchange "HEAD /exact HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
   in
-  if not (contains head "ength: 5\r\n" && String.ends_with ~suffix:"\r\n\r\n" head)
+  if
+    not
+      (contains head "ength: 5\r\n" && String.ends_with ~suffix:"\r\n\r\n" head)
   then Alcotest.failf "HEAD:\n%s" head;
   (* Two exchanges of /exact by GET, one by HEAD (its stream never ran). *)
   Alcotest.(check int) "at_end ran for each" 3 (Atomic.get ended)
