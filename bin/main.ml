@@ -84,10 +84,20 @@ let proxy_routes ~client ~table (file : Config_file.t option) =
 (* Active health checks ({!Braid_proxy.Table.check_health}) run on a loop
    of their own, in a domain that sleeps between rounds: the server's loops
    run inside [Server.run], which has no place for a fiber of the
-   command's. Only when the file starts with ProxyPass routes: a reload
-   that adds the first ones needs a restart for their checks. *)
-let with_health_checks table f =
-  if Braid_proxy.Table.get table = [] then f ()
+   command's. A domain is not free even asleep (every minor collection
+   stops all domains), so only when the file starts with a ProxyPass that
+   asks for checks: a reload that adds the first one needs a restart for
+   its checks. *)
+let with_health_checks (file : Config_file.t option) table f =
+  let checked =
+    match file with
+    | None -> false
+    | Some file ->
+        List.exists
+          (fun (p : Config_file.proxy) -> p.proxy.health_check <> None)
+          file.proxies
+  in
+  if not checked then f ()
   else
     let running = Braid_sync.Promise.create () in
     let checker =
@@ -367,7 +377,7 @@ let serve flags config_file demo dev log_level shutdown_timeout =
                   (* The signals and the logger as [Server.serve] has them; what
                  is the command's own: systemd's notifications, the
                  configuration file, the hand-over to a new binary. *)
-                  with_health_checks table @@ fun () ->
+                  with_health_checks file table @@ fun () ->
                   Server.run_with_signals ~shutdown_timeout
                     ~on_terminate:(on_terminate ~listening)
                     ~on_reload:
