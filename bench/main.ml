@@ -26,6 +26,8 @@ let experiments : experiment list =
     Bench_tls.experiment;
     Bench_websocket.experiment;
     Bench_web.experiment;
+    Bench_proxy.client;
+    Bench_proxy.proxy;
   ]
 
 let run_one ~quick (e : experiment) =
@@ -90,6 +92,7 @@ let main names quick =
 let () =
   Bench_fib_server.dispatch ();
   Bench_web.dispatch ();
+  Bench_proxy.dispatch ();
   Option.iter
     (fun role ->
       prerr_endline ("bench: unknown server role " ^ role);

@@ -287,9 +287,19 @@ let line_error file line msg = Error (Printf.sprintf "%s:%d: %s" file line msg)
    each. Not a change of the server's configuration but routes of their
    own, which the command installs in front of the others. *)
 let proxy_pass ~line args =
+  (* An option is NAME=VALUE with a bare name before the '=' (its value may
+     be a path); a URL has a ':' or '/' there. *)
   let options, urls =
     List.partition
-      (fun a -> String.contains a '=' && not (String.contains a '/'))
+      (fun a ->
+        match String.index_opt a '=' with
+        | None -> false
+        | Some i ->
+            i > 0
+            && String.for_all
+                 (fun c ->
+                   (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c = '_')
+                 (String.sub a 0 i))
       args
   in
   match urls with
@@ -347,7 +357,30 @@ let proxy_pass ~line args =
                 | "on" -> Ok { c with preserve_host = true }
                 | "off" -> Ok { c with preserve_host = false }
                 | _ -> Error "ProxyPass: preserve_host is on or off")
-            | "forwarded_proto" -> Ok { c with forwarded_proto = value }
+            | "forwarded_proto" -> Ok { c with forwarded_proto = Some value }
+            | "health_check" ->
+                let hc =
+                  Option.value c.health_check
+                    ~default:(Braid_proxy.health_check value)
+                in
+                Ok { c with health_check = Some { hc with path = value } }
+            | "health_interval" | "health_timeout" -> (
+                let* seconds = duration ~name:key value in
+                match c.health_check with
+                | None ->
+                    Error
+                      (Printf.sprintf "ProxyPass: %s without health_check=PATH"
+                         key)
+                | Some hc ->
+                    Ok
+                      {
+                        c with
+                        health_check =
+                          Some
+                            (if key = "health_interval" then
+                               { hc with interval = seconds }
+                             else { hc with timeout = seconds });
+                      })
             | _ -> Error (Printf.sprintf "ProxyPass: unknown option %S" key))
           (Ok { Braid_proxy.default with upstreams })
           options

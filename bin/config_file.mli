@@ -56,7 +56,9 @@ type proxy = {
     [PREFIX] go to the upstreams ({!Braid_proxy}). Repeatable, once per prefix.
     Options: [balance=round-robin|least-connections], [retries=N],
     [max_fails=N], [fail_timeout=SECONDS], [preserve_host=on|off],
-    [forwarded_proto=SCHEME]. *)
+    [forwarded_proto=SCHEME], [health_check=PATH] then optionally
+    [health_interval=SECONDS] (5) and [health_timeout=SECONDS] (2): active
+    health checks ({!Braid_proxy.check_health}). *)
 
 type t = {
   file : string;  (** The file's name, as given: errors are prefixed with it. *)

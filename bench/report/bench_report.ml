@@ -263,6 +263,42 @@ let entries =
       chart = Bars (fun r -> r.metric = "ratio" && contains ~sub:"req/s" r.name);
     };
     {
+      name = "client";
+      title = "HTTP client: braid_client vs Go's net/http";
+      question =
+        "N fibers (Braid, one event loop) or goroutines (Go, GOMAXPROCS 1 by \
+         its affinity) each GET a 14-byte file from nginx (one worker, core 1) \
+         in a loop over keep-alive connections, reading every body whole, for \
+         5 s; the client pinned to core 0. Requests per second, and the \
+         client's CPU per request from its own getrusage. 1 and 50 \
+         connections; rounds interleave the two clients, medians and the \
+         spread over rounds. Go's client: bench/peers/client-go, built by \
+         bench/peers/build-client.sh.";
+      published = "—";
+      target = "≥ 1.0× Go's req/s; CPU per request at most Go's.";
+      chart = Bars (fun r -> r.metric = "client CPU per request");
+    };
+    {
+      name = "proxy";
+      title = "Reverse proxy: braid serve vs nginx and haproxy";
+      question =
+        "wrk (one thread, 50 keep-alive connections, core 1) through a proxy \
+         (core 0) to one upstream (nginx serving files, core 1): braid serve \
+         with ProxyPass, nginx proxy_pass (one worker, upstream keepalive 64, \
+         16 × 8 KiB proxy buffers: a 64 KiB answer in memory) and haproxy \
+         (mode http, one thread, http-reuse always). A 14-byte file and a 64 \
+         KiB one; each round starts the three afresh, checks both documents \
+         through each, warms each up for 1 s and runs wrk for 5 s, the order \
+         reversed every other round. The proxy's CPU per request from /proc \
+         (the steadier figure on a shared machine) and req/s; medians with the \
+         spread over rounds. A wrk error fails its cell (nan, and a count of \
+         failed runs).";
+      published = "—";
+      target =
+        "≥ 1.0× nginx's and haproxy's req/s, and at most their CPU per request.";
+      chart = Bars (fun r -> r.metric = "proxy CPU per request");
+    };
+    {
       name = "lwt-bridge";
       title = "Lwt bridge";
       question =

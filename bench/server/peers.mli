@@ -51,6 +51,21 @@ val start_h2o :
     keep-alive connections kept for an hour ([http1-request-timeout]) on
     127.0.0.1:[port], pinned to [cpu]; as {!start_nginx} otherwise. *)
 
+val start_in_temp_dir :
+  name:string ->
+  paths:string list ->
+  cpu:int ->
+  port:int ->
+  config:(string -> string) ->
+  argv:(string -> string -> string -> string list) ->
+  (Procs.t * (unit -> unit)) option
+(** [start_in_temp_dir ~name ~paths ~cpu ~port ~config ~argv] starts the first
+    of [paths] that exists (else [None]) with its configuration [config dir]
+    written to [dir/NAME.conf] in a fresh directory [dir] (removed when it
+    stops), as [argv dir binary conf], pinned to [cpu]: for a peer configured
+    otherwise than the functions above do.
+    @raise Failure as {!Procs.spawn}. *)
+
 (** {1 Several servers side by side} *)
 
 type server = {

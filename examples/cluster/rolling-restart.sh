@@ -3,12 +3,15 @@
 # each `braid serve` in turn is stopped (SIGTERM: it stops listening and
 # drains) and started again while wrk sends keep-alive requests through
 # haproxy. Fails unless wrk saw no socket error and no non-2xx answer.
+# With FRONT=braid, `braid serve` itself is the front (braid.conf: ProxyPass
+# with active health checks) instead of haproxy.
 #
-#   examples/cluster/rolling-restart.sh [BRAID_EXECUTABLE] [SECONDS]
+#   [FRONT=haproxy|braid] examples/cluster/rolling-restart.sh [BRAID_EXECUTABLE] [SECONDS]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 braid=${1:-$here/../../_build/default/bin/main.exe}
 seconds=${2:-8}
+front=${FRONT:-haproxy}
 for tool in haproxy wrk curl python3; do
   command -v $tool >/dev/null || { echo "rolling-restart: $tool is missing (make setup)" >&2; exit 1; }
 done
@@ -52,9 +55,17 @@ start() { # instance number
 }
 
 for i in 1 2 3; do start $i; done
-haproxy -db -f "$here/haproxy.cfg" > "$dir/haproxy.log" 2>&1 &
+case "$front" in
+  haproxy)
+    haproxy -db -f "$here/haproxy.cfg" > "$dir/front.log" 2>&1 & ;;
+  braid)
+    sed -e "s/\${BRAID_PORT_1}/$BRAID_PORT_1/; s/\${BRAID_PORT_2}/$BRAID_PORT_2/; s/\${BRAID_PORT_3}/$BRAID_PORT_3/" \
+      "$here/braid.conf" > "$dir/braid.conf"
+    "$braid" serve --port "$FRONT_PORT" --config "$dir/braid.conf" > "$dir/front.log" 2>&1 & ;;
+  *) echo "rolling-restart: FRONT is haproxy or braid" >&2; exit 2 ;;
+esac
 pids="$pids $!"
-wait_until 200 healthy "$FRONT_PORT" || { echo "haproxy did not start" >&2; cat "$dir/haproxy.log" >&2; exit 1; }
+wait_until 200 healthy "$FRONT_PORT" || { echo "$front did not start" >&2; cat "$dir/front.log" >&2; exit 1; }
 
 wrk -t1 -c20 -d"${seconds}s" "http://127.0.0.1:$FRONT_PORT/1k.bin" > "$dir/wrk.out" 2>&1 &
 load=$!
@@ -64,7 +75,7 @@ for i in 1 2 3; do
   kill -TERM "$pid"
   wait "$pid" || { echo "instance $i did not exit 0" >&2; exit 1; }
   start $i
-  sleep 0.5   # haproxy's check puts it back (every 200 ms)
+  sleep 0.5   # the front's check puts it back (every 200 ms)
 done
 wait $load || true
 
@@ -74,4 +85,4 @@ if grep -qE 'Socket errors|Non-2xx' "$dir/wrk.out" || [ -z "$requests" ]; then
   cat "$dir/wrk.out" >&2
   exit 1
 fi
-echo "rolling-restart: $requests requests through 3 restarts, no error"
+echo "rolling-restart: $requests requests through $front and 3 restarts, no error"

@@ -91,7 +91,11 @@ end
 
 (* {1 Responses} *)
 
-type state = Open | Finished | Closed
+type state =
+  | Open
+  | Finished
+  | Closed
+  | Switched  (** A [101]'s connection, taken by {!Response.switch}. *)
 
 type response = {
   head : Response_head.t;
@@ -159,6 +163,7 @@ module Response = struct
       invalid_arg "Braid_client.Response.read";
     match r.state with
     | Closed -> invalid_arg "Braid_client.Response.read: closed"
+    | Switched -> invalid_arg "Braid_client.Response.read: switched"
     | Finished -> Ok 0
     | Open -> (
         match
@@ -201,11 +206,38 @@ module Response = struct
             loop ())
       | Error _ as e -> e
     in
-    if r.state = Closed then
+    if r.state = Closed || r.state = Switched then
       invalid_arg "Braid_client.Response.to_string: closed";
     loop ()
 
   let close r = abort r
+
+  let switch r =
+    if r.head.status <> 101 || r.state <> Open then
+      invalid_arg "Braid_client.Response.switch: not an open 101 response";
+    r.state <- Switched;
+    (* The connection leaves the pool for good: its slot is free for the
+       pool's next request. *)
+    Pool.release r.lease None;
+    r.connection
+end
+
+module Switched = struct
+  type t = Connection.t
+
+  let read t buf off len =
+    if len <= 0 || off < 0 || off > Bytes.length buf - len then
+      invalid_arg "Braid_client.Switched.read";
+    Connection.read t buf off len
+
+  let write = Connection.write
+
+  let write_bytes t buf off len =
+    if len < 0 || off < 0 || off > Bytes.length buf - len then
+      invalid_arg "Braid_client.Switched.write_bytes";
+    if len > 0 then Connection.write_bytes t buf off len
+
+  let close = Connection.close
 end
 
 (* {1 Clients} *)
@@ -261,7 +293,7 @@ let is_managed name =
       "proxy-connection";
     ]
 
-let request_head meth (url : Url.t) headers (body : Body.t) =
+let request_head ~upgrade meth (url : Url.t) headers (body : Body.t) =
   let b = Buffer.create 256 in
   Buffer.add_string b (Method.to_string meth);
   Buffer.add_char b ' ';
@@ -286,6 +318,18 @@ let request_head meth (url : Url.t) headers (body : Body.t) =
             Buffer.add_string b "\r\n");
           None))
       headers
+  in
+  let bad =
+    match upgrade with
+    | None -> bad
+    | Some protocols ->
+        if (not (Headers.is_value protocols)) || String.trim protocols = "" then
+          Some "upgrade: not a field value"
+        else (
+          Buffer.add_string b "Upgrade: ";
+          Buffer.add_string b protocols;
+          Buffer.add_string b "\r\nConnection: Upgrade\r\n";
+          bad)
   in
   (match body with
   | Empty -> (
@@ -330,7 +374,8 @@ type failure = Failed of Error.t | Stale of Error.t
 (* One request on one connection, up to the response head. On failure the
    connection is closed and the lease given back; [Stale] marks a reused
    connection that failed before any byte of a response. *)
-let exchange t ~lease ~connection ~reused ~deadline meth url head body =
+let exchange t ~lease ~connection ~reused ~deadline ~upgrading meth url head
+    body =
   let fail e =
     Connection.close connection;
     Pool.release lease None;
@@ -359,6 +404,15 @@ let exchange t ~lease ~connection ~reused ~deadline meth url head body =
         | Ok (Error Eof) ->
             Error (fail (Connection_lost "closed before responding"))
         | Ok (Error (Invalid e)) -> Error (Failed (Bad_response e))
+        | Ok (Ok head) when head.status = 101 && not upgrading ->
+            Error
+              (Failed
+                 (Bad_response
+                    {
+                      status = 502;
+                      reason = "101 to a request that asked for no upgrade";
+                      close = true;
+                    }))
         | Ok (Ok head) ->
             let r =
               {
@@ -372,7 +426,8 @@ let exchange t ~lease ~connection ~reused ~deadline meth url head body =
                 state = Open;
               }
             in
-            if head.body = No_body then finish r;
+            (* A 101's connection is the caller's to take, not the pool's. *)
+            if head.body = No_body && head.status <> 101 then finish r;
             Ok r)
   with
   | Ok r -> Ok r
@@ -414,8 +469,9 @@ let open_connection t ~deadline (url : Url.t) =
       Error (connect_error e)
 
 (* One request to [url], on a pooled connection or a new one. *)
-let one t ~deadline meth (url : Url.t) headers body =
-  match request_head meth url headers body with
+let one t ~deadline ~upgrade meth (url : Url.t) headers body =
+  let upgrading = upgrade <> None in
+  match request_head ~upgrade meth url headers body with
   | Error m -> Error (Error.Bad_request m)
   | Ok head -> (
       let lease = Pool.acquire t.pool (Url.origin url) in
@@ -426,8 +482,8 @@ let one t ~deadline meth (url : Url.t) headers body =
             Error e
         | Ok connection -> (
             match
-              exchange t ~lease ~connection ~reused:false ~deadline meth url
-                head body
+              exchange t ~lease ~connection ~reused:false ~deadline ~upgrading
+                meth url head body
             with
             | Ok r -> Ok r
             | Error (Failed e | Stale e) -> Error e)
@@ -439,8 +495,8 @@ let one t ~deadline meth (url : Url.t) headers body =
       | None -> fresh ()
       | Some connection -> (
           match
-            exchange t ~lease ~connection ~reused:true ~deadline meth url head
-              body
+            exchange t ~lease ~connection ~reused:true ~deadline ~upgrading meth
+              url head body
           with
           | Ok r -> Ok r
           | Error (Failed e) -> Error e
@@ -456,7 +512,7 @@ let one t ~deadline meth (url : Url.t) headers body =
                   | Ok connection -> (
                       match
                         exchange t ~lease:lease' ~connection ~reused:false
-                          ~deadline meth url head body
+                          ~deadline ~upgrading meth url head body
                       with
                       | Ok r -> Ok r
                       | Error (Failed e | Stale e) -> Error e)
@@ -482,10 +538,10 @@ let discard r =
       | Ok n -> loop (budget - n)
       | Error _ -> ()
   in
-  match r.state with Open -> loop 65536 | Finished | Closed -> ()
+  match r.state with Open -> loop 65536 | Finished | Closed | Switched -> ()
 
-let rec follow t ~hops ~deadline meth (url : Url.t) headers body =
-  match one t ~deadline meth url headers body with
+let rec follow t ~hops ~deadline ~upgrade meth (url : Url.t) headers body =
+  match one t ~deadline ~upgrade meth url headers body with
   | Error _ as e -> e
   | Ok r -> (
       match (t.config.redirects, Response.header r "location") with
@@ -529,12 +585,13 @@ let rec follow t ~hops ~deadline meth (url : Url.t) headers body =
                         headers
                     else headers
                   in
-                  follow t ~hops:(hops + 1) ~deadline meth' next headers body'))
+                  follow t ~hops:(hops + 1) ~deadline ~upgrade meth' next
+                    headers body'))
       | _ -> Ok r)
 
 let in_loop () = Option.is_some (Braid_io.polls ())
 
-let send t ?(headers = []) ?(body = Body.Empty) meth url =
+let send t ?(headers = []) ?(body = Body.Empty) ?upgrade meth url =
   if not (in_loop ()) then
     invalid_arg "Braid_client.send: not in a fiber of a Braid_io loop";
   match Url.of_string url with
@@ -545,7 +602,7 @@ let send t ?(headers = []) ?(body = Body.Empty) meth url =
           (fun s -> now_ns () + Float.to_int (s *. 1e9))
           t.config.request_timeout
       in
-      follow t ~hops:0 ~deadline meth url headers body
+      follow t ~hops:0 ~deadline ~upgrade meth url headers body
 
 let scoped t ?headers ?body meth url f =
   match send t ?headers ?body meth url with

@@ -138,6 +138,36 @@ end
 
 (** {1 Responses} *)
 
+(** A connection whose protocol switched after a [101] ({!Response.switch}): raw
+    bytes both ways, TLS included for [https]. It belongs to the loop of the
+    fiber that sent the request: use it from that loop's fibers, one reading and
+    one writing at a time. Each function blocks only the calling fiber; no
+    timeout applies (wrap the calls in [Braid_io.Time.timeout] if one should). A
+    cancelled fiber raises {!Braid.Cancelled} from the blocked call, the
+    connection left open: {!Switched.close} it. *)
+module Switched : sig
+  type t
+
+  val read : t -> bytes -> int -> int -> int
+  (** [read t buf off len] reads at most [len] bytes, at least one, [0] at the
+      end of the stream; the bytes the server sent right after its [101] come
+      first.
+
+      Raises [Invalid_argument] if [len <= 0] or the range is not in [buf], and
+      [Braid_io.Io_error] if the connection fails. *)
+
+  val write : t -> string -> unit
+  (** [write t s] sends all of [s]. Raises [Braid_io.Io_error] if the connection
+      fails. *)
+
+  val write_bytes : t -> bytes -> int -> int -> unit
+
+  val close : t -> unit
+  (** [close t] closes the connection (TLS: a close_notify, not waited for).
+      Idempotent; never blocks. Else the client's switch closes it when it
+      finishes. *)
+end
+
 module Response : sig
   type t
 
@@ -169,6 +199,14 @@ module Response : sig
   (** [close t] is done with [t]: if its body was read to the end, nothing to
       do; else the connection is closed (not drained). Idempotent; never blocks.
   *)
+
+  val switch : t -> Switched.t
+  (** [switch t] takes the connection of a [101 Switching Protocols] answer to
+      {!send}'s [upgrade]: it leaves the pool (its slot is free at once) and is
+      the caller's to {!Switched.close}. {!close} on [t] then does nothing.
+
+      Raises [Invalid_argument] if [t]'s status is not [101], or it was closed
+      or switched already. *)
 end
 
 (** {1 Clients} *)
@@ -186,6 +224,7 @@ val send :
   t ->
   ?headers:(string * string) list ->
   ?body:Body.t ->
+  ?upgrade:string ->
   Braid_http.Method.t ->
   string ->
   (Response.t, Error.t) result
@@ -201,6 +240,13 @@ val send :
     ones are dropped. A request that fails on a reused connection before any
     byte of the response (the server had closed it) is sent once more on a fresh
     one, if its body can be sent again.
+
+    With [upgrade] (an [Upgrade] field value, such as ["websocket"]), the
+    request asks the server to switch protocols ([Upgrade] and
+    [Connection: Upgrade] are sent): a [101] answer is then returned, its
+    connection for {!Response.switch} to take (or {!Response.close} to close).
+    Without it, a [101] is [Error (Bad_response _)]. An [upgrade] that is not a
+    field value is [Error (Bad_request _)].
 
     Blocks the calling fiber; from a fiber of a {!Braid_io} loop.
 

@@ -20,6 +20,12 @@ val input : t -> Braid_http.Input.t
 (** Where responses are read from; it keeps bytes read past a response for the
     next. *)
 
+val read : t -> bytes -> int -> int -> int
+(** [read t buf off len] reads at most [len] bytes, those {!input} holds first
+    (read past the last response), else from the socket: at least one, [0] at
+    the end of the stream. For a connection whose protocol switched.
+    @raise Braid_io.Io_error on a socket or TLS failure. *)
+
 val write : t -> string -> unit
 (** [write t s] sends [s] whole.
     @raise Braid_io.Io_error on a socket or TLS failure. *)

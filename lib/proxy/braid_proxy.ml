@@ -3,6 +3,10 @@ module C = Braid_client
 module Headers = Braid_http.Headers
 
 type balance = Round_robin | Least_connections
+type health_check = { path : string; interval : float; timeout : float }
+
+let health_check ?(interval = 5.) ?(timeout = 2.) path =
+  { path; interval; timeout }
 
 type config = {
   upstreams : string list;
@@ -11,7 +15,8 @@ type config = {
   fail_timeout : float;
   retries : int;
   preserve_host : bool;
-  forwarded_proto : string;
+  forwarded_proto : string option;
+  health_check : health_check option;
 }
 
 let default =
@@ -22,7 +27,8 @@ let default =
     fail_timeout = 10.;
     retries = 1;
     preserve_host = true;
-    forwarded_proto = "http";
+    forwarded_proto = None;
+    health_check = None;
   }
 
 let client_config =
@@ -51,6 +57,8 @@ type upstream = {
   active : int Atomic.t;  (** Requests in progress, over all loops. *)
   fails : int Atomic.t;  (** Failures in a row. *)
   down_until : int Atomic.t;  (** Monotonic ns; ejected before it. *)
+  failed_check : bool Atomic.t;
+      (** Its last active health check failed: left out until one passes. *)
 }
 
 type set = { upstreams : upstream array; config : config }
@@ -70,9 +78,18 @@ let make_set ~previous (config : config) =
     else if config.retries < 0 then Error "retries must not be negative"
     else if not (config.fail_timeout >= 0.) then
       Error "fail_timeout must not be negative"
-    else if not (Headers.is_value config.forwarded_proto) then
-      Error "bad forwarded_proto"
-    else Ok ()
+    else if
+      not (Option.fold ~none:true ~some:Headers.is_value config.forwarded_proto)
+    then Error "bad forwarded_proto"
+    else
+      match config.health_check with
+      | None -> Ok ()
+      | Some { path; interval; timeout } ->
+          if path = "" || path.[0] <> '/' || not (Headers.is_value path) then
+            Error "the health check's path must start with /"
+          else if not (interval > 0. && timeout > 0.) then
+            Error "the health check's interval and timeout must be positive"
+          else Ok ()
   in
   let* upstreams =
     List.fold_right
@@ -94,6 +111,7 @@ let make_set ~previous (config : config) =
                        active = Atomic.make 0;
                        fails = Atomic.make 0;
                        down_until = Atomic.make 0;
+                       failed_check = Atomic.make false;
                      }
                     :: rest)))
       config.upstreams (Ok [])
@@ -116,7 +134,12 @@ let pick t set ~tried =
   let untried =
     List.filter (fun u -> not (List.memq u tried)) (Array.to_list set.upstreams)
   in
-  let alive = List.filter (fun u -> Atomic.get u.down_until <= now) untried in
+  let alive =
+    List.filter
+      (fun u ->
+        Atomic.get u.down_until <= now && not (Atomic.get u.failed_check))
+      untried
+  in
   let candidates = Array.of_list (if alive = [] then untried else alive) in
   let n = Array.length candidates in
   if n = 0 then None
@@ -205,7 +228,11 @@ let append headers name value =
 let request_headers set (u : upstream) (r : Handler.request) =
   let headers = r.head.headers in
   let host = Headers.find headers "host" in
-  let proto = set.config.forwarded_proto in
+  let proto =
+    match set.config.forwarded_proto with
+    | Some scheme -> scheme
+    | None -> if r.secure then "https" else "http"
+  in
   let fields =
     end_to_end
       ~also:
@@ -287,12 +314,20 @@ let upstream_url (u : upstream) ~prefix (r : Handler.request) =
 
 (* {1 Forwarding} *)
 
+(* A buffer of 16 KiB is allocated outside the minor heap, which costs a
+   small response more than the rest of its relaying: one no larger than
+   the body it carries. *)
+let buffer_for ~length =
+  Bytes.create
+    (match length with Some n when n < 16384 -> max n 1 | _ -> 16384)
+
 exception Request_body of Braid_http.Parse_error.t
 
-let pump_request (body : Body.t) write =
-  let buf = Bytes.create 16384 in
+let pump_request ~length (body : Body.t) write =
+  let buf = buffer_for ~length in
+  let size = Bytes.length buf in
   let rec go () =
-    match Body.read body buf 0 16384 with
+    match Body.read body buf 0 size with
     | Ok 0 -> ()
     | Ok n ->
         write buf 0 n;
@@ -303,21 +338,30 @@ let pump_request (body : Body.t) write =
 
 exception Upstream_cut of string
 
-let stream_response upstream response (w : Response.Writer.t) =
-  let buf = Bytes.create 16384 in
+(* What an upstream's response holds (its connection, its pool slot, its
+   count in [active]), given back once: by the stream when it ends, or by
+   the end of the exchange if the stream never runs (Handler.at_end). Both
+   run in the connection's fiber. *)
+let releaser upstream response =
+  let held = ref true in
+  fun () ->
+    if !held then (
+      held := false;
+      C.Response.close response;
+      Atomic.decr upstream.active)
+
+let stream_response response ~length ~release (w : Response.Writer.t) =
+  let buf = buffer_for ~length in
+  let size = Bytes.length buf in
   let rec go () =
-    match C.Response.read response buf 0 16384 with
+    match C.Response.read response buf 0 size with
     | Ok 0 -> ()
     | Ok n ->
         Response.Writer.write_bytes w buf 0 n;
         go ()
     | Error e -> raise (Upstream_cut (C.Error.to_string e))
   in
-  Fun.protect
-    ~finally:(fun () ->
-      C.Response.close response;
-      Atomic.decr upstream.active)
-    go
+  Fun.protect ~finally:release go
 
 let is_idempotent : Braid_http.Method.t -> bool = function
   | GET | HEAD | OPTIONS | TRACE | PUT | DELETE -> true
@@ -328,21 +372,119 @@ let gateway_error (e : C.Error.t) =
   | Timeout _ -> Response.error 504 (C.Error.to_string e)
   | _ -> Response.error 502 (C.Error.to_string e)
 
-let respond upstream response =
-  let status = C.Response.status response in
-  let headers =
-    end_to_end ~also:[ "content-length"; "date" ] (C.Response.headers response)
+(* A HEAD's answer has no body, so the parser leaves its Content-Length
+   unchecked: the length it would have, if it is one. *)
+let declared_length headers =
+  match Headers.find_all headers "content-length" with
+  | [] -> None
+  | first :: rest ->
+      let digits s =
+        let s = String.trim s in
+        s <> ""
+        && String.length s <= 18
+        && String.for_all (fun c -> c >= '0' && c <= '9') s
+      in
+      if
+        digits first
+        && List.for_all (fun v -> String.trim v = String.trim first) rest
+      then Some (int_of_string (String.trim first))
+      else None
+
+(* {2 Switching protocols} *)
+
+(* The protocols a request asks to switch to (its Upgrade fields), if it
+   asks: HTTP/1.1, with "upgrade" among its connection options. *)
+let upgrade_asked (r : Handler.request) =
+  if
+    r.head.version = Http_1_1
+    && Headers.has_token r.head.headers "connection" "upgrade"
+  then
+    match Headers.find_all r.head.headers "upgrade" with
+    | [] -> None
+    | fields -> Some (String.concat ", " fields)
+  else None
+
+(* Bytes from one side to the other until [read] says the stream ended. *)
+let copy ~read ~write =
+  let buf = Bytes.create 16384 in
+  let rec go () =
+    match read buf 0 16384 with
+    | 0 -> ()
+    | n ->
+        write buf 0 n;
+        go ()
   in
-  if status = 101 then (
-    C.Response.close response;
-    Atomic.decr upstream.active;
-    Response.error 502 "upstream switched protocols: not supported")
-  else if (C.Response.head response).body = No_body then (
-    C.Response.close response;
-    Atomic.decr upstream.active;
-    Response.make ~headers status Empty)
+  try go () with Braid_io.Io_error _ | Upgraded.Shutdown -> ()
+
+(* Both directions at once; the first to end ends the other (WebSocket,
+   like most upgraded protocols, has no half-closed state to keep). A
+   graceful shutdown of the server ends the client's side, so both. *)
+let relay (client : Upgraded.t) upstream =
+  ignore
+    (Braid.Switch.run_stoppable (fun sw ->
+         let direction ~read ~write =
+           ignore
+             (Braid.Switch.fork sw (fun () ->
+                  copy ~read ~write;
+                  Braid.Switch.stop sw))
+         in
+         direction ~read:(Upgraded.read client)
+           ~write:(C.Switched.write_bytes upstream);
+         direction ~read:(C.Switched.read upstream)
+           ~write:(Upgraded.write_bytes client)))
+
+(* The upstream's 101: the client gets it (its end-to-end fields, as
+   Sec-WebSocket-Accept) and the two connections are relayed, if the
+   upstream chose a protocol the client offered. *)
+let switch (r : Handler.request) response ~headers ~release =
+  let offered = Option.value (upgrade_asked r) ~default:"" in
+  let chosen = Option.map String.trim (C.Response.header response "upgrade") in
+  match chosen with
+  | Some protocol when protocol <> "" && Headers.list_has_token offered protocol
+    -> (
+      match Response.upgrade ~headers ~protocol ignore with
+      | exception Invalid_argument _ ->
+          release ();
+          Response.error 502 "upstream switched to a malformed protocol"
+      | _ ->
+          let upstream = C.Response.switch response in
+          let close () =
+            C.Switched.close upstream;
+            release ()
+          in
+          (* Until the server runs the relay, the exchange's end closes the
+             upstream side (Handler.at_end, as for a stream). *)
+          Handler.at_end r close;
+          Response.upgrade ~headers ~protocol (fun client ->
+              Fun.protect ~finally:close (fun () -> relay client upstream)))
+  | _ ->
+      release ();
+      Response.error 502 "upstream switched to a protocol not asked for"
+
+let respond (r : Handler.request) response ~release =
+  let status = C.Response.status response in
+  let head = C.Response.head response in
+  let headers = end_to_end ~also:[ "content-length"; "date" ] head.headers in
+  if status = 101 then switch r response ~headers ~release
   else
-    Response.make ~headers status (Stream (stream_response upstream response))
+    match head.body with
+    | No_body
+      when r.head.meth = HEAD && not (Braid_http.Status.has_no_body status) ->
+        (* The fields a GET would get, Content-Length or chunked coding: the
+           server does not run the stream of a HEAD's answer. *)
+        release ();
+        Response.make ~headers
+          ?stream_length:(declared_length head.headers)
+          status (Stream ignore)
+    | No_body ->
+        release ();
+        Response.make ~headers status Empty
+    | Content_length n ->
+        Response.make ~headers ~stream_length:n status
+          (Stream (stream_response response ~length:(Some n) ~release))
+    | Chunked | Until_close ->
+        Response.make ~headers status
+          (Stream (stream_response response ~length:None ~release))
 
 let handler t ~prefix (r : Handler.request) =
   let set = Atomic.get t.set in
@@ -351,9 +493,11 @@ let handler t ~prefix (r : Handler.request) =
   let body () =
     match r.head.body with
     | No_body -> C.Body.empty
-    | Content_length n -> C.Body.stream ~length:n (pump_request r.body)
-    | Chunked -> C.Body.stream (pump_request r.body)
+    | Content_length n ->
+        C.Body.stream ~length:n (pump_request ~length:(Some n) r.body)
+    | Chunked -> C.Body.stream (pump_request ~length:None r.body)
   in
+  let upgrade = upgrade_asked r in
   let may_retry e =
     C.Error.nothing_sent e || (is_idempotent meth && not has_body)
   in
@@ -367,11 +511,15 @@ let handler t ~prefix (r : Handler.request) =
         Atomic.incr u.active;
         match
           C.send t.client ~headers:(request_headers set u r) ~body:(body ())
-            meth (upstream_url u ~prefix r)
+            ?upgrade meth (upstream_url u ~prefix r)
         with
         | Ok response ->
             succeeded u;
-            respond u response
+            let release = releaser u response in
+            (* The stream may never run: a HEAD, a middleware that answers
+               something else, a connection lost before the head. *)
+            Handler.at_end r release;
+            respond r response ~release
         | Error e ->
             Atomic.decr u.active;
             (match e with Bad_url _ | Bad_request _ -> () | _ -> failed set u);
@@ -389,6 +537,61 @@ let handler t ~prefix (r : Handler.request) =
 
 let middleware ~prefix t next (r : Handler.request) =
   if matches ~prefix r.path then handler t ~prefix r else next r
+
+(* {1 Active health checks} *)
+
+let check_url (u : upstream) path =
+  let scheme = match u.url.scheme with Http -> "http" | Https -> "https" in
+  Printf.sprintf "%s://%s%s" scheme (C.Url.authority u.url) path
+
+(* One GET of the path: a 2xx or 3xx within the timeout passes. The
+   response's body is read (a small one) so the connection stays usable. *)
+let passes client (u : upstream) (hc : health_check) =
+  match
+    Braid_io.Time.timeout hc.timeout (fun () ->
+        C.request client GET (check_url u hc.path) (fun r ->
+            ignore (C.Response.to_string ~max:65536 r);
+            C.Response.status r))
+  with
+  | Some (Ok status) -> status >= 200 && status < 400
+  | Some (Error _) | None -> false
+
+let record (u : upstream) ~passed =
+  if passed then (
+    if Atomic.exchange u.failed_check false then (
+      (* Restored: passive ejection is forgiven too. *)
+      Atomic.set u.fails 0;
+      Atomic.set u.down_until 0))
+  else Atomic.set u.failed_check true
+
+let check_health ?client t =
+  Braid.Switch.run @@ fun sw ->
+  let client =
+    match client with
+    | Some c -> c
+    | None -> C.create ~sw ~config:client_config ()
+  in
+  let rec round () =
+    let set = Atomic.get t.set in
+    match set.config.health_check with
+    | None ->
+        (* Checks may be turned on by an update. *)
+        Braid_io.Time.sleep 1.;
+        round ()
+    | Some hc ->
+        (* Every upstream at once: a slow one does not delay the others'
+           verdicts. *)
+        Braid.Switch.run (fun checks ->
+            Array.iter
+              (fun u ->
+                ignore
+                  (Braid.Switch.fork checks (fun () ->
+                       record u ~passed:(passes client u hc))))
+              set.upstreams);
+        Braid_io.Time.sleep hc.interval;
+        round ()
+  in
+  round ()
 
 module Table = struct
   type proxy = t
@@ -411,4 +614,32 @@ module Table = struct
     with
     | Some (prefix, proxy) -> handler proxy ~prefix r
     | None -> next r
+
+  (* One checking fiber per proxy in the table, started and stopped as
+     the table changes. *)
+  let check_health ?client t =
+    Braid.Switch.run @@ fun sw ->
+    let client =
+      match client with
+      | Some c -> c
+      | None -> C.create ~sw ~config:client_config ()
+    in
+    let rec watch running =
+      let proxies = List.map snd (Atomic.get t) in
+      let kept, gone =
+        List.partition (fun (p, _) -> List.memq p proxies) running
+      in
+      List.iter (fun (_, fiber) -> Braid.Fiber.cancel fiber) gone;
+      let added =
+        List.filter_map
+          (fun p ->
+            if List.mem_assq p kept then None
+            else
+              Some (p, Braid.Switch.fork sw (fun () -> check_health ~client p)))
+          proxies
+      in
+      Braid_io.Time.sleep 1.;
+      watch (added @ kept)
+    in
+    watch []
 end

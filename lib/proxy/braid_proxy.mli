@@ -29,9 +29,24 @@
     to any the request had). [Host] is the client's unless
     {!config.preserve_host} is off. Bodies are streamed both ways, never held
     whole: the request body as the client sends it (with [Content-Length] if it
-    had one, else chunked), the response body chunk by chunk to the client. The
-    response's hop-by-hop fields are dropped the same way; the server frames it
-    anew.
+    had one, else chunked), the response body piece by piece to the client, with
+    the upstream's [Content-Length] when it sent one (a [HEAD]'s answer too),
+    else chunked. The response's hop-by-hop fields are dropped the same way; the
+    server frames it anew. What the upstream's response holds (its connection,
+    its pool slot) is given back when the exchange ends, even if the server
+    never sends the body (a middleware that answers something else, a connection
+    lost first: {!Braid_web.Handler.at_end}).
+
+    {b Switching protocols (WebSocket).} A request that asks for an upgrade
+    (HTTP/1.1, [Connection: upgrade], an [Upgrade] field) is forwarded with its
+    [Upgrade] field; if the upstream answers [101] with one of the protocols
+    offered, the client gets that [101] (with the upstream's end-to-end fields,
+    as [Sec-WebSocket-Accept]) and the two connections are relayed byte for
+    byte, both ways, until either side closes (then both close) or the server
+    shuts down (then both close, with no WebSocket close frame). The relay runs
+    in the connection's fiber and one it forks; no timeout applies but the
+    server's send timeout to the client. A [101] with a protocol not offered is
+    a [502].
 
     {b Choosing an upstream.} Round-robin or least-connections
     ({!type-balance}), among the upstreams not ejected. Passive health: an
@@ -60,14 +75,28 @@
     any domain while requests run: a request keeps the upstream set it started
     with.
 
-    Not yet: WebSocket (a [101] from an upstream is answered [502]), active
-    health checks, HTTP/2 upstreams. *)
+    Not yet: HTTP/2 upstreams. *)
 
 type balance =
   | Round_robin
   | Least_connections
       (** The upstream with the fewest requests in progress (counted over every
           loop), ties taken in turn. *)
+
+type health_check = {
+  path : string;
+      (** Requested with [GET] from each upstream, as ["/healthz"]. *)
+  interval : float;  (** Seconds between rounds (default 5). *)
+  timeout : float;
+      (** Seconds a check may take, connecting included (default 2): slower
+          fails. *)
+}
+(** Active health checks ({!check_health}): an upstream that answers the check
+    with other than [2xx] or [3xx], or not in time, is left out until a check
+    passes, which also forgives its passive ejection. *)
+
+val health_check : ?interval:float -> ?timeout:float -> string -> health_check
+(** [health_check path] with the defaults above. *)
 
 type config = {
   upstreams : string list;
@@ -79,10 +108,14 @@ type config = {
   retries : int;  (** More attempts after the first, where allowed (1). *)
   preserve_host : bool;
       (** Send the client's [Host] (default [true]); [false]: the upstream's. *)
-  forwarded_proto : string;
-      (** The scheme [X-Forwarded-Proto] and [Forwarded] report (default
-          ["http"]): the handler does not see whether the request came over TLS.
-      *)
+  forwarded_proto : string option;
+      (** The scheme [X-Forwarded-Proto] and [Forwarded] report: by default
+          ([None]) the connection's, ["https"] over TLS
+          ({!Braid_web.Handler.request.secure}), else ["http"]; [Some scheme]
+          for a proxy behind another TLS terminator. *)
+  health_check : health_check option;
+      (** Default [None]: passive health only. Checks run only where
+          {!check_health} (or {!Table.check_health}) runs. *)
 }
 
 val default : config
@@ -112,6 +145,15 @@ val handler : t -> prefix:string -> Braid_web.Handler.t
     while it waits for the upstream; a cancelled fiber (the server's handler
     timeout, its shutdown) closes the upstream connection. *)
 
+val check_health : ?client:Braid_client.t -> t -> unit
+(** [check_health t] runs [t]'s active health checks forever: each
+    {!health_check.interval}, a [GET] of the path from every upstream at once,
+    each in a fiber of its own, on [client] (default: one of its own, with
+    {!client_config}, its connections closed when this returns). It follows
+    {!update}s: a proxy without checks configured is looked at again every
+    second. Blocks the calling fiber (a fiber of a {!Braid_io} loop); cancel it
+    to stop. *)
+
 val matches : prefix:string -> string -> bool
 (** [matches ~prefix path]: [path] is [prefix] or under it ([/api] matches
     [/api] and [/api/x], not [/apix]). *)
@@ -138,4 +180,10 @@ module Table : sig
   val middleware : t -> Braid_web.Router.middleware
   (** Requests whose path matches a prefix of the table (the longest) go to its
       proxy; the others to the next handler. *)
+
+  val check_health : ?client:Braid_client.t -> t -> unit
+  (** [check_health t] runs {!val-check_health} for every proxy of the table,
+      one fiber each, as {!set} changes it (looked at every second): a proxy
+      kept keeps its checks, one removed stops. Blocks the calling fiber (of a
+      {!Braid_io} loop) forever; cancel it to stop. *)
 end

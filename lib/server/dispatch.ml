@@ -122,6 +122,8 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
     | _ -> server_limit
   in
   let body = Settlement.body_for c req limits ~source in
+  let ending = Handler.Ending.create () in
+  c.ending <- ending;
   (* Everything the server answers to this request, inside the global
      middleware: routes, static files, and its own errors. A handler's
      exception becomes its 500 here, inside the middleware, so that what
@@ -168,8 +170,10 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
         params = [];
         tail = None;
         peer = c.peer;
+        secure = c.secure;
         body;
         now;
+        ending;
       }
   in
   (response, body)

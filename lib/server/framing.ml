@@ -11,7 +11,10 @@ let of_response (response : Response.t) ~chunked =
     | Empty -> Length 0
     | String s -> Length (String.length s)
     | File { length; _ } -> Length length
-    | Stream _ -> if chunked then Chunked else Unframed
+    | Stream _ -> (
+        match response.stream_length with
+        | Some n -> Length n
+        | None -> if chunked then Chunked else Unframed)
     | Upgrade _ -> Unframed
 
 (* Fields the pipeline writes itself. *)
@@ -131,7 +134,8 @@ let write_file (c : Pipeline_state.t) (contents : File.contents) ~offset ~length
                 ("reading a file: " ^ Printexc.to_string e);
               raise Unwind.Abort)
 
-let write_stream (c : Pipeline_state.t) (req : Request.t) ~time f ~chunked =
+let write_stream ?length (c : Pipeline_state.t) (req : Request.t) ~time f
+    ~chunked =
   let sent = ref 0 and limit = c.config.output_buffer in
   (* Valid while [f] runs only: a fiber [f] forked and left running must not
      write into this connection's buffer afterwards. *)
@@ -142,6 +146,11 @@ let write_stream (c : Pipeline_state.t) (req : Request.t) ~time f ~chunked =
   in
   let write buf off len =
     check ();
+    (* Bytes past the Content-Length sent would be read as the next
+       response: they are not sent, and the connection closes. *)
+    (match length with
+    | Some n when !sent + len > n -> raise Unwind.Abort
+    | _ -> ());
     if chunked then (
       Output.add_hex c.out len;
       Output.add_string c.out "\r\n";
@@ -166,6 +175,11 @@ let write_stream (c : Pipeline_state.t) (req : Request.t) ~time f ~chunked =
       open_ := false;
       c.services.log (Handler_failed { time; request = req; exn; backtrace });
       raise Unwind.Abort);
+  (match length with
+  | Some n when !sent < n ->
+      (* Fewer than promised: only closing tells the client. *)
+      raise Unwind.Abort
+  | _ -> ());
   if chunked then Output.add_string c.out "0\r\n\r\n";
   !sent
 

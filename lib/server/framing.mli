@@ -46,6 +46,7 @@ val write_file :
       read failed (logged): the head is out, the connection must close. *)
 
 val write_stream :
+  ?length:int ->
   Pipeline_state.t ->
   Braid_http.Request.t ->
   time:float ->
@@ -54,9 +55,11 @@ val write_stream :
   int
 (** [write_stream c request ~time f ~chunked] runs the stream [f], sending what
     it writes (as chunks if [chunked], then the last chunk), and returns the
-    content bytes sent.
+    content bytes sent. With [length] (the [Content-Length] sent), a write
+    beyond it is not sent.
     @raise Unwind.Abort
-      if [f] raised (logged as [Handler_failed] at [time]): the head is out. *)
+      if [f] raised (logged as [Handler_failed] at [time]), or wrote more or
+      fewer bytes than [length]: the head is out. *)
 
 val refusal : status:string -> string -> string
 (** [refusal ~status text] is a whole HTTP/1.1 response, [status] (such as

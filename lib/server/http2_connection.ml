@@ -543,7 +543,8 @@ let respond t st (sc : Pipeline_state.t) (req : Request.t) ~now
     | Empty, _ -> Some 0
     | String s, _ -> Some (String.length s)
     | File { length; _ }, _ -> Some length
-    | Stream _, _ | Upgrade _, _ -> None
+    | Stream _, _ -> response.stream_length
+    | Upgrade _, _ -> None
   in
   let status = response.status and headers = response.headers in
   let head ~end_stream =
@@ -574,9 +575,18 @@ let respond t st (sc : Pipeline_state.t) (req : Request.t) ~now
       | Stream f, _ ->
           head ~end_stream:false;
           let sent = ref 0 in
+          (* A DATA frame past the content-length sent makes the stream
+             malformed (RFC 9113 §8.1.1); fewer bytes too. *)
+          let wrong_length () =
+            reset_stream t st Internal_error;
+            raise Unwind.Abort
+          in
           let writer =
             Response.Writer.make
               ~write:(fun buf off len ->
+                (match length with
+                | Some n when !sent + len > n -> wrong_length ()
+                | _ -> ());
                 sent := !sent + len;
                 send_data t st buf off len ~end_stream:false)
               ~flush:(fun () -> ())
@@ -590,6 +600,9 @@ let respond t st (sc : Pipeline_state.t) (req : Request.t) ~now
                    { time = now; request = req; exn = e; backtrace });
               reset_stream t st Internal_error;
               raise Unwind.Abort);
+          (match length with
+          | Some n when !sent < n -> wrong_length ()
+          | _ -> ());
           send_data t st Bytes.empty 0 0 ~end_stream:true;
           !sent
   in
@@ -609,6 +622,7 @@ let stream_state t st (req : Request.t) : Pipeline_state.t =
     input;
     out = t.dummy_out;
     body = Body.empty;
+    ending = Handler.Ending.finished;
     head_written = false;
     abandon_body = false;
   }
@@ -644,6 +658,8 @@ let run_stream t st (req : Request.t) ~now =
       sc.services.log
         (Handler_failed { time = now; request = req; exn = e; backtrace });
       reset_stream t st Internal_error);
+  (* Whether or not its response went out (Handler.at_end). *)
+  Handler.Ending.run sc.ending;
   (* The response is complete while the client still sends its body: it
      is read to its end and dropped, and checked (its declared length, the
      frames that may follow), as HTTP/1.1 drains a body, up to the body

@@ -74,12 +74,13 @@ and respond (c : Pipeline_state.t) ~fiber (req : Request.t) ~now
         | exception exn -> (Dispatch.failure c req ~time:now exn, None))
     | _ -> (response, None)
   in
-  let chunked = is_stream && req.version = Http_1_1 in
+  let sized = Option.is_some response.stream_length in
+  let chunked = is_stream && (not sized) && req.version = Http_1_1 in
   let keep_alive =
     req.keep_alive && body_ok
     && (not (Atomic.get c.progress.draining))
     && (not (Response.wants_close response))
-    && not (is_stream && (not chunked) && not no_content)
+    && not (is_stream && (not sized) && (not chunked) && not no_content)
   in
   Framing.write_head c ~now ~status:response.status ~headers:response.headers
     (Framing.of_response response ~chunked)
@@ -95,7 +96,9 @@ and respond (c : Pipeline_state.t) ~fiber (req : Request.t) ~now
       | File { offset; length; _ }, Some contents ->
           Framing.write_file c contents ~offset ~length;
           length
-      | Stream f, _ -> Framing.write_stream c req ~time:now f ~chunked
+      | Stream f, _ ->
+          Framing.write_stream ?length:response.stream_length c req ~time:now f
+            ~chunked
   in
   let keep_alive =
     keep_alive
@@ -259,10 +262,12 @@ let rec loop (c : Pipeline_state.t) ~fiber =
             match exchange c ~fiber req with
             | v ->
                 Body.close c.body;
+                Handler.Ending.run c.ending;
                 v
             | exception e ->
                 let bt = Printexc.get_raw_backtrace () in
                 Body.close c.body;
+                Handler.Ending.run c.ending;
                 Printexc.raise_with_backtrace e bt
           with
           | true ->
@@ -376,8 +381,8 @@ let release out input =
   Output.release out;
   Input.release input
 
-let create { server = config; dates; progress; buffers } transport
-    (services : Services.t) : t =
+let create ?(secure = false) { server = config; dates; progress; buffers }
+    transport (services : Services.t) : t =
   let write_socket = transport.write and read = transport.read in
   (* Counted for [send_stalled]. A piece that raises ends the connection,
      so its count stays odd. *)
@@ -459,6 +464,7 @@ let create { server = config; dates; progress; buffers } transport
     head_limits;
     dates;
     peer = transport.peer;
+    secure;
     input;
     out;
     progress;
@@ -466,6 +472,7 @@ let create { server = config; dates; progress; buffers } transport
     await_input = transport.await_input;
     file_sender;
     body = Body.empty;
+    ending = Handler.Ending.finished;
     head_written = false;
     abandon_body = false;
     upgraded_read = read;

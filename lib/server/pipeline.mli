@@ -115,7 +115,7 @@ val standalone : Config.t -> Head_cache.t -> config
 (** [standalone server dates] is the setup of a connection no sweeper watches
     and no server drains, with buffers of its own (tests, {!Testing}). *)
 
-val create : config -> transport -> Braid_web.Services.t -> t
+val create : ?secure:bool -> config -> transport -> Braid_web.Services.t -> t
 (** [create config transport services] is the pipeline of one connection over
     [transport], answered by [services]: the services in force around the
     connection, which the caller looks up once ({!Braid_web.Services.current};
@@ -130,7 +130,10 @@ val create : config -> transport -> Braid_web.Services.t -> t
     response is never taken for stalled. The connection's input reads with
     [transport.read] itself (it is its own reader,
     {!Braid_http.Input.create}[ ~read]): a fiber the handler forks may read the
-    request body ({!Braid_web.Body}) with no handler to inherit. Does no I/O. *)
+    request body ({!Braid_web.Body}) with no handler to inherit. Does no I/O.
+
+    [secure] (default [false]): the connection is over TLS, as handlers see in
+    {!Braid_web.Handler.request.secure}. *)
 
 val serve : t -> outcome
 (** [serve t] starts the connection's deadlines ([Progress.start]) and serves

@@ -6,6 +6,7 @@ type t = {
   head_limits : Braid_http.Limits.t;
   dates : Head_cache.t;
   peer : Unix.sockaddr option;
+  secure : bool;
   input : Braid_http.Input.t;
   out : Output.t;
   progress : Progress.t;
@@ -13,6 +14,7 @@ type t = {
   await_input : (unit -> unit) option;
   file_sender : (unit -> Output.file_sender) option;
   mutable body : Body.t;
+  mutable ending : Handler.Ending.t;
   mutable head_written : bool;
   mutable abandon_body : bool;
   upgraded_read : bytes -> int -> int -> int;

@@ -15,6 +15,7 @@ type t = {
           applies the route's own limit (or the server's). *)
   dates : Head_cache.t;
   peer : Unix.sockaddr option;
+  secure : bool;  (** The connection is over TLS. *)
   input : Braid_http.Input.t;
   out : Output.t;
   progress : Progress.t;
@@ -36,6 +37,10 @@ type t = {
           Closed when the exchange ends, however it ends: a fiber the handler
           forked and left running must not read from this connection's input
           afterwards, nor from the next connection that reuses its buffers. *)
+  mutable ending : Handler.Ending.t;
+      (** The request in progress's ({!Handler.at_end}), made by [Dispatch], run
+          when the exchange ends however it ends, after [body] is closed.
+          {!Handler.Ending.finished} between requests. *)
   mutable head_written : bool;
   mutable abandon_body : bool;
       (** The handler was cancelled: its body is not worth draining. *)

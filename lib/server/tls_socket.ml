@@ -117,7 +117,7 @@ and serve_secure c s tls ~fiber =
           | None -> Services.current ()
         in
         Pipeline.resume
-          (Pipeline.create
+          (Pipeline.create ~secure:true
              {
                server = config;
                dates = c.dates;

@@ -1,5 +1,27 @@
 open Braid_http
 
+module Ending = struct
+  type t = { mutable actions : (unit -> unit) list; mutable ended : bool }
+
+  let create () = { actions = []; ended = false }
+
+  (* Already ended, so never mutated: one value serves every caller. *)
+  let finished = { actions = []; ended = true }
+
+  let add t action =
+    if t.ended then action () else t.actions <- action :: t.actions
+
+  let run t =
+    if not t.ended then (
+      t.ended <- true;
+      let actions = List.rev t.actions in
+      t.actions <- [];
+      (* Runs while the exchange unwinds, perhaps from a failure: an action's
+         own failure must neither hide that one nor keep the other actions
+         from running. *)
+      List.iter (fun action -> try action () with _ -> ()) actions)
+end
+
 type request = {
   head : Request.t;
   path : string;
@@ -7,12 +29,15 @@ type request = {
   params : (string * string) list;
   tail : string option;
   peer : Unix.sockaddr option;
+  secure : bool;
   body : Body.t;
   now : float;
+  ending : Ending.t;
 }
 
 type t = request -> Response.t
 
+let at_end r action = Ending.add r.ending action
 let param r name = List.assoc_opt name r.params
 let header r name = Request.header r.head name
 let body_string r = Body.to_string r.body
@@ -31,7 +56,7 @@ module Syntax = struct
 end
 
 let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = []) ?tail
-    ?(body = "") target =
+    ?(secure = false) ?(body = "") target =
   let headers = Headers.of_list headers in
   let path, query = Url_path.split_target target in
   {
@@ -52,6 +77,8 @@ let request_for_test ?(meth = Method.GET) ?(headers = []) ?(params = []) ?tail
     params;
     tail;
     peer = None;
+    secure;
     body = Body.of_string body;
     now = 0.;
+    ending = Ending.create ();
   }

@@ -11,6 +11,23 @@
     every fiber it forks and in every pool task it submits: any of them can log,
     read the clock, sleep and read files. *)
 
+(** What runs when the server is done with a request ({!at_end}). *)
+module Ending : sig
+  type t
+
+  val create : unit -> t
+  (** For a server, and a test that calls handlers itself: a new exchange's. *)
+
+  val finished : t
+  (** An exchange already over: {!at_end} on it runs the action at once. *)
+
+  val run : t -> unit
+  (** [run t] ends the exchange: runs the actions registered, oldest first, once
+      (later calls do nothing, and an action registered afterwards runs at
+      once). An action that raises is skipped over. In the calling fiber; as
+      long as the actions take. *)
+end
+
 type request = {
   head : Braid_http.Request.t;  (** Method, target, version, header fields. *)
   path : string;  (** The target's path, not decoded. *)
@@ -23,11 +40,29 @@ type request = {
           [/assets/*rest] and [/assets/css/a.css]. [None] for a pattern without
           [*name], and outside routes (global middleware). *)
   peer : Unix.sockaddr option;  (** [None] when not on a socket. *)
+  secure : bool;
+      (** The request came over TLS (HTTPS, or HTTP/2 negotiated over TLS): the
+          scheme a proxy reports in [X-Forwarded-Proto]. *)
   body : Body.t;
   now : float;  (** When the head was read, seconds since the epoch. *)
+  ending : Ending.t;  (** See {!at_end}. *)
 }
 
 type t = request -> Response.t
+
+val at_end : request -> (unit -> unit) -> unit
+(** [at_end r action] has the server run [action ()] once it is done with [r]:
+    its response sent whole, or never to be (a [HEAD] or a status without
+    content, a middleware that answered something else, the connection lost
+    before the head went out, the handler cancelled by its timeout or the
+    server's shutdown). So a handler whose response holds a resource that its
+    stream would release ([Braid_proxy]'s upstream connection) releases it even
+    if the stream never runs.
+
+    [action] runs in the connection's fiber (the HTTP/2 stream's), possibly
+    while it unwinds from a cancellation: it must not block; what it raises is
+    ignored. Call [at_end] from the fiber serving [r] or one it forked (the same
+    loop), not from a pool task. *)
 
 val param : request -> string -> string option
 (** [param r name] is the value of pattern parameter [name]. *)
@@ -65,9 +100,11 @@ val request_for_test :
   ?headers:(string * string) list ->
   ?params:(string * string) list ->
   ?tail:string ->
+  ?secure:bool ->
   ?body:string ->
   string ->
   request
 (** [request_for_test target] is an HTTP/1.1 request for calling a handler
-    directly in a test: no peer, time 0. A handler that uses services needs them
-    in force ({!In_memory.run}). *)
+    directly in a test: no peer, time 0, an {!Ending} of its own (the test runs
+    it, {!Ending.run}, when it is done with the response). A handler that uses
+    services needs them in force ({!In_memory.run}). *)

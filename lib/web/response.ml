@@ -22,7 +22,12 @@ type body =
   | File of { path : string; info : File.info; offset : int; length : int }
   | Upgrade of { protocol : string; run : Upgraded.t -> unit }
 
-type t = { status : int; headers : (string * string) list; body : body }
+type t = {
+  status : int;
+  headers : (string * string) list;
+  body : body;
+  stream_length : int option;
+}
 
 (* {1 Checks} *)
 
@@ -72,15 +77,26 @@ let is_protocol p =
 let plain = "text/plain; charset=utf-8"
 
 (* The server's own responses: fields it writes itself, known to be valid. *)
-let trusted ?(headers = []) status body = { status; headers; body }
+let trusted ?(headers = []) status body =
+  { status; headers; body; stream_length = None }
 
-let make ?(headers = []) status body =
+let check_stream_length body = function
+  | None -> ()
+  | Some n -> (
+      if n < 0 then invalid_arg "Braid_web.Response: a negative stream length";
+      match body with
+      | Stream _ -> ()
+      | Empty | String _ | File _ | Upgrade _ ->
+          invalid_arg "Braid_web.Response: a stream length without a stream")
+
+let make ?(headers = []) ?stream_length status body =
   check_status status;
   check_fields headers;
   check_body status body;
-  { status; headers; body }
+  check_stream_length body stream_length;
+  { status; headers; body; stream_length }
 
-let with_type ~content_type status headers body =
+let with_type ?stream_length ~content_type status headers body =
   check_status status;
   check_fields headers;
   check_body status body;
@@ -92,7 +108,8 @@ let with_type ~content_type status headers body =
       check_field field;
       field :: headers
   in
-  { status; headers; body }
+  check_stream_length body stream_length;
+  { status; headers; body; stream_length }
 
 let string ?(status = 200) ?(headers = []) ?(content_type = plain) body =
   with_type ~content_type status headers (String body)
@@ -100,8 +117,8 @@ let string ?(status = 200) ?(headers = []) ?(content_type = plain) body =
 let html ?status ?headers body =
   string ?status ?headers ~content_type:"text/html; charset=utf-8" body
 
-let stream ?(status = 200) ?(headers = []) ?(content_type = plain) f =
-  with_type ~content_type status headers (Stream f)
+let stream ?(status = 200) ?(headers = []) ?(content_type = plain) ?length f =
+  with_type ?stream_length:length ~content_type status headers (Stream f)
 
 let empty ?headers status = make ?headers status Empty
 
@@ -121,6 +138,7 @@ let redirect ?(status = 301) location =
     status;
     headers = [ field; ("Content-Type", plain) ];
     body = String (location ^ "\n");
+    stream_length = None;
   }
 
 let upgrade ?(headers = []) ~protocol run =
@@ -135,7 +153,12 @@ let upgrade ?(headers = []) ~protocol run =
          (fun (n, _) -> not (Braid_http.Headers.equal_name n "upgrade"))
          headers
   in
-  { status = 101; headers; body = Upgrade { protocol; run } }
+  {
+    status = 101;
+    headers;
+    body = Upgrade { protocol; run };
+    stream_length = None;
+  }
 
 let header t name =
   List.find_map

@@ -59,15 +59,26 @@ type t = private {
   status : int;  (** 100 to 599. *)
   headers : (string * string) list;  (** Valid names and values. *)
   body : body;
+  stream_length : int option;
+      (** A [Stream]'s length in bytes when its maker knows it ([stream_length]
+          of {!make}, [length] of {!stream}), else [None]. It is sent as
+          [Content-Length] instead of chunked coding (to a [HEAD] too, whose
+          stream does not run), so the connection stays open after it for an
+          HTTP/1.0 client as well. The stream must write exactly that many
+          bytes: a write beyond them is not sent, and the connection closes (the
+          client sees a cut body, as when a stream raises), as it does after a
+          stream that wrote fewer. *)
 }
 
-val make : ?headers:(string * string) list -> int -> body -> t
+val make :
+  ?headers:(string * string) list -> ?stream_length:int -> int -> body -> t
 (** [make ~headers status body].
 
     Raises [Invalid_argument] if [status] is not in 100-599, or a field of
     [headers] has a name that is not a token or a value holding CR, LF, NUL or
     another control character but tab, or if [status] is [101] and [body] is not
-    an [Upgrade] or the other way round. Every function below that takes a
+    an [Upgrade] or the other way round, or if [stream_length] is negative or
+    given with a body other than a [Stream]. Every function below that takes a
     status or fields checks them the same way. *)
 
 val string :
@@ -86,8 +97,11 @@ val stream :
   ?status:int ->
   ?headers:(string * string) list ->
   ?content_type:string ->
+  ?length:int ->
   (Writer.t -> unit) ->
   t
+(** [stream f] is a [200] (or [status]) whose body [f] writes, chunked unless
+    [length] says how long it is ({!field-stream_length}). *)
 
 val empty : ?headers:(string * string) list -> int -> t
 (** [empty status] has no content ([Content-Length: 0] unless the status forbids

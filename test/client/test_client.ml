@@ -34,6 +34,18 @@ let router =
                Response.Writer.write w
                  (String.make 1000 (Char.chr (65 + (i mod 26))))
              done))
+  |> Router.get "/echo-upgrade" (fun _ ->
+         (* A protocol of its own: bytes back as they come. *)
+         Response.upgrade ~protocol:"echo" (fun up ->
+             let buf = Bytes.create 4096 in
+             let rec loop () =
+               match Upgraded.read up buf 0 4096 with
+               | 0 -> ()
+               | n ->
+                   Upgraded.write_bytes up buf 0 n;
+                   loop ()
+             in
+             loop ()))
   |> Router.get "/redirect" (fun _ -> Response.redirect ~status:302 "/hello")
   |> Router.get "/loop" (fun _ -> Response.redirect ~status:302 "/loop")
   |> Router.post "/see-other" (fun _ -> Response.redirect ~status:303 "hello")
@@ -213,6 +225,38 @@ let read_request s =
   let buf = Bytes.create 4096 in
   ignore (Net.read_into s buf 0 4096)
 
+(* A 101 hands its connection over (out of the pool); one not asked for is
+   an error, not a connection returned to the pool. *)
+let switching () =
+  Peers.braid router @@ fun ~port ~tls_port:_ ->
+  with_client @@ fun c ->
+  let url = Printf.sprintf "http://127.0.0.1:%d/echo-upgrade" port in
+  (match C.send c ~upgrade:"echo" GET url with
+  | Ok r ->
+      Alcotest.(check int) "switched" 101 (C.Response.status r);
+      let s = C.Response.switch r in
+      C.Switched.write s "ping";
+      let buf = Bytes.create 16 in
+      let n = C.Switched.read s buf 0 16 in
+      Alcotest.(check string) "echoed" "ping" (Bytes.sub_string buf 0 n);
+      C.Switched.close s
+  | Error e -> fail_error e);
+  expect_error "an upgrade that is no field value"
+    (function Bad_request _ -> true | _ -> false)
+    (C.send c ~upgrade:"a\r\nX: y" GET url);
+  raw_server
+    (fun _ s ->
+      read_request s;
+      Net.write_string s
+        "HTTP/1.1 101 Switching Protocols\r\n\
+         Upgrade: x\r\n\
+         Connection: upgrade\r\n\
+         \r\n")
+    (fun port ->
+      expect_error "a 101 not asked for"
+        (function Bad_response _ -> true | _ -> false)
+        (C.get c (Printf.sprintf "http://127.0.0.1:%d/" port)))
+
 let misbehaving () =
   with_client @@ fun c ->
   (* Smuggling-shaped responses are refused. *)
@@ -351,6 +395,7 @@ let () =
       ( "peers",
         [
           Alcotest.test_case "misbehaving servers" `Quick misbehaving;
+          Alcotest.test_case "switching protocols" `Quick switching;
           Alcotest.test_case "python and nginx" `Quick files;
           Alcotest.test_case "TLS" `Quick tls;
         ] );

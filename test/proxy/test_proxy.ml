@@ -32,7 +32,8 @@ let upstream name =
   |> Router.get "/v1/who" (fun _ -> Response.string ("v1 " ^ name))
 
 (* A Braid server whose only route is the proxy, in front of [upstreams]. *)
-let with_proxy ?(client = P.client_config) ?(config = P.default) upstreams f =
+let with_proxy ?(client = P.client_config) ?(config = P.default)
+    ?(outside = Fun.id) upstreams f =
   Braid.Switch.run @@ fun sw ->
   let c = C.create ~sw ~config:client () in
   let proxy =
@@ -40,7 +41,9 @@ let with_proxy ?(client = P.client_config) ?(config = P.default) upstreams f =
     | Ok p -> p
     | Error m -> Alcotest.fail m
   in
-  Peers.braid (Router.empty |> Router.use (P.middleware ~prefix:"/api" proxy))
+  Peers.braid
+    (Router.empty |> Router.use outside
+    |> Router.use (P.middleware ~prefix:"/api" proxy))
   @@ fun ~port ~tls_port:_ -> f ~proxy port
 
 let with_client f =
@@ -142,6 +145,51 @@ let forwarding () =
     "streamed response" 200_000
     (String.length (get c (local port ^ "/api/big")).body)
 
+(* X-Forwarded-Proto and Forwarded say https for a request that came over
+   TLS, http otherwise (the same proxy behind both listeners). *)
+let forwarded_proto () =
+  let certs = Peers.certs () in
+  let trusting =
+    match Braid_tls.Client_context.create ~ca_file:certs.ca () with
+    | Ok t -> t
+    | Error m -> Alcotest.fail m
+  in
+  Peers.braid (upstream "a") @@ fun ~port:up ~tls_port:_ ->
+  Braid.Switch.run @@ fun sw ->
+  let proxy =
+    match
+      P.create
+        ~client:(C.create ~sw ~config:P.client_config ())
+        { P.default with upstreams = [ local up ] }
+    with
+    | Ok p -> p
+    | Error m -> Alcotest.fail m
+  in
+  Peers.braid ~tls:(certs.chain, certs.key)
+    (Router.empty |> Router.use (P.middleware ~prefix:"/api" proxy))
+  @@ fun ~port ~tls_port ->
+  Braid_io.run @@ fun () ->
+  Braid.Switch.run @@ fun sw ->
+  let c =
+    C.create ~sw ~config:{ C.default_config with tls = Some trusting } ()
+  in
+  let headers url =
+    match C.get c url with Ok w -> w.body | Error e -> fail_error e
+  in
+  let over_tls =
+    headers
+      (Printf.sprintf "https://localhost:%d/api/headers" (Option.get tls_port))
+  and plain = headers (local port ^ "/api/headers") in
+  List.iter
+    (fun (text, what) ->
+      if not (contains text what) then Alcotest.failf "%S not in:\n%s" what text)
+    [
+      (over_tls, "x-forwarded-proto: https");
+      (over_tls, "proto=https");
+      (plain, "x-forwarded-proto: http\n");
+      (plain, "proto=http");
+    ]
+
 let rewriting () =
   Peers.braid (upstream "a") @@ fun ~port:up ~tls_port:_ ->
   with_proxy [ local up ^ "/v1" ] @@ fun ~proxy:_ port ->
@@ -206,6 +254,44 @@ let health_and_retries () =
   with_proxy [ local dead ] @@ fun ~proxy:_ port ->
   Alcotest.(check int)
     "no upstream up: 502" 502 (get c (local port ^ "/api/who")).status
+
+(* Active checks eject an upstream whose check fails, though requests to
+   it would succeed, and restore it once its check passes again. *)
+let active_health () =
+  let healthy = Atomic.make true in
+  let checked name =
+    upstream name
+    |> Router.get "/health" (fun _ ->
+           if Atomic.get healthy then Response.string "ok"
+           else Response.error 503 "")
+  in
+  Peers.braid (checked "a") @@ fun ~port:a ~tls_port:_ ->
+  Peers.braid (upstream "b") @@ fun ~port:b ~tls_port:_ ->
+  let config =
+    {
+      P.default with
+      health_check = Some (P.health_check ~interval:0.1 ~timeout:1. "/health");
+    }
+  in
+  (* b has no /health: a 404 fails its check, so b is out from the start
+     (but tried anyway while a is out too). *)
+  with_proxy ~config [ local a; local b ] @@ fun ~proxy port ->
+  with_client @@ fun c ->
+  Braid.Switch.run @@ fun sw ->
+  let checks = Braid.Switch.fork sw (fun () -> P.check_health proxy) in
+  let answers n =
+    List.sort_uniq compare
+      (List.init n (fun _ -> (get c (local port ^ "/api/who")).body))
+  in
+  Braid_io.Time.sleep 0.5;
+  Alcotest.(check (list string)) "b failed its check" [ "a" ] (answers 6);
+  Atomic.set healthy false;
+  Braid_io.Time.sleep 0.5;
+  Alcotest.(check (list string)) "both out: both tried" [ "a"; "b" ] (answers 6);
+  Atomic.set healthy true;
+  Braid_io.Time.sleep 0.5;
+  Alcotest.(check (list string)) "a restored" [ "a" ] (answers 6);
+  Braid.Fiber.cancel checks
 
 (* Raw upstreams, on a loop of the test's own. *)
 let raw_upstream script f =
@@ -369,6 +455,146 @@ let slow_client () =
   | Ok n -> Alcotest.(check int) "every byte" 200_000 n
   | Error e -> fail_error e
 
+(* The head of a response read raw: up to its empty line. *)
+let head_of text =
+  let rec find i =
+    if i + 4 > String.length text then text
+    else if String.sub text i 4 = "\r\n\r\n" then String.sub text 0 i
+    else find (i + 1)
+  in
+  String.lowercase_ascii (find 0)
+
+(* The upstream's Content-Length is passed on (a GET's and a HEAD's), and
+   chunked coding only where the upstream had no length. *)
+let content_length () =
+  Peers.braid (upstream "abc") @@ fun ~port:up ~tls_port:_ ->
+  with_proxy [ local up ] @@ fun ~proxy:_ port ->
+  Braid_io.run @@ fun () ->
+  let exchange meth path =
+    head_of
+      (raw_exchange port
+         (Printf.sprintf
+            "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" meth path))
+  in
+  let has what head =
+    if not (contains head what) then Alcotest.failf "%S not in:\n%s" what head
+  and lacks what head =
+    if contains head what then Alcotest.failf "%S in:\n%s" what head
+  in
+  let get = exchange "GET" "/api/who" in
+  has "content-length: 3\r\n" get;
+  lacks "transfer-encoding" get;
+  let head = exchange "HEAD" "/api/who" in
+  has "content-length: 3\r\n" head;
+  lacks "transfer-encoding" head;
+  let streamed = exchange "GET" "/api/big" in
+  has "transfer-encoding: chunked" streamed;
+  lacks "content-length" streamed;
+  let streamed_head = exchange "HEAD" "/api/big" in
+  has "transfer-encoding: chunked" streamed_head;
+  lacks "content-length" streamed_head;
+  (* Kept alive after a sized body: two answers on one connection. *)
+  let two =
+    raw_exchange port
+      "GET /api/who HTTP/1.1\r\n\
+       Host: x\r\n\
+       \r\n\
+       GET /api/who HTTP/1.1\r\n\
+       Host: x\r\n\
+       Connection: close\r\n\
+       \r\n"
+  in
+  if not (contains two "\r\n\r\nabcHTTP/1.1 200 OK") then
+    Alcotest.failf "not two responses:\n%s" two
+
+(* The engine's side of a sized stream (Response.stream ~length): the
+   length goes out as Content-Length; a stream that writes more has the
+   excess withheld and one that writes fewer is cut, the connection closed
+   either way, so that a kept-alive client never reads a wrong frame; a HEAD
+   gets the length and runs no stream, and its Handler.at_end runs. *)
+let sized_streams () =
+  let ended = Atomic.make 0 in
+  let router =
+    Router.empty
+    |> Router.get "/exact" (fun r ->
+           Handler.at_end r (fun () -> Atomic.incr ended);
+           Response.stream ~length:5 (fun w -> Response.Writer.write w "abcde"))
+    |> Router.get "/over" (fun _ ->
+           Response.stream ~length:5 (fun w ->
+               Response.Writer.write w "abc";
+               Response.Writer.write w "defgh"))
+    |> Router.get "/under" (fun _ ->
+           Response.stream ~length:5 (fun w -> Response.Writer.write w "abc"))
+  in
+  Peers.braid router @@ fun ~port ~tls_port:_ ->
+  Braid_io.run @@ fun () ->
+  let exchange raw = raw_exchange port raw in
+  let two path =
+    exchange
+      (Printf.sprintf
+         "GET %s HTTP/1.1\r\n\
+          Host: x\r\n\
+          \r\n\
+          GET /exact HTTP/1.1\r\n\
+          Host: x\r\n\
+          Connection: close\r\n\
+          \r\n"
+         path)
+  in
+  let exact = two "/exact" in
+  if
+    not
+      (contains exact "content-length: 5\r\n"
+      || contains exact "Content-Length: 5\r\n")
+  then Alcotest.failf "no Content-Length:\n%s" exact;
+  if not (contains exact "\r\n\r\nabcdeHTTP/1.1 200") then
+    Alcotest.failf "not two answers:\n%s" exact;
+  let over = two "/over" in
+  if not (String.ends_with ~suffix:"\r\n\r\nabc" over) then
+    Alcotest.failf "more than the length, or kept alive:\n%s" over;
+  let under = two "/under" in
+  if not (String.ends_with ~suffix:"\r\n\r\nabc" under) then
+    Alcotest.failf "a cut body kept alive:\n%s" under;
+  let head =
+    exchange "HEAD /exact HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+  in
+  if
+    not
+      (contains head "ength: 5\r\n" && String.ends_with ~suffix:"\r\n\r\n" head)
+  then Alcotest.failf "HEAD:\n%s" head;
+  (* Two exchanges of /exact by GET, one by HEAD (its stream never ran). *)
+  Alcotest.(check int) "at_end ran for each" 3 (Atomic.get ended)
+
+(* A middleware that answers something else than the proxied response (its
+   stream never runs): the upstream connection and its pool slot are given
+   back all the same. With one connection per upstream, a second request
+   would otherwise wait for that slot forever. *)
+let dropped_response () =
+  Peers.braid (upstream "a") @@ fun ~port:up ~tls_port:_ ->
+  let outside next r =
+    let (_ : Response.t) = next r in
+    Response.string "replaced"
+  in
+  with_proxy ~outside
+    ~client:{ P.client_config with max_connections = 1 }
+    [ local up ]
+  @@ fun ~proxy:_ port ->
+  Braid_io.run @@ fun () ->
+  Braid.Switch.run @@ fun sw ->
+  let c =
+    C.create ~sw
+      ~config:{ C.default_config with first_byte_timeout = Some 3. }
+      ()
+  in
+  for i = 1 to 3 do
+    match C.get c (local port ^ "/api/big") with
+    | Ok w ->
+        Alcotest.(check string) (Printf.sprintf "answer %d" i) "replaced" w.body
+    | Error e ->
+        Alcotest.failf "request %d: %s (the first one's upstream slot is held)"
+          i (C.Error.to_string e)
+  done
+
 let python_upstream () =
   let dir = Peers.temp_dir "braid-proxy-py" in
   Unix.mkdir (Filename.concat dir "api") 0o755;
@@ -387,13 +613,18 @@ let () =
         [
           Alcotest.test_case "fields and bodies" `Quick forwarding;
           Alcotest.test_case "prefix rewriting" `Quick rewriting;
+          Alcotest.test_case "forwarded proto" `Quick forwarded_proto;
           Alcotest.test_case "python upstream" `Quick python_upstream;
           Alcotest.test_case "slow client" `Quick slow_client;
+          Alcotest.test_case "content-length kept" `Quick content_length;
+          Alcotest.test_case "sized streams" `Quick sized_streams;
+          Alcotest.test_case "response dropped unsent" `Quick dropped_response;
         ] );
       ( "upstreams",
         [
           Alcotest.test_case "balancing and update" `Quick balancing;
           Alcotest.test_case "health and retries" `Quick health_and_retries;
+          Alcotest.test_case "active health checks" `Quick active_health;
           Alcotest.test_case "misbehaving" `Quick misbehaving_upstreams;
           Alcotest.test_case "smuggling attempts" `Quick smuggling;
         ] );

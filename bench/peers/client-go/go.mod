@@ -1,0 +1,3 @@
+module braid.bench/client-go
+
+go 1.22
