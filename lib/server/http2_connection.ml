@@ -136,6 +136,8 @@ type t = {
   mutable block_stream : int;  (** 0: none. *)
   block : Buffer.t;
   mutable block_frames : int;
+  mutable block_deadline : int;
+      (** Monotonic nanoseconds: the block must be complete by then. *)
   mutable block_end_stream : bool;
   mutable block_self_dependent : bool;
   scratch : Buffer.t;
@@ -145,9 +147,12 @@ type t = {
 
 let max_window = 0x7fff_ffff
 
-(* A field block may come in this many frames at most, and take this many
-   bytes encoded: beyond, the client is flooding (CVE-2024-27316), for the
-   block must be held whole until its end to be decoded. *)
+(* A field block may come in this many frames at most, take this many
+   bytes encoded, and this long ([timeouts.request_header], as an HTTP/1.1
+   head): beyond, the client is flooding (CVE-2024-27316) or holding the
+   connection, for the block must be held whole until its end to be
+   decoded, and no other frame may come between its pieces. The frame count
+   is its own limit: empty CONTINUATION frames never reach the byte limit. *)
 let max_block_frames = 64
 let max_block_bytes t = 2 * t.h.max_header_list_size
 
@@ -821,17 +826,19 @@ let begin_block t ~stream ~end_stream ~end_headers ~self_dependent
   else (
     t.block_stream <- stream;
     t.block_frames <- 1;
+    t.block_deadline <-
+      t.c.services.monotonic_ns ()
+      + Progress.ns_of_seconds t.c.config.timeouts.request_header;
     t.block_end_stream <- end_stream;
     t.block_self_dependent <- self_dependent)
 
 let continue_block t ~end_headers (fragment : Frame.payload) =
   t.block_frames <- t.block_frames + 1;
-  if
-    t.block_frames > max_block_frames
-    || Buffer.length t.block + fragment.len > max_block_bytes t
-  then
+  if t.block_frames > max_block_frames then
     connection_error Enhance_your_calm
-      "field block too large or in too many CONTINUATION frames";
+      "field block in too many CONTINUATION frames";
+  if Buffer.length t.block + fragment.len > max_block_bytes t then
+    connection_error Enhance_your_calm "field block too large";
   Buffer.add_subbytes t.block fragment.bytes fragment.off fragment.len;
   if end_headers then (
     let id = t.block_stream in
@@ -1070,10 +1077,22 @@ let rec read_frames t =
   in
   next ()
 
-(* An idle connection (no stream) waits [timeouts.keep_alive] for one. *)
+(* An idle connection (no stream) waits [timeouts.keep_alive] for one; a
+   field block in progress, until its deadline. *)
 and refill_input t =
   let input = t.c.input in
-  if t.running = 0 && t.block_stream = 0 then (
+  if t.block_stream <> 0 then
+    let left = t.block_deadline - t.c.services.monotonic_ns () in
+    match
+      t.c.services.timeout
+        (Float.of_int (Int.max 0 left) /. 1e9)
+        (fun () -> Input.refill input)
+    with
+    | Some n -> n
+    | None ->
+        connection_error Enhance_your_calm
+          "field block not complete within the request header timeout"
+  else if t.running = 0 then (
     t.c.progress.phase <- Upgraded;
     match
       t.c.services.timeout t.c.config.timeouts.keep_alive (fun () ->
@@ -1131,6 +1150,7 @@ let create (c : Pipeline_state.t) switch =
     block_stream = 0;
     block = Buffer.create 256;
     block_frames = 0;
+    block_deadline = 0;
     block_end_stream = false;
     block_self_dependent = false;
     scratch = Buffer.create 256;

@@ -206,14 +206,17 @@ let rec until c what stop =
   | None -> Alcotest.failf "connection closed before %s" what
   | Some f -> ( match stop f with Some v -> v | None -> until c what stop)
 
-let goaway_code c =
+(* The GOAWAY's code and debug text (the server puts its reason there). *)
+let goaway c =
   let rec go () =
     match next_frame c with
     | None -> None
-    | Some (Goaway { code; _ }) -> Some code
+    | Some (Goaway { code; debug; _ }) -> Some (code, debug)
     | Some _ -> go ()
   in
   go ()
+
+let goaway_code c = Option.map fst (goaway c)
 
 let request_block ?(encoder = Hpack.Encoder.create ()) ?(extra = []) meth path =
   let b = Buffer.create 64 in
@@ -447,11 +450,14 @@ let test_rapid_reset () =
       Alcotest.(check (option code))
         "GOAWAY" (Some Enhance_your_calm) (goaway_code c))
 
-let test_continuation_flood () =
-  serving [] (fun ~port ~tls_port:_ ->
+(* A field block opened by HEADERS without END_HEADERS, then [pieces]
+   CONTINUATION frames of [fragment] bytes (never ending it), then a PING:
+   a server without the limit under test reads the PING as interrupting the
+   block and answers PROTOCOL_ERROR, so each test fails at once without its
+   own limit, and the reason in the GOAWAY tells the limits apart. *)
+let open_block ?(flags = []) ~pieces ~fragment () =
+  serving flags (fun ~port ~tls_port:_ ->
       let c = open_h2 port in
-      let block = request_block "GET" "/" in
-      let one = Frame.payload_of_string block in
       send c
         (frames
            [
@@ -461,22 +467,72 @@ let test_continuation_flood () =
                  end_stream = true;
                  end_headers = false;
                  priority = None;
-                 fragment = one;
+                 fragment = Frame.payload_of_string (request_block "GET" "/");
                  pad_length = None;
                };
            ]);
-      let empty = Frame.payload_of_string "" in
-      for _ = 1 to 10_000 do
-        if not c.ended then
-          send c
-            (frames
-               [
-                 Continuation
-                   { stream = 1; end_headers = false; fragment = empty };
-               ])
-      done;
-      Alcotest.(check (option code))
-        "GOAWAY" (Some Enhance_your_calm) (goaway_code c))
+      let piece =
+        frames
+          [
+            Continuation
+              {
+                stream = 1;
+                end_headers = false;
+                fragment = Frame.payload_of_string fragment;
+              };
+          ]
+      in
+      send c (String.concat "" (List.init pieces (fun _ -> piece)));
+      if not c.ended then
+        send c (frames [ Ping { ack = false; data = "12345678" } ]);
+      goaway c)
+
+let check_goaway what expected got =
+  let code', reason =
+    match got with
+    | Some (code, debug) -> (code, debug)
+    | None -> Alcotest.failf "%s: no GOAWAY" what
+  in
+  Alcotest.(check code) (what ^ ": code") Enhance_your_calm code';
+  if not (contains reason expected) then
+    Alcotest.failf "%s: GOAWAY for %S, not %S" what reason expected
+
+(* Empty fragments: only the count of frames can stop them. *)
+let test_continuation_flood () =
+  check_goaway "CONTINUATION flood" "too many CONTINUATION"
+    (open_block ~pieces:10_000 ~fragment:"" ())
+
+(* Forty fragments of 1000 bytes: under the count's 64 frames, past the
+   block limit of twice the header list size (2 × 4096 bytes). *)
+let test_block_too_large () =
+  check_goaway "field block too large" "too large"
+    (open_block
+       ~flags:[ "--http2-max-header-list"; "4096" ]
+       ~pieces:40 ~fragment:(String.make 1000 'x') ())
+
+(* A block begun and left unfinished: the connection may carry no other
+   frame meanwhile, so it ends at the head's deadline, as a slow HTTP/1.1
+   head does. *)
+let test_slow_block () =
+  serving [ "--header-timeout"; "1" ] (fun ~port ~tls_port:_ ->
+      let c = open_h2 port in
+      send c
+        (frames
+           [
+             Headers
+               {
+                 stream = 1;
+                 end_stream = true;
+                 end_headers = false;
+                 priority = None;
+                 fragment = Frame.payload_of_string (request_block "GET" "/");
+                 pad_length = None;
+               };
+           ]);
+      let started = Unix.gettimeofday () in
+      check_goaway "an unfinished field block" "not complete" (goaway c);
+      let took = Unix.gettimeofday () -. started in
+      if took > 5. then Alcotest.failf "GOAWAY after %.1f s, not about 1" took)
 
 let test_hpack_bomb () =
   serving [ "--http2-max-header-list"; "16384" ] (fun ~port ~tls_port:_ ->
@@ -606,6 +662,8 @@ let () =
         [
           Alcotest.test_case "rapid reset" `Quick test_rapid_reset;
           Alcotest.test_case "CONTINUATION flood" `Quick test_continuation_flood;
+          Alcotest.test_case "field block too large" `Quick test_block_too_large;
+          Alcotest.test_case "field block too slow" `Quick test_slow_block;
           Alcotest.test_case "HPACK bomb" `Quick test_hpack_bomb;
           Alcotest.test_case "PING flood" `Quick
             (flood "PING" (Ping { ack = false; data = "12345678" }));
