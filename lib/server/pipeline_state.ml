@@ -11,6 +11,7 @@ type t = {
   progress : Progress.t;
   services : Services.t;
   await_input : (unit -> unit) option;
+  alpn : unit -> string option;
   file_sender : (unit -> Output.file_sender) option;
   mutable body : Body.t;
   mutable head_written : bool;
