@@ -500,7 +500,7 @@ let request_of (headers : Hpack.header_list) ~end_stream =
         Request.meth = GET;
         target;
         target_form;
-        version = Http_1_1;
+        version = Http_2;
         headers = Headers.of_list fields;
         body;
         keep_alive = true;

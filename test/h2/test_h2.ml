@@ -425,6 +425,52 @@ let test_curl () =
       Alcotest.(check int) "ten responses" 10 (count ":status: 200");
       Alcotest.(check int) "one connection" 1 (count "Connected"))
 
+(* The access log and the metrics name each request's protocol: an HTTP/2
+   stream as "HTTP/2.0", not as HTTP/1.1. *)
+let test_protocol_named () =
+  let log = Filename.concat temp_dir "access.log" in
+  serving [ "--access-log"; log; "--metrics"; "/metrics" ]
+    (fun ~port ~tls_port:_ ->
+      let base = Printf.sprintf "http://127.0.0.1:%d" port in
+      ignore
+        (curl
+           [
+             "--http2-prior-knowledge"; "-o"; "/dev/null"; base ^ "/index.html";
+           ]);
+      ignore (curl [ "--http1.1"; "-o"; "/dev/null"; base ^ "/index.html" ]);
+      let metrics = curl [ "--http1.1"; base ^ "/metrics" ] in
+      let sample name =
+        let re = Str.regexp_string name in
+        match Str.search_forward re metrics 0 with
+        | i ->
+            let start = i + String.length name + 1 in
+            let stop = String.index_from metrics start '\n' in
+            int_of_string (String.sub metrics start (stop - start))
+        | exception Not_found -> Alcotest.failf "no %s in:\n%s" name metrics
+      in
+      Alcotest.(check int)
+        "HTTP/2 requests counted" 1
+        (sample {|braid_requests_by_protocol_total{protocol="HTTP/2.0"}|});
+      Alcotest.(check int)
+        "HTTP/1.1 requests counted (the metrics' own not yet)" 1
+        (sample {|braid_requests_by_protocol_total{protocol="HTTP/1.1"}|});
+      (* The log is written behind the responses: wait for both lines. *)
+      let rec lines n =
+        let text = if Sys.file_exists log then read_file log else "" in
+        if (contains text "HTTP/2.0" && contains text "HTTP/1.1") || n = 0 then
+          text
+        else (
+          Unix.sleepf 0.05;
+          lines (n - 1))
+      in
+      let text = lines 100 in
+      Alcotest.(check bool)
+        "the access log names HTTP/2.0" true
+        (contains text "\"GET /index.html HTTP/2.0\"");
+      Alcotest.(check bool)
+        "and HTTP/1.1" true
+        (contains text "\"GET /index.html HTTP/1.1\""))
+
 let test_off () =
   serving [ "--http2"; "off" ] (fun ~port ~tls_port:_ ->
       let status, _ =
@@ -660,6 +706,8 @@ let () =
         [
           Alcotest.test_case "curl" `Quick test_curl;
           Alcotest.test_case "--http2 off" `Quick test_off;
+          Alcotest.test_case "protocol in logs and metrics" `Quick
+            test_protocol_named;
         ] );
       ( "abuse",
         [
