@@ -86,9 +86,9 @@ let rec wait_listening port n =
       Unix.sleepf 0.02;
       wait_listening port (n - 1)
 
-(* Runs the braid binary (demo routes, [root]) with [flags] for [f port]
-   (and the TLS port when [tls]). *)
-let serving ?(tls = false) flags f =
+(* Runs the braid binary (demo routes, [root]) with [flags] for [f ~pid
+   ~port ~tls_port] (the TLS port when [tls]). *)
+let serving_process ?(tls = false) flags f =
   let port = free_port () and tls_port = free_port () in
   let tls_flags =
     if tls then
@@ -131,7 +131,10 @@ let serving ?(tls = false) flags f =
     (fun () ->
       wait_listening port 250;
       if tls then wait_listening tls_port 250;
-      f ~port ~tls_port)
+      f ~pid ~port ~tls_port)
+
+let serving ?tls flags f =
+  serving_process ?tls flags (fun ~pid:_ ~port ~tls_port -> f ~port ~tls_port)
 
 (* {1 A raw client} *)
 
@@ -676,6 +679,50 @@ let test_zero_window () =
       in
       Alcotest.(check int) "then 200" 200 status)
 
+(* SIGTERM with two streams in flight: GOAWAY NO_ERROR naming the last of
+   them, both answered in full, a stream opened after the GOAWAY left
+   unanswered (the client may retry it elsewhere: RFC 9113 §6.8), then the
+   connection closed. *)
+let test_drain () =
+  serving_process [] (fun ~pid ~port ~tls_port:_ ->
+      let c = open_h2 port in
+      let encoder = Hpack.Encoder.create () in
+      send c
+        (let first = headers ~encoder 1 "GET" "/sleep/1000" in
+         first ^ headers ~encoder 3 "GET" "/sleep/1000");
+      (* Both streams started: their fibers sleep. *)
+      Unix.sleepf 0.3;
+      Unix.kill pid Sys.sigterm;
+      let last =
+        until c "the GOAWAY" (function
+          | Goaway { last_stream; code = why; _ } ->
+              Alcotest.(check code) "GOAWAY code" No_error why;
+              Some last_stream
+          | _ -> None)
+      in
+      Alcotest.(check int) "the last stream served" 3 last;
+      send c (headers ~encoder 5 "GET" "/index.html");
+      let decoder = Hpack.Decoder.create () in
+      let rec answers statuses ended =
+        match next_frame c with
+        | None -> (statuses, ended)
+        | Some (Headers { stream; fragment; _ }) ->
+            if stream > last then
+              Alcotest.failf "stream %d, opened after the GOAWAY, answered"
+                stream;
+            answers ((stream, status_of decoder fragment) :: statuses) ended
+        | Some (Data { stream; end_stream = true; _ }) ->
+            answers statuses (stream :: ended)
+        | Some _ -> answers statuses ended
+      in
+      let statuses, ended = answers [] [] in
+      Alcotest.(check (list (pair int int)))
+        "both in-flight streams answered"
+        [ (1, 200); (3, 200) ]
+        (List.sort compare statuses);
+      Alcotest.(check (list int))
+        "and finished" [ 1; 3 ] (List.sort compare ended))
+
 let test_too_many_streams () =
   serving [ "--http2-max-streams"; "2" ] (fun ~port ~tls_port:_ ->
       let c = open_h2 port in
@@ -709,6 +756,7 @@ let () =
           Alcotest.test_case "protocol in logs and metrics" `Quick
             test_protocol_named;
         ] );
+      ("drain", [ Alcotest.test_case "streams in flight" `Quick test_drain ]);
       ( "abuse",
         [
           Alcotest.test_case "rapid reset" `Quick test_rapid_reset;
