@@ -343,7 +343,12 @@ let rec send_with t st ~from len ~end_stream fill =
     earn_control t 1;
     if last then st.response_done <- true;
     flush_soon t;
-    wait_for_writer t;
+    (* Not after the last frame: the client may open another stream as soon
+       as it reads END_STREAM, and this one counts against the limit until
+       its fiber ends, which it must do before the writer runs. Waiting here
+       got such streams refused (REFUSED_STREAM) with 100 streams of 64 KiB
+       in flight. One frame past [high_water] per stream at most. *)
+    if not last then wait_for_writer t;
     if n < len then send_with t st ~from:(from + n) (len - n) ~end_stream fill
 
 let send_data t st buf off len ~end_stream =
@@ -1180,8 +1185,10 @@ let create (c : Pipeline_state.t) switch =
     recv_window = Int.max 65_535 h.connection_window;
     unannounced = 0;
     connection_window = Queue.create ();
-    pending = { bytes = Bytes.create 16_384; length = 0 };
-    spare = { bytes = Bytes.create 16_384; length = 0 };
+    (* Small at first, grown by what the connection sends: an idle
+       connection holds both. *)
+    pending = { bytes = Bytes.create 2048; length = 0 };
+    spare = { bytes = Bytes.create 2048; length = 0 };
     output_ready = waiter ();
     drained = Queue.create ();
     closing = false;
@@ -1214,6 +1221,9 @@ let serve (c : Pipeline_state.t) =
   progress.first <- false;
   Input.consume c.input (String.length Frame.client_preface);
   Output.flush c.out;
+  (* Frames go out through [pending]: the HTTP/1.1 output buffer (16 KiB by
+     default) goes back to the loop's pool for the connection's life. *)
+  Output.release c.out;
   Braid.Switch.run @@ fun sw ->
   let t = create c sw in
   add_frame t (settings_of t.h);
