@@ -26,6 +26,7 @@ let experiments : experiment list =
     Bench_tls.experiment;
     Bench_websocket.experiment;
     Bench_web.experiment;
+    Bench_h2.experiment;
   ]
 
 let run_one ~quick (e : experiment) =
