@@ -28,6 +28,7 @@ let experiments : experiment list =
     Bench_web.experiment;
     Bench_proxy.client;
     Bench_proxy.proxy;
+    Bench_h2.experiment;
   ]
 
 let run_one ~quick (e : experiment) =

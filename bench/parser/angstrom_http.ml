@@ -201,7 +201,7 @@ let request limits =
         | Some meth ->
             let keep_alive =
               match version with
-              | Http_1_1 -> not (connection_has "close" headers)
+              | Http_1_1 | Http_2 -> not (connection_has "close" headers)
               | Http_1_0 ->
                   connection_has "keep-alive" headers
                   && not (connection_has "close" headers)

@@ -221,6 +221,31 @@ let entries =
         Bars (fun r -> r.unit = "us" && contains ~sub:"server CPU" r.metric);
     };
     {
+      name = "h2";
+      title = "HTTP/2: h2load over h2c and TLS";
+      question =
+        "How fast is HTTP/2 served, at what server CPU per request, and what \
+         does an idle HTTP/2 connection hold? h2load -t1 (core 1) fetches a 1 \
+         KiB and a 64 KiB file from braid serve, h2o and nginx (listen ... \
+         http2), each one worker on core 0 with no access log, over h2c (prior \
+         knowledge) and TLS (ALPN h2), with 10 and 100 connections of 1, 10 \
+         and 100 concurrent streams (-m); a fixed request count per run, \
+         connecting included; servers taking turns, rotated each round, fresh \
+         processes each round (medians; server CPU from /proc over the \
+         requests h2load completed; any h2load error fails the cell). Idle h2c \
+         connections (one request answered, then nothing) are measured as the \
+         scale benchmark's idle HTTP/1.1 ones: RSS after less before, per \
+         connection.";
+      published = "—";
+      target =
+        "≥ 1.0× h2o in req/s and ≤ 1.0× its server CPU per request (issue 34).";
+      chart =
+        Bars
+          (fun r ->
+            r.metric = "server CPU per request"
+            && contains ~sub:"100 conn x 100 streams" r.name);
+    };
+    {
       name = "websocket";
       title = "WebSocket: 1:1 echo and 1:100 broadcast";
       question =

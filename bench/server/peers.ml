@@ -16,7 +16,8 @@ let binary candidates = List.find_opt Sys.file_exists candidates
    Braid, never closes a keep-alive connection during a run. [connections]:
    room for that many connections, in descriptors too, and keep-alive
    connections left idle for as long as a run lasts. *)
-let nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile ~tls ~log =
+let nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile ~tls ~log
+    ~http2 =
   let types =
     if Sys.file_exists "/etc/nginx/mime.types" then
       "include /etc/nginx/mime.types;"
@@ -56,7 +57,7 @@ http {
   uwsgi_temp_path %s/uwsgi;
   scgi_temp_path %s/scgi;
   server {
-    listen 127.0.0.1:%d%s%s;%s
+    listen 127.0.0.1:%d%s%s%s;%s
     root %s;
   }
 }
@@ -73,18 +74,23 @@ http {
     (if sendfile then "sendfile on;\n  tcp_nopush on;" else "")
     dir dir dir dir dir port
     (if tls = None then "" else " ssl")
+    (* nginx 1.22's way (1.25 has [http2 on]): h2 by ALPN with [ssl], else
+       h2c by prior knowledge only, in place of HTTP/1.1. An idle HTTP/2
+       connection is kept for an hour, as keep-alive ones are. *)
+    (if http2 then " http2" else "")
     (match backlog with Some b -> " backlog=" ^ string_of_int b | None -> "")
-    (match tls with
-    | Some (cert, key) ->
-        (* As Braid: TLS 1.2 and 1.3 (Debian's nginx 1.22 leaves 1.3 out by
+    ((match tls with
+     | Some (cert, key) ->
+         (* As Braid: TLS 1.2 and 1.3 (Debian's nginx 1.22 leaves 1.3 out by
            default); nginx's and OpenSSL's defaults otherwise. *)
-        Printf.sprintf
-          "\n\
-          \    ssl_certificate %s;\n\
-          \    ssl_certificate_key %s;\n\
-          \    ssl_protocols TLSv1.2 TLSv1.3;"
-          cert key
-    | None -> "")
+         Printf.sprintf
+           "\n\
+           \    ssl_certificate %s;\n\
+           \    ssl_certificate_key %s;\n\
+           \    ssl_protocols TLSv1.2 TLSv1.3;"
+           cert key
+     | None -> "")
+    ^ if http2 then "\n    http2_idle_timeout 3600s;" else "")
     root
 
 (* A peer from the first of [paths] that exists, in a fresh directory that
@@ -109,13 +115,14 @@ let start_in_temp_dir ~name ~paths ~cpu ~port ~config ~argv =
             Procs.stop p;
             remove_tree dir )
 
-let start_nginx ?backlog ?connections ?(sendfile = false) ?tls ?log ~cpu ~port
-    ~root () =
+let start_nginx ?backlog ?connections ?(sendfile = false) ?tls ?log
+    ?(http2 = false) ~cpu ~port ~root () =
   start_in_temp_dir ~name:"nginx"
     ~paths:[ "/usr/sbin/nginx"; "/usr/bin/nginx" ]
     ~cpu ~port
     ~config:(fun dir ->
-      nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile ~tls ~log)
+      nginx_config ~dir ~port ~root ~backlog ~connections ~sendfile ~tls ~log
+        ~http2)
     ~argv:(fun dir nginx conf ->
       [ nginx; "-e"; dir ^ "/error.log"; "-p"; dir; "-c"; conf ])
 
@@ -124,27 +131,34 @@ let start_nginx ?backlog ?connections ?(sendfile = false) ?tls ?log ~cpu ~port
 (* One thread, no access log (none is configured), files from [root];
    http1-request-timeout is how long h2o keeps an idle keep-alive
    connection. *)
-let h2o_config ~port ~root ~connections =
+let h2o_config ~port ~root ~connections ~tls =
   Printf.sprintf
     {|num-threads: 1
 max-connections: %d
 http1-request-timeout: 3600
+http2-idle-timeout: 3600
 listen:
   host: 127.0.0.1
-  port: %d
+  port: %d%s
 hosts:
   default:
     paths:
       /:
         file.dir: %s
 |}
-    connections port root
+    connections port
+    (match tls with
+    | Some (cert, key) ->
+        Printf.sprintf "\n  ssl:\n    certificate-file: %s\n    key-file: %s"
+          cert key
+    | None -> "")
+    root
 
-let start_h2o ~connections ~cpu ~port ~root () =
+let start_h2o ?tls ~connections ~cpu ~port ~root () =
   start_in_temp_dir ~name:"h2o"
     ~paths:[ "/usr/bin/h2o"; "/usr/sbin/h2o" ]
     ~cpu ~port
-    ~config:(fun _ -> h2o_config ~port ~root ~connections)
+    ~config:(fun _ -> h2o_config ~port ~root ~connections ~tls)
     ~argv:(fun _ h2o conf -> [ h2o; "-c"; conf ])
 
 type server = {

@@ -19,6 +19,7 @@ val start_nginx :
   ?sendfile:bool ->
   ?tls:string * string ->
   ?log:string * string ->
+  ?http2:bool ->
   cpu:int ->
   port:int ->
   root:string ->
@@ -37,9 +38,13 @@ val start_nginx :
     [sendfile] and [tcp_nopush], as Debian's packaged configuration does. [tls]
     [(certificate, key)]: HTTPS on the port, TLS 1.2 and 1.3. [log]
     [(format, path)]: an access log in that [log_format] instead of none.
+    [http2] (default [false]): the listener serves HTTP/2 (nginx 1.22's
+    [listen ... http2]): h2 by ALPN with [tls], else h2c by prior knowledge only
+    (HTTP/1.1 no longer); idle HTTP/2 connections kept for an hour.
     @raise Failure as {!Procs.spawn}. *)
 
 val start_h2o :
+  ?tls:string * string ->
   connections:int ->
   cpu:int ->
   port:int ->
@@ -49,7 +54,10 @@ val start_h2o :
 (** [start_h2o ~connections ~cpu ~port ~root ()] starts h2o with one thread
     ([num-threads: 1]), no access log, [max-connections] [connections] and idle
     keep-alive connections kept for an hour ([http1-request-timeout]) on
-    127.0.0.1:[port], pinned to [cpu]; as {!start_nginx} otherwise. *)
+    127.0.0.1:[port], pinned to [cpu]; as {!start_nginx} otherwise. h2o serves
+    HTTP/2 on every listener (h2c by prior knowledge beside HTTP/1.1, h2 by ALPN
+    with [tls] [(certificate, key)]), idle HTTP/2 connections kept for an hour
+    too. *)
 
 val start_in_temp_dir :
   name:string ->

@@ -1,4 +1,4 @@
-type version = Http_1_0 | Http_1_1
+type version = Http_1_0 | Http_1_1 | Http_2
 
 type target_form =
   | Origin_form
@@ -24,6 +24,7 @@ let header t name = Headers.find t.headers name
 let keep_alive_of version headers =
   match version with
   | Http_1_1 -> not (Headers.has_token headers "connection" "close")
+  | Http_2 -> true
   | Http_1_0 ->
       Headers.has_token headers "connection" "keep-alive"
       && not (Headers.has_token headers "connection" "close")
@@ -31,11 +32,12 @@ let keep_alive_of version headers =
 let expect_continue_of version headers =
   match version with
   | Http_1_0 -> false
-  | Http_1_1 -> Headers.has_token headers "expect" "100-continue"
+  | Http_1_1 | Http_2 -> Headers.has_token headers "expect" "100-continue"
 
 let version_to_string = function
   | Http_1_0 -> "HTTP/1.0"
   | Http_1_1 -> "HTTP/1.1"
+  | Http_2 -> "HTTP/2.0"
 
 let pp ppf t =
   Format.fprintf ppf "%a %s %s (%s, %s%s)@\n%a" Method.pp t.meth t.target

@@ -9,6 +9,9 @@ type version =
   | Http_1_0
   | Http_1_1
       (** [HTTP/1.x] with [x > 1] is read as [Http_1_1] (RFC 9110 §2.5). *)
+  | Http_2
+      (** A request of an HTTP/2 stream (RFC 9113): never read by
+          {!Request_parser}, made by the server's HTTP/2 connection. *)
 
 (** The form of the request-target (RFC 9112 §3.2). *)
 type target_form =
@@ -44,13 +47,14 @@ val header : t -> string -> string option
 val keep_alive_of : version -> Headers.t -> bool
 (** [keep_alive_of version headers]: HTTP/1.1 keeps the connection unless
     [Connection] lists [close]; HTTP/1.0 only if it lists [keep-alive] and not
-    [close] (RFC 9112 §9.3). *)
+    [close] (RFC 9112 §9.3); HTTP/2 always (its connection outlives a stream).
+*)
 
 val expect_continue_of : version -> Headers.t -> bool
-(** [expect_continue_of version headers] is [true] for HTTP/1.1 with
+(** [expect_continue_of version headers] is [true] for HTTP/1.1 or HTTP/2 with
     [100-continue] (case-insensitively) in the list of an [Expect] field. *)
 
 val version_to_string : version -> string
-(** ["HTTP/1.0"] or ["HTTP/1.1"]. *)
+(** ["HTTP/1.0"], ["HTTP/1.1"] or ["HTTP/2.0"] (as access logs write it). *)
 
 val pp : Format.formatter -> t -> unit

@@ -183,7 +183,7 @@ let head ?source (input : Input.t) (limits : Limits.t) =
   in
   let keep_alive =
     match version with
-    | Http_1_1 -> !connection land conn_close = 0
+    | Http_1_1 | Http_2 (* not read here *) -> !connection land conn_close = 0
     | Http_1_0 -> !connection = conn_keep_alive
   in
   if !hosts > 1 then refuse ~keep_alive body 400 "several Host fields"

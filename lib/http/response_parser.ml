@@ -138,7 +138,7 @@ let head ~(meth : Method.t) (input : Input.t) (limits : Limits.t) =
     (match body with Until_close -> false | _ -> true)
     &&
     match version with
-    | Http_1_1 -> not !close
+    | Http_1_1 | Http_2 (* not read here *) -> not !close
     | Http_1_0 -> !keep && not !close
   in
   { Response_head.version; status; reason; headers; body; keep_alive }

@@ -66,7 +66,14 @@ let serve_stream c (config : Config.t) ?(pending = fun () -> false) ?await_input
               progress;
               buffers = Some (storage c config);
             }
-            { peer; read; write; await_input; file_sender = None }
+            {
+              peer;
+              read;
+              write;
+              await_input;
+              file_sender = None;
+              alpn = (fun () -> None);
+            }
             services
         in
         until_ended pipeline (Pipeline.serve pipeline)

@@ -21,8 +21,10 @@
     - request checks of RFC 9113 §8: pseudo-header fields, connection-specific
       fields, [te], [content-length] against the DATA received;
     - the abuse limits of {!Config.http2}: concurrent streams (counted until
-      their fibers end), field block size and CONTINUATION count, header list
-      size (answered [431]), control frame and reset budgets;
+      their fibers end), field block size and CONTINUATION count (each its own
+      GOAWAY ENHANCE_YOUR_CALM), a field block complete within
+      [timeouts.request_header] of its HEADERS, header list size (answered
+      [431]), control frame and reset budgets;
     - [timeouts.keep_alive] while no stream is open (then GOAWAY), a drain
       ({!Progress.t.draining}) answered with GOAWAY NO_ERROR once the streams in
       flight finish.

@@ -14,6 +14,15 @@ let method_index : Braid_http.Method.t -> int = function
   | PATCH -> 6
   | CONNECT | TRACE -> 7
 
+(* The access log's names: HTTP/2 as "HTTP/2.0". A response to no request
+   read (a 400 to an unreadable head) counts as "none". *)
+let protocols = [| "HTTP/1.0"; "HTTP/1.1"; "HTTP/2.0"; "none" |]
+
+let protocol_index : Braid_http.Request.version -> int = function
+  | Http_1_0 -> 0
+  | Http_1_1 -> 1
+  | Http_2 -> 2
+
 let classes = [| "1xx"; "2xx"; "3xx"; "4xx"; "5xx" |]
 
 (* Upper bounds of the duration buckets, in seconds; the last is +Inf. *)
@@ -24,6 +33,7 @@ let bounds =
 
 type t = {
   requests : int Atomic.t array;  (** method * 5 + class *)
+  by_protocol : int Atomic.t array;  (** as [protocols] *)
   buckets : int Atomic.t array;  (** per bound, then +Inf; not cumulative *)
   duration_us : int Atomic.t;  (** Sum of the durations, microseconds. *)
   bytes_out : int Atomic.t;
@@ -41,6 +51,7 @@ let counters n = Array.init n (fun _ -> Atomic.make 0)
 let create () =
   {
     requests = counters (Array.length methods * Array.length classes);
+    by_protocol = counters (Array.length protocols);
     buckets = counters (Array.length bounds + 1);
     duration_us = Atomic.make 0;
     bytes_out = Atomic.make 0;
@@ -62,11 +73,12 @@ let bucket_of seconds =
   find 0
 
 let observe t (a : Log_event.access) ~now =
-  let meth =
+  let meth, protocol =
     match a.request with
-    | Some r -> method_index r.meth
-    | None -> Array.length methods - 1
+    | Some r -> (method_index r.meth, protocol_index r.version)
+    | None -> (Array.length methods - 1, Array.length protocols - 1)
   in
+  Atomic.incr t.by_protocol.(protocol);
   let cls = max 0 (min 4 ((a.status / 100) - 1)) in
   Atomic.incr t.requests.((meth * Array.length classes) + cls);
   let seconds = Float.max 0. (now -. a.time) in
@@ -111,6 +123,14 @@ let render t gauges =
             (Atomic.get t.requests.((m * Array.length classes) + c)))
         classes)
     methods;
+  header b "requests_by_protocol_total"
+    "Responses sent, by the request's protocol." "counter";
+  Array.iteri
+    (fun i protocol ->
+      Printf.bprintf b "braid_requests_by_protocol_total{protocol=%S} %d\n"
+        protocol
+        (Atomic.get t.by_protocol.(i)))
+    protocols;
   header b "request_duration_seconds"
     "From the request head read to the response logged." "histogram";
   let cumulative = ref 0 in

@@ -1,8 +1,8 @@
 (** What the server is doing, in the Prometheus text exposition format (version
-    0.0.4): requests by method and status class, a request duration histogram,
-    response bytes, connections accepted, closed and refused, and, at each
-    scrape, the gauges the caller adds (open connections, the loop's fibers, the
-    blocking pool, the GC).
+    0.0.4): requests by method and status class and by protocol, a request
+    duration histogram, response bytes, connections accepted, closed and
+    refused, and, at each scrape, the gauges the caller adds (open connections,
+    the loop's fibers, the blocking pool, the GC).
 
     One value for the whole server, shared by its loops: counters are atomic, so
     any domain may update or render them. Updates never block and allocate
@@ -16,7 +16,8 @@ val create : unit -> t
 
 val observe : t -> Log_event.access -> now:float -> unit
 (** [observe t access ~now] counts one response: its method (GET, HEAD, POST,
-    PUT, DELETE, OPTIONS, PATCH, or other), its status class, its duration
+    PUT, DELETE, OPTIONS, PATCH, or other), its status class, its request's
+    protocol (HTTP/1.0, HTTP/1.1, HTTP/2.0, or none read), its duration
     ([now - access.time], both [Unix.gettimeofday] seconds) and its body bytes.
 *)
 

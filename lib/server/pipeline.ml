@@ -154,13 +154,17 @@ let request_timeout =
 
 let internal_error = { Parse_error.status = 500; reason = ""; close = true }
 
-type first_bytes = Http2_preface | Http1
+type first_bytes =
+  | Http2_preface
+  | Promised_http2  (** ALPN chose h2, and no preface came. *)
+  | Http1
 
 (* What a connection's first bytes are, when HTTP/2 is served: HTTP/2's
    preface (RFC 9113 §3.4: h2c by prior knowledge, or h2 chosen by ALPN
    over TLS, whose client sends the same preface), or anything else (an end
    of stream too) for the HTTP/1.1 parser, which answers what it cannot
-   read as before. Reads no more than the preface needs. *)
+   read as before (h2c must: a cleartext client may speak either), unless
+   the client chose h2 by ALPN. Reads no more than the preface needs. *)
 let rec first_bytes (c : Pipeline_state.t) =
   let input = c.input in
   match
@@ -176,6 +180,17 @@ let http2 (c : Pipeline_state.t) =
   match Http2_connection.serve c with
   | Peer_gone -> Peer_closed
   | Ended_by_server -> Server_closed
+
+(* The client chose h2 by ALPN and sent no preface (or too slowly): HTTP/2's
+   connection error, not HTTP/1.1's 400 (RFC 9113 §3.4). *)
+let not_http2 (c : Pipeline_state.t) =
+  if Input.length c.input = 0 then Peer_closed
+  else
+    let goaway = Buffer.create 17 in
+    Braid_http2.Frame.write goaway
+      (Goaway { last_stream = 0; code = Protocol_error; debug = "" });
+    c.upgraded_write (Buffer.to_bytes goaway) 0 (Buffer.length goaway);
+    Server_closed
 
 (* Pipelined responses wait in the buffer for the next read, but only up
    to its size: a flood of tiny pipelined requests must not grow it. *)
@@ -228,10 +243,13 @@ let rec loop (c : Pipeline_state.t) ~fiber =
     if progress.first && c.config.http2.enabled then
       (* A preface left incomplete past the head's deadline: the parser
          reads on and answers the timeout. *)
-      try first_bytes c with Unwind.Timed_out -> Http1
+      match try first_bytes c with Unwind.Timed_out -> Http1 with
+      | Http1 when c.alpn () = Some "h2" -> Promised_http2
+      | first -> first
     else Http1
   with
   | Http2_preface -> http2 c
+  | Promised_http2 -> not_http2 c
   | Http1 -> (
       match
         Request_parser.read_request
@@ -363,6 +381,7 @@ type transport = {
   write : bytes -> int -> int -> unit;
   await_input : (unit -> unit) option;
   file_sender : (unit -> file_sender) option;
+  alpn : unit -> string option;
 }
 
 type t = Pipeline_state.t
@@ -470,6 +489,7 @@ let create ?(secure = false) { server = config; dates; progress; buffers }
     progress;
     services;
     await_input = transport.await_input;
+    alpn = transport.alpn;
     file_sender;
     body = Body.empty;
     ending = Handler.Ending.finished;

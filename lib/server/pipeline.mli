@@ -95,6 +95,12 @@ type transport = {
   file_sender : (unit -> file_sender) option;
       (** Makes a sender of files by sendfile(2) ([Framing.write_file]), when
           the first file is sent; [None]: files are read and written. *)
+  alpn : unit -> string option;
+      (** The protocol the client chose by TLS's ALPN, asked once its first
+          bytes are read (its handshake is done by then); [fun () -> None] where
+          there is none. [Some "h2"] promises HTTP/2's preface: a connection
+          that sends something else is closed with a GOAWAY PROTOCOL_ERROR, not
+          answered as HTTP/1.1 (RFC 9113 §3.4). *)
 }
 (** How bytes move: a plain socket, a TLS session and an in-memory test each
     build one. [read], [write] and the sender's functions may block the fiber (a

@@ -12,6 +12,7 @@ type t = {
   progress : Progress.t;
   services : Services.t;
   await_input : (unit -> unit) option;
+  alpn : unit -> string option;
   file_sender : (unit -> Output.file_sender) option;
   mutable body : Body.t;
   mutable ending : Handler.Ending.t;

@@ -27,6 +27,8 @@ type t = {
   await_input : (unit -> unit) option;
       (** Waits until the connection has bytes to read, without reading: the
           pipeline then waits for the next request holding no buffer. *)
+  alpn : unit -> string option;
+      (** The protocol chosen by TLS's ALPN ({!Pipeline.transport}). *)
   file_sender : (unit -> Output.file_sender) option;
       (** On a socket: files are sent with sendfile(2), by a sender made when
           first needed (most responses need none, and a connection's pipeline is

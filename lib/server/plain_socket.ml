@@ -71,6 +71,7 @@ let rec run_plain c p ~worker ~resumed =
                     write = Net.write_all socket;
                     await_input = Some (plain_wait c p progress);
                     file_sender = Some (fun () -> file_sender socket);
+                    alpn = (fun () -> None);
                   }
                   p.services
               in

@@ -157,7 +157,14 @@ let call ?(meth = Braid_http.Method.GET) ?(headers = []) ?body
   let out = Buffer.create 1024 in
   let write buf off len = Buffer.add_subbytes out buf off len in
   let transport : Pipeline.transport =
-    { peer = None; read; write; await_input = None; file_sender = None }
+    {
+      peer = None;
+      read;
+      write;
+      await_input = None;
+      file_sender = None;
+      alpn = (fun () -> None);
+    }
   in
   serve_connection ~config
     ~services:(services_for ~memory ~files router)
@@ -478,6 +485,7 @@ module Websocket_client = struct
           (fun b off len -> Pipe.write from_server (Bytes.sub_string b off len));
         await_input = None;
         file_sender = None;
+        alpn = (fun () -> None);
       }
     in
     let services =

@@ -130,6 +130,7 @@ and serve_secure c s tls ~fiber =
                write = Tls.write_all tls;
                await_input = Some (secure_wait c s tls s.s_progress);
                file_sender = None;
+               alpn = (fun () -> Tls.alpn tls);
              }
              services))
   in

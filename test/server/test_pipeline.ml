@@ -117,7 +117,14 @@ let serve_stream config services ~read ~write =
   Pipeline.serve
     (Pipeline.create
        (Pipeline.standalone config (dates ()))
-       { peer = None; read; write; await_input = None; file_sender = None }
+       {
+         peer = None;
+         read;
+         write;
+         await_input = None;
+         file_sender = None;
+         alpn = (fun () -> None);
+       }
        services)
 
 let drive ?(config = config) ?(mem = memory ()) ?(direct = false) steps =
