@@ -35,6 +35,9 @@ val public : unit -> string
 (** [examples/public] of the source tree: the document root; [/1k.txt] is the 1
     KiB file of [http]. *)
 
-val start_role : ?root:string -> string -> port:int -> Procs.t
-(** [start_role ?root name ~port] starts this binary in server role [name] (see
-    {!Roles}) on [port], serving [root], pinned to {!server_cpu}. *)
+val start_role :
+  ?root:string -> ?backend:Braid_io.backend -> string -> port:int -> Procs.t
+(** [start_role ?root ?backend name ~port] starts this binary in server role
+    [name] (see {!Roles}) on [port], serving [root], pinned to {!server_cpu},
+    its braid_io loops on [backend] (default [Epoll], whatever this process's
+    [BRAID_IO_BACKEND]). *)
