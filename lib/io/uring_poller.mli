@@ -37,8 +37,9 @@ val add :
 val remove : t -> Unix.file_descr -> token:int -> unit
 (** [remove t fd ~token] stops watching [fd]; from now on no event carries
     [token] until it is added again, even one that the kernel had already
-    posted. The descriptor may be closed at once (the ring keeps its own
-    reference until the removal is submitted). *)
+    posted. One system call: the removal is submitted at once (with what else is
+    queued), so that the ring's poll no longer holds [fd]'s file when the caller
+    closes it, and the close takes effect then (the peer sees it). *)
 
 val wait : t -> timeout_ms:int -> int
 (** [wait t ~timeout_ms] submits what is queued, waits until an event arrives or

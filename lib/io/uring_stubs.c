@@ -5,7 +5,7 @@
    as an extended argument rather than a timeout SQE) and is kept in step
    with the kernel by its maintainers; raw syscalls would mean writing that
    barrier-sensitive code again here. What OCaml sees is four calls: create,
-   queue a multishot poll, queue its removal, and submit-then-wait.
+   queue a multishot poll, remove one, and submit-then-wait.
 
    The ring lives in malloc'd memory behind a custom block, so it never
    moves while the runtime lock is released. */
@@ -37,6 +37,12 @@ _Static_assert(POLLRDHUP == 0x2000, "POLLRDHUP");
    loop's epoll registration is; EPOLLET itself is not a poll mask bit. */
 #define POLL_MASK_BITS (POLLIN | POLLOUT | POLLERR | POLLHUP | POLLRDHUP)
 
+/* Epoll always watches for errors and hang-ups; a ring's poll only for what
+   it is asked. A wake-up that reports only those (a pipe's last writer
+   closing, an ICMP error on a UDP socket) was otherwise lost: the reader
+   waited for ever. */
+#define ALWAYS_REPORTED (POLLERR | POLLHUP)
+
 struct ring {
   struct io_uring ring;
   int open;
@@ -64,24 +70,31 @@ static struct ring *open_ring(value v, const char *op) {
   return r;
 }
 
-/* SINGLE_ISSUER: only the loop's thread submits. COOP_TASKRUN: completions
-   are posted when the loop next enters the kernel (it does so for every
-   read and send) instead of through an interrupt of the running thread;
-   TASKRUN_FLAG tells liburing's peek when it must enter to collect them.
-   Kernels before 6.0 refuse these flags with EINVAL: the ring is then made
-   without them. */
+/* SINGLE_ISSUER: only the loop's thread submits. How a poll's wake-up
+   becomes a completion ("task work", run on the loop's thread) is the
+   backend's main cost over epoll. COOP_TASKRUN (5.19) runs it at the exit
+   of any system call of the loop's thread (every read and send) rather
+   than through an interrupt of the running thread; TASKRUN_FLAG tells
+   liburing's peek that work is pending, so a look for completions enters
+   the kernel only then. Older kernels refuse these flags (EINVAL): the ring
+   is then made without them. DEFER_TASKRUN (6.1: the work batched until
+   the loop asks for completions) lost a pipe's hang-up here (test_buf_read
+   waited for ever): not used. */
 value braid_io_uring_create(value entries) {
   CAMLparam1(entries);
   CAMLlocal1(v);
   struct ring *r = calloc(1, sizeof *r);
   if (r == NULL) caml_raise_out_of_memory();
+  static const unsigned setups[] = {IORING_SETUP_SINGLE_ISSUER |
+                                        IORING_SETUP_COOP_TASKRUN |
+                                        IORING_SETUP_TASKRUN_FLAG,
+                                    0};
   struct io_uring_params params;
-  memset(&params, 0, sizeof params);
-  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN |
-                 IORING_SETUP_TASKRUN_FLAG;
-  int err = io_uring_queue_init_params(Int_val(entries), &r->ring, &params);
-  if (err == -EINVAL) {
+  int err = -EINVAL;
+  for (size_t i = 0; err == -EINVAL && i < sizeof setups / sizeof *setups;
+       i++) {
     memset(&params, 0, sizeof params);
+    params.flags = setups[i];
     err = io_uring_queue_init_params(Int_val(entries), &r->ring, &params);
   }
   if (err < 0) {
@@ -124,27 +137,48 @@ static struct io_uring_sqe *take_sqe(struct io_uring *ring, const char *op) {
 }
 
 /* Queued, not submitted: the loop's next [wait] submits the registrations
-   and removals of a whole turn in the one system call it makes anyway. */
+   of a whole turn in the one system call it makes anyway. */
 value braid_io_uring_poll_add(value v, value fd, value mask, value user_data) {
   struct ring *r = open_ring(v, "io_uring poll_add");
   struct io_uring_sqe *sqe = take_sqe(&r->ring, "io_uring poll_add");
-  io_uring_prep_poll_multishot(sqe, Int_val(fd),
-                               (unsigned)Long_val(mask) & POLL_MASK_BITS);
+  io_uring_prep_poll_multishot(
+      sqe, Int_val(fd),
+      ((unsigned)Long_val(mask) & POLL_MASK_BITS) | ALWAYS_REPORTED);
   io_uring_sqe_set_data64(sqe, (__u64)Long_val(user_data));
   return Val_unit;
 }
 
-/* The removal's own completion is skipped when it succeeds; the poll it
-   removes completes with -ECANCELED, under the poll's user data, which the
-   OCaml side no longer recognises. A failed removal (-ENOENT: the poll had
-   already ended) completes under [removal_data]. */
+/* Submitted at once, with the task work it causes run before returning: a
+   poll holds a reference to its file, so until the poll has ended, closing
+   the descriptor would not close the socket (no FIN to the peer, no EPIPE
+   to a writer on the other end) until the loop's next wait. One system
+   call per close, as epoll_ctl(DEL) is. The removal's own completion is
+   skipped when it succeeds; the poll it removes completes with -ECANCELED,
+   under the poll's user data, which the OCaml side no longer recognises. A
+   failed removal (-ENOENT: the poll had already ended) completes under
+   [removal_data]. */
+static void submit_and_run_task_work(struct io_uring *ring) {
+  int err;
+  do err = io_uring_submit_and_get_events(ring);
+  while (err == -EINTR);
+  if (err < 0 && err != -EAGAIN && err != -EBUSY)
+    caml_unix_error(-err, "io_uring_enter", Nothing);
+}
+
 value braid_io_uring_poll_remove(value v, value user_data,
                                  value removal_data) {
   struct ring *r = open_ring(v, "io_uring poll_remove");
+  /* A poll found ready as it is armed finishes arming in task work; a
+     removal submitted with it, before that work ran, found nothing
+     (-ENOENT), and the poll lived on with its file (a pipe's reader never
+     saw its end of stream). So what is queued (this descriptor's
+     registration, if the loop has not waited since) goes first. */
+  if (io_uring_sq_ready(&r->ring) > 0) submit_and_run_task_work(&r->ring);
   struct io_uring_sqe *sqe = take_sqe(&r->ring, "io_uring poll_remove");
   io_uring_prep_poll_remove(sqe, (__u64)Long_val(user_data));
   io_uring_sqe_set_data64(sqe, (__u64)Long_val(removal_data));
   sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+  submit_and_run_task_work(&r->ring);
   return Val_unit;
 }
 
