@@ -47,7 +47,7 @@ val shutdown_timeout : float Cmdliner.Term.t
 
 val io_backend : Braid_io.backend option Cmdliner.Term.t
 (** [--io-backend uring|epoll]: braid_io's backend for the server's loops
-    ({!Braid_io.backend}); [None] if absent. *)
+    ({!Braid_io.type-backend}); [None] if absent. *)
 
 val dev : bool Cmdliner.Term.t
 (** [--dev]: serve HTTPS with a development certificate ({!dev_layer}). *)

@@ -33,7 +33,7 @@
     pool of threads on a domain of their own, and likewise block only the
     calling fiber.
 
-    Linux only (epoll, eventfd). *)
+    Linux only (epoll, or io_uring: {!type-backend}; eventfd). *)
 
 module Switch = Braid.Switch
 module Fiber = Braid.Fiber
@@ -130,7 +130,7 @@ val run : ?backend:backend -> (unit -> 'a) -> 'a
     [Epoll] if that is unset. If [Uring] is asked for and the kernel refuses a
     ring ([ENOSYS], [EPERM] from [kernel.io_uring_disabled] or a seccomp filter,
     [ENOMEM]), the loop uses epoll, and the first such fallback in the process
-    prints one line on standard error; {!backend} tells which one runs.
+    prints one line on standard error; {!val-backend} tells which one runs.
     ([BRAID_IO_URING_SIMULATE=ENOSYS] or [EPERM] makes the ring's creation fail,
     for tests.)
 

@@ -1,8 +1,8 @@
 (** What the loop waits in: epoll or an io_uring ring, chosen per loop. Both
     report readiness edges of the descriptors added, as (token, flags) events
-    with {!Epoll}'s flags; the loop's dispatch, wake-up protocol and retry
-    helper ({!Handle.nonblocking}) are the same over either. Internal. Only the
-    thread that created a poller may use it. *)
+    with {!module-Epoll}'s flags; the loop's dispatch, wake-up protocol and
+    retry helper ({!Handle.nonblocking}) are the same over either. Internal.
+    Only the thread that created a poller may use it. *)
 
 type backend = Epoll | Uring
 
@@ -13,7 +13,7 @@ val string_of_backend : backend -> string
 
 val default_backend : unit -> backend
 (** The backend a loop gets when none is asked for: [BRAID_IO_BACKEND]
-    (["uring"] or ["epoll"]) if set, else {!Epoll} (the one that measured better
+    (["uring"] or ["epoll"]) if set, else [Epoll] (the one that measured better
     here: docs/io.md, Backends).
 
     Raises [Invalid_argument] if [BRAID_IO_BACKEND] names neither. *)

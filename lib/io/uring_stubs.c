@@ -78,8 +78,7 @@ static struct ring *open_ring(value v, const char *op) {
    liburing's peek that work is pending, so a look for completions enters
    the kernel only then. Older kernels refuse these flags (EINVAL): the ring
    is then made without them. DEFER_TASKRUN (6.1: the work batched until
-   the loop asks for completions) lost a pipe's hang-up here (test_buf_read
-   waited for ever): not used. */
+   the loop asks for completions) is not tried yet (docs/io.md, Backends). */
 value braid_io_uring_create(value entries) {
   CAMLparam1(entries);
   CAMLlocal1(v);
