@@ -369,6 +369,19 @@ let shutdown_timeout =
            finish for up to $(docv), then close the rest and exit 0. A second \
            signal ends it at once.")
 
+let io_backend =
+  let backends = [ ("uring", Braid_io.Uring); ("epoll", Braid_io.Epoll) ] in
+  Arg.(
+    value
+    & opt (some (enum backends)) None
+    & info [ "io-backend" ] ~docv:"uring|epoll"
+        ~doc:
+          "What the event loops wait in: $(b,epoll), or an io_uring ring \
+           ($(b,uring); Linux 5.11 or later). If the kernel refuses io_uring \
+           (too old, $(b,kernel.io_uring_disabled), a seccomp filter), the \
+           loops use epoll and one line on standard error says why. Default: \
+           the environment's $(b,BRAID_IO_BACKEND), else epoll.")
+
 let dev =
   Arg.(
     value & flag

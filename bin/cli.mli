@@ -45,6 +45,10 @@ val shutdown_timeout : float Cmdliner.Term.t
     progress finish (default 10): a duration as {!Config_file.duration} reads
     it, [0] allowed. *)
 
+val io_backend : Braid_io.backend option Cmdliner.Term.t
+(** [--io-backend uring|epoll]: braid_io's backend for the server's loops
+    ({!Braid_io.type-backend}); [None] if absent. *)
+
 val dev : bool Cmdliner.Term.t
 (** [--dev]: serve HTTPS with a development certificate ({!dev_layer}). *)
 

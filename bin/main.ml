@@ -213,8 +213,15 @@ let hand_over writer ~listening () =
 
 (* {1 braid serve} *)
 
-let serve flags config_file demo dev log_level shutdown_timeout =
+let serve flags config_file demo dev log_level shutdown_timeout io_backend =
   let ( let* ) = Result.bind in
+  (* The server's loops take their backend from BRAID_IO_BACKEND
+     (Braid_server.Config has no field for it); set here, it also reaches the
+     new process of a binary upgrade, which inherits this environment. *)
+  Option.iter
+    (fun backend ->
+      Unix.putenv "BRAID_IO_BACKEND" (Braid_io.string_of_backend backend))
+    io_backend;
   (* As many descriptors as the hard limit allows, and a connection limit
      that fits in them, unless the file or the command line sets one. *)
   let defaults =
@@ -447,7 +454,7 @@ let serve_cmd =
     Term.(
       ret
         (const serve $ Cli.flags $ Cli.config_file $ Cli.demo $ Cli.dev
-       $ Cli.log_level $ Cli.shutdown_timeout))
+       $ Cli.log_level $ Cli.shutdown_timeout $ Cli.io_backend))
 
 let () =
   let doc = "Braid: OCaml 5 concurrency and an HTTP/1.1 server" in

@@ -23,8 +23,9 @@ libpostgresql-ocaml-dev libsqlite3-ocaml-dev"
 # python3-websockets is the real WebSocket client of the server's tests;
 # chromium, chromium-driver and python3-selenium run the browser test
 # (test/browser); postgresql is the server test/db starts in a temporary
-# directory.
-DEB_TOOLS="curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
+# directory. liburing-dev is what braid_io's io_uring backend is built on
+# (lib/io/uring_stubs.c; from the base suite: Debian 12's 2.3 is enough).
+DEB_TOOLS="liburing-dev curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
 python3-websockets procps systemd haproxy chromium chromium-driver
 python3-selenium postgresql nghttp2-client"
 
@@ -103,7 +104,7 @@ if [ -r /etc/os-release ] && command -v apt-get >/dev/null 2>&1; then
 elif command -v opam >/dev/null 2>&1; then
   ocaml_ok || die "opam found but no OCaml >= 5.3 in the current switch: opam switch create 5.3.0"
   opam install -y dune $OCAML_LIBS
-  say "install curl, wrk, httperf, nginx, h2o, gnuplot, Python's websockets and selenium, Chromium and chromedriver, and the PostgreSQL server (and libpq and SQLite's headers, for opam's postgresql and sqlite3) with your system's package manager for the tests and benchmarks"
+  say "install curl, wrk, httperf, nginx, h2o, gnuplot, Python's websockets and selenium, Chromium and chromedriver, and the PostgreSQL server (and libpq and SQLite's headers, for opam's postgresql and sqlite3), and liburing's headers (braid_io's io_uring backend) with your system's package manager for the tests and benchmarks"
 else
   die "unsupported system: need Debian 12/13 (apt) or opam"
 fi

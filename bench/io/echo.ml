@@ -34,8 +34,9 @@ let listening_socket () =
 
 (* The servers: a plain echo loop per connection, in each library's idiom. *)
 
-let braid_server listener () =
-  Braid_io.run @@ fun () ->
+(* [backend]: BRAID_IO_BACKEND's if omitted (the profiling role). *)
+let braid_server ?backend listener () =
+  Braid_io.run ?backend @@ fun () ->
   Switch.run @@ fun sw ->
   let listener = Braid_io.Fd.of_unix ~sw listener in
   while true do
@@ -233,8 +234,9 @@ let measure ~spin ~lwt server ~warm_up ~duration =
     client_waiting = r.client_idle /. r.wall_s;
   }
 
-(* Many short rounds, the two servers alternating, and ratios taken within
-   each round: a neighbour's burst of load hits both sides of a ratio. *)
+(* Many short rounds, the servers alternating (Braid_io on each of its
+   backends, and Lwt), and ratios taken within each round: a neighbour's
+   burst of load hits both sides of a ratio. *)
 let run ~quick =
   let warm_up, duration, rounds =
     if quick then (0.2, 1.0, 2) else (0.3, 2.0, 8)
@@ -242,15 +244,26 @@ let run ~quick =
   let load = load_average () in
   let pairs =
     List.init rounds (fun i ->
-        progress "  round %d/%d: braid_io server, then lwt_unix" (i + 1) rounds;
+        progress
+          "  round %d/%d: braid_io server (epoll, io_uring), then lwt_unix"
+          (i + 1) rounds;
         let braid =
-          measure ~spin:true ~lwt:false braid_server ~warm_up ~duration
+          measure ~spin:true ~lwt:false
+            (braid_server ~backend:Braid_io.Epoll)
+            ~warm_up ~duration
+        in
+        let uring =
+          measure ~spin:true ~lwt:false
+            (braid_server ~backend:Braid_io.Uring)
+            ~warm_up ~duration
         in
         let lwt = measure ~spin:true ~lwt:true lwt_server ~warm_up ~duration in
-        (braid, lwt))
+        (braid, uring, lwt))
   in
   let med f = median (List.map f pairs) in
-  let braid f = med (fun (b, _) -> f b) and lwt f = med (fun (_, l) -> f l) in
+  let braid f = med (fun (b, _, _) -> f b)
+  and uring f = med (fun (_, u, _) -> f u)
+  and lwt f = med (fun (_, _, l) -> f l) in
   let rate m = m.rate and server_us m = m.server_us in
   let server_busy m = m.server_busy and client_us m = m.client_us in
   let client_busy m = m.client_busy and waiting m = m.client_waiting in
@@ -258,14 +271,24 @@ let run ~quick =
     row "machine" "load average (1 min) at start" load "";
     row "braid_io server" "round trips per second" (braid rate) "msg/s";
     row "lwt_unix server" "round trips per second" (lwt rate) "msg/s";
+    row "braid_io (io_uring) server" "round trips per second" (uring rate)
+      "msg/s";
     ratio "braid_io / lwt_unix (round trips per second)"
-      (med (fun (b, l) -> b.rate /. l.rate));
+      (med (fun (b, _, l) -> b.rate /. l.rate));
+    ratio "braid_io io_uring / epoll (round trips per second)"
+      (med (fun (b, u, _) -> u.rate /. b.rate));
     row "braid_io server" "server CPU per round trip" (braid server_us) "us";
     row "lwt_unix server" "server CPU per round trip" (lwt server_us) "us";
+    row "braid_io (io_uring) server" "server CPU per round trip"
+      (uring server_us) "us";
     ratio "lwt_unix / braid_io (server CPU per round trip)"
-      (med (fun (b, l) -> l.server_us /. b.server_us));
+      (med (fun (b, _, l) -> l.server_us /. b.server_us));
+    ratio "braid_io epoll / io_uring (server CPU per round trip)"
+      (med (fun (b, u, _) -> b.server_us /. u.server_us));
     row "braid_io server" "server CPU use" (braid server_busy) "cores";
     row "lwt_unix server" "server CPU use" (lwt server_busy) "cores";
+    row "braid_io (io_uring) server" "server CPU use" (uring server_busy)
+      "cores";
     row "client vs braid_io" "client CPU per round trip" (braid client_us) "us";
     row "client vs lwt_unix" "client CPU per round trip" (lwt client_us) "us";
     row "client vs braid_io" "client CPU use" (braid client_busy) "cores";
@@ -274,6 +297,8 @@ let run ~quick =
       "share";
     row "client vs lwt_unix" "client time finding nothing to do" (lwt waiting)
       "share";
+    row "client vs braid_io (io_uring)" "client time finding nothing to do"
+      (uring waiting) "share";
   ]
 
 (* Roles, for profiling a server by hand (strace, callgrind): with
@@ -303,7 +328,7 @@ let () =
   match Sys.getenv_opt "BRAID_BENCH_ROLE" with
   | Some "io-echo-braid" ->
       gc_on_term ();
-      serve braid_server
+      serve (braid_server ?backend:None)
   | Some "io-echo-lwt" -> serve lwt_server
   | Some "io-echo-client" ->
       let duration =

@@ -142,7 +142,7 @@ let run ~quick =
   let bridge_lwt = per_trip (50_000 * scale) bridge_lwt_to_lwt in
   let same = per_trip (50_000 * scale) bridge_fiber_same_domain in
   let fifo = per_trip (10_000 * scale) (other_domain Braid_fifo.run) in
-  let io = per_trip (10_000 * scale) (other_domain Braid_io.run) in
+  let io = per_trip (10_000 * scale) (other_domain (fun f -> Braid_io.run f)) in
   let stream = per_trip (50_000 * scale) stream_other_domain in
   let trip name v = row name "round trip" v "ns" in
   [

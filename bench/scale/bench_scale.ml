@@ -53,7 +53,7 @@ let wait_for_banner proc =
    connection limit from it; [--max-connections] only where that would not
    reach the largest size. Idle keep-alive connections are kept for an
    hour, as the peers are configured to. *)
-let start_braid ~port ~root =
+let start_braid ~backend ~port ~root =
   let _, hard = Procs.descriptor_limits () in
   let limit =
     if Braid_server.Server.connections_for_descriptors hard >= most_connections
@@ -62,6 +62,7 @@ let start_braid ~port ~root =
   in
   let proc =
     Procs.spawn ~cpu:Bench_server.server_cpu ~name:"braid"
+      ~env:[ ("BRAID_IO_BACKEND", Braid_io.string_of_backend backend) ]
       ([
          braid_binary ();
          "serve";
@@ -90,15 +91,17 @@ let start_braid ~port ~root =
 (* Braid, then the peers that are installed. *)
 let start_servers ~root =
   let limit = ref 0 in
-  let braid ~port =
-    let proc, braid_limit = start_braid ~port ~root in
+  let braid backend ~port =
+    let proc, braid_limit = start_braid ~backend ~port ~root in
     limit := braid_limit;
     Some (proc, fun () -> Procs.stop proc)
   in
   let servers =
     Peers.start_all ~experiment:"scale"
       [
-        ("braid", braid);
+        ("braid", braid Braid_io.Epoll);
+        (* The other backend, compared as a peer: "braid / braid (io_uring)". *)
+        ("braid (io_uring)", braid Braid_io.Uring);
         (* A listen queue as long as Braid's (4096; somaxconn caps both), not
            nginx's 511: 10,000 connections arrive at once. *)
         ( "nginx",

@@ -15,10 +15,16 @@ let public () = Filename.concat (source_root ()) "examples/public"
 let load_row () =
   row "machine" "load average (1 min) at start" (Procs.load_average ()) ""
 
-let start_role ?root ?(env = []) name ~port =
+(* [backend]: braid_io's, for Braid's roles (BRAID_IO_BACKEND: epoll unless
+   said, whatever this process's environment says). *)
+let start_role ?root ?(env = []) ?(backend = Braid_io.Epoll) name ~port =
   Procs.spawn ~cpu:server_cpu ~name
     ~env:
-      ([ (Roles.variable, name); ("BRAID_BENCH_PORT", string_of_int port) ]
+      ([
+         (Roles.variable, name);
+         ("BRAID_BENCH_PORT", string_of_int port);
+         ("BRAID_IO_BACKEND", Braid_io.string_of_backend backend);
+       ]
       @ (match root with Some r -> [ ("BRAID_BENCH_ROOT", r) ] | None -> [])
       @ env)
     (Procs.self_role_argv ()) ~port
@@ -64,6 +70,8 @@ let with_ring_directory f =
       try Sys.rmdir dir with Sys_error _ -> ())
     (fun () -> f dir)
 
+let on_uring = "braid (io_uring)"
+
 let run_http ~quick =
   with_ring_directory @@ fun ring_dir ->
   let root = public () in
@@ -88,6 +96,9 @@ let run_http ~quick =
     let port = Procs.free_port () in
     let p = start_role "braid-static" ~root ~port in
     add ~counts_words:true effects port p (fun () -> Procs.stop p);
+    let port = Procs.free_port () in
+    let p = start_role "braid-static" ~backend:Uring ~root ~port in
+    add ~counts_words:true on_uring port p (fun () -> Procs.stop p);
     let port = Procs.free_port () in
     let p = start_role "braid-static-direct" ~root ~port in
     add ~counts_words:true direct port p (fun () -> Procs.stop p);
@@ -154,7 +165,8 @@ let run_http ~quick =
       done;
       let contenders =
         List.map
-          (fun name -> (name, List.mem name [ effects; direct; traced ]))
+          (fun name ->
+            (name, List.mem name [ effects; direct; traced; on_uring ]))
           !names
       in
       let median_of f name = median (List.map f (Hashtbl.find results name)) in
@@ -211,7 +223,14 @@ let run_http ~quick =
             (cpu traced /. cpu effects);
         ]
       in
-      (load :: rows) @ ratio_to "nginx" @ ratio_to "cohttp-lwt-unix"
+      let backends =
+        [
+          ratio "braid io_uring / epoll (req/s)" (rps on_uring /. rps effects);
+          ratio "braid epoll / io_uring (server CPU per request)"
+            (cpu effects /. cpu on_uring);
+        ]
+      in
+      (load :: rows) @ ratio_to "nginx" @ ratio_to "cohttp-lwt-unix" @ backends
       @ effects_cost @ tracing_cost
       @ [
           row "rounds" "fresh server processes per contender" (float rounds) "";

@@ -36,7 +36,13 @@ val public : unit -> string
     KiB file of [http]. *)
 
 val start_role :
-  ?root:string -> ?env:(string * string) list -> string -> port:int -> Procs.t
-(** [start_role ?root ?env name ~port] starts this binary in server role [name]
-    (see {!Roles}) on [port], serving [root], pinned to {!server_cpu}, with
-    [env] added to its environment. *)
+  ?root:string ->
+  ?env:(string * string) list ->
+  ?backend:Braid_io.backend ->
+  string ->
+  port:int ->
+  Procs.t
+(** [start_role ?root ?env ?backend name ~port] starts this binary in server
+    role [name] (see {!Roles}) on [port], serving [root], pinned to
+    {!server_cpu}, with [env] added to its environment, its braid_io loops on
+    [backend] (default [Epoll], whatever this process's [BRAID_IO_BACKEND]). *)

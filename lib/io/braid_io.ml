@@ -22,7 +22,12 @@ module Private = struct
   end
 end
 
-let run = Loop.run
+type backend = Poller.backend = Epoll | Uring
+
+let backend_of_string = Poller.backend_of_string
+let string_of_backend = Poller.string_of_backend
+let run ?backend main = Loop.run ?backend main
+let backend () = Loop.backend (Loop.current ~op:"Braid_io.backend")
 
 type stats = Loop.stats = {
   fibers : int;
@@ -54,9 +59,9 @@ let cancel_all group =
   Atomic.set group.failed true;
   Array.iter (fun s -> Option.iter Switch.cancel (Atomic.get s)) group.switches
 
-let run_member group f i () =
+let run_member ~backend group f i () =
   match
-    run (fun () ->
+    run ~backend (fun () ->
         Switch.run (fun sw ->
             Atomic.set group.switches.(i) (Some sw);
             if Atomic.get group.failed then Switch.cancel sw;
@@ -72,7 +77,7 @@ let is_cancellation = function
   | Error (Braid.Cancelled, _) -> true
   | Error _ | Ok _ -> false
 
-let run_domains ~domains f =
+let run_domains ?(backend = Poller.default_backend ()) ~domains f =
   if domains < 1 then invalid_arg "Braid_io.run_domains: domains < 1";
   if Loop.running_here () then
     invalid_arg "Braid_io.run_domains: this domain already runs an event loop";
@@ -83,9 +88,10 @@ let run_domains ~domains f =
     }
   in
   let others =
-    List.init (domains - 1) (fun i -> Domain.spawn (run_member group f (i + 1)))
+    List.init (domains - 1) (fun i ->
+        Domain.spawn (run_member ~backend group f (i + 1)))
   in
-  let first = run_member group f 0 () in
+  let first = run_member ~backend group f 0 () in
   let results = first :: List.map Domain.join others in
   (* Report the failure that started it all, not the cancellations it
      caused. *)

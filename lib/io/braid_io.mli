@@ -33,7 +33,7 @@
     pool of threads on a domain of their own, and likewise block only the
     calling fiber.
 
-    Linux only (epoll, eventfd). *)
+    Linux only (epoll, or io_uring: {!type-backend}; eventfd). *)
 
 module Switch = Braid.Switch
 module Fiber = Braid.Fiber
@@ -90,7 +90,25 @@ val error_message : exn -> string option
 
 (** {1 Running loops} *)
 
-val run : (unit -> 'a) -> 'a
+(** What a loop waits in. Both wait for readiness, edge-triggered, and run the
+    same code around it: every function of this library behaves the same over
+    either (docs/io.md, Backends, says what each costs).
+    - [Epoll]: [epoll_wait], a descriptor registered with [epoll_ctl] when it is
+      created and removed when it is closed.
+    - [Uring]: an io_uring ring (Linux 5.11 or later) with a multishot poll per
+      descriptor; registrations and removals are queued in the ring and
+      submitted with the loop's next wait, and a look for events that need not
+      wait reads the ring without a system call. *)
+type backend = Epoll | Uring
+
+val backend_of_string : string -> backend option
+(** [backend_of_string s] is [Some Epoll] for ["epoll"], [Some Uring] for
+    ["uring"] (or ["io_uring"]), else [None]. *)
+
+val string_of_backend : backend -> string
+(** ["epoll"] or ["uring"]. *)
+
+val run : ?backend:backend -> (unit -> 'a) -> 'a
 (** [run main] runs an event loop on the calling domain (and systhread), with
     [main] as its first fiber, and returns [main]'s result once every fiber
     forked in the loop has finished. Descriptors still open then are closed.
@@ -104,20 +122,36 @@ val run : (unit -> 'a) -> 'a
     with [EPIPE] instead of killing the program.
 
     Fibers run one at a time on this thread. When none is runnable the loop
-    sleeps in [epoll_wait] until a descriptor is ready, a timer is due, a signal
-    arrives, or a resumer on another domain or systhread wakes one of its
-    fibers. Blocks the calling domain until done.
+    sleeps in [epoll_wait] (or the ring's wait) until a descriptor is ready, a
+    timer is due, a signal arrives, or a resumer on another domain or systhread
+    wakes one of its fibers. Blocks the calling domain until done.
+
+    [backend] is [BRAID_IO_BACKEND]'s (["uring"] or ["epoll"]) if omitted, and
+    [Epoll] if that is unset. If [Uring] is asked for and the kernel refuses a
+    ring ([ENOSYS], [EPERM] from [kernel.io_uring_disabled] or a seccomp filter,
+    [ENOMEM]), the loop uses epoll, and the first such fallback in the process
+    prints one line on standard error; {!val-backend} tells which one runs.
+    ([BRAID_IO_URING_SIMULATE=ENOSYS] or [EPERM] makes the ring's creation fail,
+    for tests.)
 
     Raises [Invalid_argument] if this domain already runs a loop (one loop per
-    domain; start more with {!run_domains}). *)
+    domain; start more with {!run_domains}), or if [backend] is omitted and
+    [BRAID_IO_BACKEND] names no backend. *)
 
-val run_domains : domains:int -> (domain:int -> 'a) -> 'a list
+val backend : unit -> backend
+(** [backend ()] is what the calling fiber's loop waits in: [Epoll] if it asked
+    for [Uring] and fell back.
+
+    Raises [Invalid_argument] outside a fiber of {!run}. *)
+
+val run_domains :
+  ?backend:backend -> domains:int -> (domain:int -> 'a) -> 'a list
 (** [run_domains ~domains f] runs [f ~domain:i] in its own event loop on each of
-    [domains] domains, [i = 0] on the calling domain and the others on new
-    domains, and returns their results in order of [i] once all finished. If one
-    raises, the others are cancelled (their blocking calls raise
-    {!Braid.Cancelled}) and [run_domains] re-raises the first failure after they
-    all finished.
+    [domains] domains (each with [backend], as {!run} says), [i = 0] on the
+    calling domain and the others on new domains, and returns their results in
+    order of [i] once all finished. If one raises, the others are cancelled
+    (their blocking calls raise {!Braid.Cancelled}) and [run_domains] re-raises
+    the first failure after they all finished.
 
     To serve one address from every domain, each listens on it with
     [~reuse_port:true] and the kernel spreads incoming connections among them

@@ -47,8 +47,7 @@ type fd = {
 }
 
 and t = {
-  epoll : Epoll.t;
-  events : Epoll.events;
+  poller : Poller.t;  (** Epoll or an io_uring ring: see {!Poller}. *)
   wake_fd : Unix.file_descr;  (** An eventfd: foreign resumers wake us. *)
   owner : Thread.t;
   runnable : Private.Task_queue.t;  (** Touched only by [owner]. *)
@@ -170,11 +169,11 @@ module Wake = Private.Wake_up.Make (struct
 
   let block t timeout_ms =
     Braid_trace.Probe.loop_waiting ~timeout_ms;
-    let events = Epoll.wait t.epoll t.events ~timeout_ms in
+    let events = Poller.wait t.poller ~timeout_ms in
     Braid_trace.Probe.loop_woken_by ~events;
     events
 
-  let poll t = Epoll.wait t.epoll t.events ~timeout_ms:0
+  let poll t = Poller.wait t.poller ~timeout_ms:0
   let wake t = Epoll.eventfd_signal t.wake_fd
 end)
 
@@ -230,7 +229,7 @@ let take_token t =
 let register t unix ~socket ~stream ~op =
   check_owner t ~op;
   let token = take_token t in
-  match Epoll.add t.epoll unix watched_events ~token with
+  match Poller.add t.poller unix watched_events ~token ~socket with
   | () ->
       let fd = make_fd t unix ~socket ~stream ~token ~is_open:true in
       t.fds.(token) <- fd;
@@ -355,7 +354,8 @@ let close_now fd =
       (* Closing alone would leave the registration alive if the descriptor
          was duplicated (dup, fork), and its events would then reach
          whatever reuses the token. *)
-      (try Epoll.remove t.epoll fd.unix with Unix.Unix_error _ -> ());
+      (try Poller.remove t.poller fd.unix ~token:fd.token
+       with Unix.Unix_error _ -> ());
       t.fds.(fd.token) <- vacant t;
       t.free_tokens <- fd.token :: t.free_tokens);
     t.open_fds <- t.open_fds - 1;
@@ -402,9 +402,9 @@ let sleep_until t ~deadline =
 
 let watch_signals t signal_fd =
   if not t.watching_signals then (
-    Epoll.add t.epoll signal_fd
+    Poller.add t.poller signal_fd
       Epoll.(readable lor edge_triggered)
-      ~token:signal_token;
+      ~token:signal_token ~socket:false;
     t.watching_signals <- true)
 
 let await_signal_event t =
@@ -432,23 +432,24 @@ let stats t =
     signal_waiters = List.length t.signal_waiters;
   }
 
-let create () =
-  let epoll = Epoll.create () in
+let create backend =
+  let poller = Poller.create backend ~events:events_per_wait in
   match Epoll.eventfd () with
   | exception e ->
-      Epoll.close epoll;
+      Poller.close poller;
       raise e
   | wake_fd -> (
-      match Epoll.add epoll wake_fd Epoll.readable ~token:wake_token with
+      match
+        Poller.add poller wake_fd Epoll.readable ~token:wake_token ~socket:false
+      with
       | exception e ->
           Unix.close wake_fd;
-          Epoll.close epoll;
+          Poller.close poller;
           raise e
       | () ->
           let t =
             {
-              epoll;
-              events = Epoll.events events_per_wait;
+              poller;
               wake_fd;
               owner = Thread.self ();
               runnable = Private.Task_queue.create ();
@@ -519,11 +520,11 @@ let timeout_until deadline =
 let dispatch t n =
   let vacant = vacant t in
   for i = 0 to n - 1 do
-    let token = Epoll.token t.events i in
+    let token = Poller.token t.poller i in
     if token >= first_fd_token then (
       let fd = t.fds.(token) in
       if fd != vacant then (
-        let flags = Epoll.flags t.events i in
+        let flags = Poller.flags t.poller i in
         if
           (flags land Epoll.(readable lor read_hang_up lor hang_up lor error))
           <> 0
@@ -566,7 +567,7 @@ let spin_window_ns = 1_000_000
 (* The number of events found, or [0] once a foreign resumption arrived or
    [until] passed. *)
 let rec spin t ~until =
-  let n = Epoll.wait t.epoll t.events ~timeout_ms:0 in
+  let n = Poller.wait t.poller ~timeout_ms:0 in
   if n > 0 || not (Incoming.is_empty t.incoming) then n
   else if now_ns () < until then spin t ~until
   else 0
@@ -581,18 +582,18 @@ let wait_idle t ~deadline ~timeout =
       if n > 0 || not (Incoming.is_empty t.incoming) then n
       else
         match timeout_until deadline with
-        | 0 -> Epoll.wait t.epoll t.events ~timeout_ms:0
+        | 0 -> Poller.wait t.poller ~timeout_ms:0
         | timeout -> Wake.sleep t timeout
 
 let poll t =
   let n =
     if
       not (Private.Task_queue.is_empty t.runnable && Queue.is_empty t.background)
-    then Epoll.wait t.epoll t.events ~timeout_ms:0
+    then Poller.wait t.poller ~timeout_ms:0
     else
       let deadline = Timer_heap.next_deadline t.timers in
       match timeout_until deadline with
-      | 0 -> Epoll.wait t.epoll t.events ~timeout_ms:0
+      | 0 -> Poller.wait t.poller ~timeout_ms:0
       | timeout -> wait_idle t ~deadline ~timeout
   in
   t.polls <- t.polls + 1;
@@ -604,7 +605,7 @@ let poll t =
        that the wait did not report. Look once more, so that a read that
        got its bytes in time is woken before its timeout fires. *)
     if n = 0 && Timer_heap.next_deadline t.timers <= now then
-      dispatch t (Epoll.wait t.epoll t.events ~timeout_ms:0);
+      dispatch t (Poller.wait t.poller ~timeout_ms:0);
     Timer_heap.fire_due t.timers ~now)
 
 (* {1 Background work}
@@ -699,17 +700,19 @@ let shut_down t =
     if Atomic.get t.waking > 0 then await_wakers (Backoff.once backoff)
   in
   await_wakers Backoff.default;
-  Epoll.close t.epoll;
+  Poller.close t.poller;
   Unix.close t.wake_fd
 
-let run main =
+let backend t = Poller.backend t.poller
+
+let run ?(backend = Poller.default_backend ()) main =
   (match Domain.DLS.get running with
   | Some _ ->
       invalid_arg
         "Braid_io.run: this domain is already running an event loop (one per \
          domain)"
   | None -> ());
-  let t = create () in
+  let t = create backend in
   Domain.DLS.set running (Some t);
   (* sendfile(2) has no MSG_NOSIGNAL: a loop's thread blocks SIGPIPE while
      it runs (see sendfile_stubs.c). *)

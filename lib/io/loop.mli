@@ -1,14 +1,18 @@
 (** The event loop: a fiber scheduler on one thread that also waits for
-    descriptors (epoll, edge-triggered), timers and signals. Internal: the
-    public face is {!Braid_io}, {!Fd}, {!Net}, {!Time} and {!Signal}.
+    descriptors (edge-triggered, through epoll or io_uring: {!Poller}), timers
+    and signals. Internal: the public face is {!Braid_io}, {!Fd}, {!Net},
+    {!Time} and {!Signal}.
 
     Everything here except {!enqueue}, {!close} and the resumers it hands out
     must be called on the loop's own thread, from one of its fibers. *)
 
 type t
 
-val run : (unit -> 'a) -> 'a
-(** See {!Braid_io.run}. *)
+val run : ?backend:Poller.backend -> (unit -> 'a) -> 'a
+(** See {!Braid_io.run}. [backend] is {!Poller.default_backend} if omitted. *)
+
+val backend : t -> Poller.backend
+(** What [t] waits in (after any fallback to epoll). *)
 
 val current : op:string -> t
 (** [current ~op] is the loop of the calling fiber.

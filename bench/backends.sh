@@ -1,0 +1,58 @@
+#!/bin/sh
+# braid_io's two backends side by side on `braid serve` (a 1 KiB static file,
+# wrk keep-alive, 100 connections by default): per round and backend, the
+# server's CPU per request (from /proc/PID/task/*/schedstat, over the wrk run
+# only) and, in a second wrk run under `strace -c -f`, its system calls per
+# request. Rounds alternate the backends' order, so a neighbour's load hits
+# both. Server pinned to core 0, wrk to core 1.
+#   bench/backends.sh [rounds] [seconds] [connections]
+# Needs a release build: dune build --profile release bin/main.exe
+set -eu
+ROUNDS=${1:-3}
+SECONDS_PER_RUN=${2:-5}
+CONNECTIONS=${3:-100}
+BRAID=${BRAID:-_build/default/bin/main.exe}
+ROOT=examples/public
+PORT=${PORT:-18431}
+
+cpu_ns() { # all threads of $1, in ns
+  cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%d", s }'
+}
+
+requests() { # wrk's total from its summary line "N requests in ..."
+  awk '/requests in/ { print $1 }'
+}
+
+one() { # $1: backend
+  BRAID_IO_BACKEND=$1 taskset -c 0 "$BRAID" serve --root "$ROOT" --port "$PORT" \
+    --domains 1 --keep-alive-timeout 60 >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    curl -s -o /dev/null "http://127.0.0.1:$PORT/1k.txt" && break
+    sleep 0.05
+  done
+  url="http://127.0.0.1:$PORT/1k.txt"
+  taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d1 "$url" >/dev/null # warm-up
+  before=$(cpu_ns "$pid")
+  n=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"$SECONDS_PER_RUN" "$url" | requests)
+  after=$(cpu_ns "$pid")
+  out=$(mktemp)
+  strace -c -f -q -o "$out" -p "$pid" &
+  spid=$!
+  sleep 0.5
+  m=$(taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"$SECONDS_PER_RUN" "$url" | requests)
+  kill -INT "$spid"; wait "$spid" 2>/dev/null || true
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  calls=$(awk '/^------/ { d++; next } d == 1 && NF >= 5 { s += $4 } END { print s }' "$out")
+  top=$(awk '/^------/ { d++; next } d == 1 && NF >= 5 { printf "%s %.3f, ", $NF, $4 / '"$m"' }' "$out")
+  rm -f "$out"
+  printf '%-6s req/s %8.0f  CPU/request %6.2f us  syscalls/request %5.3f  (%s)\n' \
+    "$1" "$(echo "$n / $SECONDS_PER_RUN" | bc -l)" \
+    "$(echo "($after - $before) / $n / 1000" | bc -l)" \
+    "$(echo "$calls / $m" | bc -l)" "$top"
+}
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $CONNECTIONS connections, $SECONDS_PER_RUN s runs"
+for r in $(seq "$ROUNDS"); do
+  if [ $((r % 2)) = 1 ]; then one epoll; one uring; else one uring; one epoll; fi
+done

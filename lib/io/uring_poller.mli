@@ -1,0 +1,52 @@
+(** An io_uring instance used as a readiness poller: the loop's second backend,
+    with the same contract as {!Epoll} as the loop uses it (see {!Poller}). Each
+    watched descriptor is one multishot [IORING_OP_POLL_ADD], edge-triggered
+    like the loop's epoll registration; registrations and removals are queued in
+    the submission ring and submitted together by the next {!wait}, so
+    registering a connection costs no system call of its own ([epoll_ctl] costs
+    one each way), and a {!wait} with a zero timeout that has nothing to submit
+    reads the completion ring without entering the kernel.
+
+    Only the thread that created the poller may use it (the ring is set up
+    single-issuer). Errors are [Unix.Unix_error]. Internal. *)
+
+type t
+
+val create : events:int -> t
+(** [create ~events] is a new ring whose {!wait} reports up to [events] events
+    at a time.
+
+    Raises [Unix.Unix_error] if the kernel refuses one ([ENOSYS]: no io_uring or
+    too old a kernel (before 5.11); [EPERM]: [kernel.io_uring_disabled] or a
+    seccomp filter; [ENOMEM]: the locked-memory limit). *)
+
+val close : t -> unit
+(** [close t] tears the ring down; its polls end with it. Idempotent. *)
+
+val add :
+  t -> Unix.file_descr -> Epoll.flags -> token:int -> socket:bool -> unit
+(** [add t fd flags ~token ~socket] watches [fd] for [flags] (readable,
+    writable, read hang-up; always edge-triggered) from the next {!wait} on; its
+    events carry [token]. A descriptor that epoll would refuse (a regular file,
+    a directory, [/dev/null]) is refused the same way, at once: it is tried on a
+    scratch epoll instance, unless [socket] says that [fd] is a socket (which
+    can always be polled).
+
+    Raises [Unix.Unix_error (EPERM, _, _)] for such a descriptor. *)
+
+val remove : t -> Unix.file_descr -> token:int -> unit
+(** [remove t fd ~token] stops watching [fd]; from now on no event carries
+    [token] until it is added again, even one that the kernel had already
+    posted. One system call: the removal is submitted at once (with what else is
+    queued), so that the ring's poll no longer holds [fd]'s file when the caller
+    closes it, and the close takes effect then (the peer sees it). *)
+
+val wait : t -> timeout_ms:int -> int
+(** [wait t ~timeout_ms] submits what is queued, waits until an event arrives or
+    [timeout_ms] milliseconds have passed ([-1]: no limit; [0]: do not wait),
+    and returns how many events {!token} and {!flags} now describe (at most
+    [events] of {!create}). May return 0 early (a signal, or only stale
+    completions). *)
+
+val token : t -> int -> int
+val flags : t -> int -> Epoll.flags
