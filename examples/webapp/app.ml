@@ -97,29 +97,33 @@ let credentials r ~heading ~action =
         ];
     ]
 
-let item_element r { id; title = text; has_file } =
+(* With [request], the item's upload form, whose CSRF token is that
+   request's session's. An item pushed to other pages has none: they may be
+   other sessions of the user, whose tokens differ; it gets one on reload. *)
+let item_element ?request { id; title = text; has_file } =
   let open Tyxml.Html in
   let path = Printf.sprintf "/items/%d/attachment" id in
+  let upload r =
+    form
+      ~a:[ a_action path; a_method `Post; a_enctype "multipart/form-data" ]
+      [
+        csrf_field r;
+        input ~a:[ a_input_type `File; a_name "file" ] ();
+        button ~a:[ a_button_type `Submit ] [ txt "Attach" ];
+      ]
+  in
   li
     (span ~a:[ a_class [ "title" ] ] [ txt text ]
      ::
      (if has_file then [ txt " "; a ~a:[ a_href path ] [ txt "(file)" ] ]
       else [])
-    @ [
-        form
-          ~a:[ a_action path; a_method `Post; a_enctype "multipart/form-data" ]
-          [
-            csrf_field r;
-            input ~a:[ a_input_type `File; a_name "file" ] ();
-            button ~a:[ a_button_type `Submit ] [ txt "Attach" ];
-          ];
-      ])
+    @ Option.to_list (Option.map upload request))
 
 let home t r user =
   let open Tyxml.Html in
   page r ~heading:(user ^ "'s to-do list")
     [
-      ul ~a:[ a_id "items" ] (List.map (item_element r) (items t user));
+      ul ~a:[ a_id "items" ] (List.map (item_element ~request:r) (items t user));
       form
         ~a:[ a_id "add"; a_action "/items"; a_method `Post ]
         [ csrf_field r; input ~a:[ a_name "title" ] (); button [ txt "Add" ] ];
@@ -179,20 +183,20 @@ let log_in t r =
 
 (* {1 Items and their updates} *)
 
-let new_item t r user title =
+let new_item t user title =
   match query t add_item [| Text user; Text title |] with
   | [ [| Int id |] ] ->
       let item = { id; title; has_file = false } in
       Hub.publish
         (Hub.Topics.hub t.pages user)
-        (Braid_tyxml.string_of_elt (item_element r item));
+        (Braid_tyxml.string_of_elt (item_element item));
       item
   | _ -> failwith "add_item: no id"
 
 let add_from_form t r user =
   let* form = Form.urlencoded r in
   let* title = Form.field form "title" in
-  ignore (new_item t r user title);
+  ignore (new_item t user title);
   Response.redirect ~status:303 "/"
 
 let item_json { id; title; has_file } =
@@ -209,7 +213,7 @@ let api_add t r user =
   | Ok (`Assoc fields) -> (
       match List.assoc_opt "title" fields with
       | Some (`String title) when String.trim title <> "" ->
-          Json.response ~status:201 (item_json (new_item t r user title))
+          Json.response ~status:201 (item_json (new_item t user title))
       | _ -> Response.error 400 "a title is required")
   | Ok _ -> Response.error 400 "a JSON object is required"
   | Error answer -> answer

@@ -163,7 +163,9 @@ let live_updates () =
   in
   match received with
   | Ok (`Text html) ->
-      check_bool "the new item, as HTML" true (contains html ">bread</span>")
+      check_bool "the new item, as HTML" true (contains html ">bread</span>");
+      check_bool "without the adding session's CSRF token" false
+        (contains html "csrf_token")
   | Ok _ -> Alcotest.fail "not a text message"
   | Error r -> Alcotest.failf "handshake refused: %d" r.status
 
