@@ -1,7 +1,7 @@
 """The to-do application in a real browser: headless Chromium, driven
 through chromedriver by Selenium, against a server started from a command.
 
-    python3 test/browser/browser_test.py [--timeout S] -- COMMAND [ARG...]
+    python3 test/browser/browser_test.py [--timeout S] [--http2] -- COMMAND [ARG...]
 
 runs COMMAND ARG... --port N --data DIR (N a free port, DIR a fresh
 temporary directory, removed afterwards), waits until the port accepts,
@@ -15,6 +15,12 @@ then, in one browser (one profile, so both tabs share the cookies):
          #items, tab 2 without reloading;
   tab 1: adds <img src=x onerror=alert(1)>: both tabs show it as text, no
          img element exists and no alert was raised.
+
+With --http2, the command also gets --https-port M, and the browser goes to
+https://127.0.0.1:M instead (the server's development certificate, not
+trusted: --ignore-certificate-errors), where every page must have come over
+HTTP/2 (ALPN h2: the Navigation Timing entry's nextHopProtocol is "h2"). The
+WebSocket may use a connection of its own over HTTP/1.1.
 
 Every wait is explicit and bounded (--timeout, 10 s by default); the server
 and the browser are stopped, and the temporary directories removed, whatever
@@ -123,11 +129,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_server(command, port, data_dir, log_path, timeout):
+def start_server(command, port, https_port, data_dir, log_path, timeout):
     # A program named by a path relative to here (dune's %{exe:...} gives
     # "stand_in.exe") is run as that file, not looked up in PATH.
     program = os.path.abspath(command[0]) if os.path.isfile(command[0]) else command[0]
     argv = [program] + command[1:] + ["--port", str(port), "--data", data_dir]
+    if https_port is not None:
+        argv += ["--https-port", str(https_port)]
+    # The last port opened: the HTTPS one when there is one (it is set up
+    # after the certificate is made, which takes longer).
+    port = https_port if https_port is not None else port
     say(f"starting {' '.join(argv)}")
     log = open(log_path, "wb")
     # A session of its own, so that stopping it reaches whatever it forked.
@@ -171,12 +182,18 @@ def stop_server(server):
     server.wait()
 
 
-def start_browser(chromium, chromedriver, profile_dir):
+def start_browser(chromium, chromedriver, profile_dir, https):
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-                     f"--user-data-dir={profile_dir}", "--window-size=1024,768"]:
+    arguments = ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+                 f"--user-data-dir={profile_dir}", "--window-size=1024,768"]
+    if https:
+        # The server's development certificate is made for the test, and
+        # trusting it would mean changing the system's or the profile's NSS
+        # store; the protocol, not the trust chain, is what is tested here.
+        arguments.append("--ignore-certificate-errors")
+    for argument in arguments:
         options.add_argument(argument)
     # Selenium 4.10 renamed log_path (Debian 12 has 4.8, Debian 13 4.24).
     if "log_output" in Service.__init__.__code__.co_varnames:
@@ -189,9 +206,9 @@ def start_browser(chromium, chromedriver, profile_dir):
 class Tab:
     """One tab of the browser: Selenium acts on the tab it switched to last."""
 
-    def __init__(self, driver, name, handle, base, timeout):
+    def __init__(self, driver, name, handle, base, timeout, protocol):
         self.driver, self.name, self.handle = driver, name, handle
-        self.base, self.timeout = base, timeout
+        self.base, self.timeout, self.protocol = base, timeout, protocol
 
     def use(self):
         if self.driver.current_window_handle != self.handle:
@@ -218,6 +235,11 @@ class Tab:
     def wait_for_path(self, path):
         self.wait(f"expected to be at {path}", lambda d: d.execute_script("return location.pathname") == path
                   and d.execute_script("return document.readyState") == "complete")
+        if self.protocol is not None:
+            got = self.use().execute_script(
+                "const n = performance.getEntriesByType('navigation')[0]; return n ? n.nextHopProtocol : null")
+            if got != self.protocol:
+                raise Failure(f"{self.name}: {path} came over {got!r}, not {self.protocol!r}")
 
     def element(self, css):
         found = self.use().find_elements(By.CSS_SELECTOR, css)
@@ -264,8 +286,8 @@ def page_source(driver):
         return f"(unavailable: {e.msg})"
 
 
-def scenario(driver, base, timeout):
-    tab1 = Tab(driver, "tab 1", driver.current_window_handle, base, timeout)
+def scenario(driver, base, timeout, protocol):
+    tab1 = Tab(driver, "tab 1", driver.current_window_handle, base, timeout, protocol)
     tab1.instrument()
 
     say("tab 1: / while logged out")
@@ -288,7 +310,7 @@ def scenario(driver, base, timeout):
 
     say("tab 2: / with the same cookies")
     driver.switch_to.new_window("tab")
-    tab2 = Tab(driver, "tab 2", driver.current_window_handle, base, timeout)
+    tab2 = Tab(driver, "tab 2", driver.current_window_handle, base, timeout, protocol)
     tab2.instrument()
     tab2.open("/")
     tab2.wait_for_path("/")
@@ -315,6 +337,8 @@ def scenario(driver, base, timeout):
 def main():
     parser = argparse.ArgumentParser(description="The to-do application in headless Chromium.")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds for each wait (default 10)")
+    parser.add_argument("--http2", action="store_true",
+                        help="browse over HTTPS (--https-port) and require every page to come over HTTP/2")
     parser.add_argument("command", nargs="+", help="the server command; --port N --data DIR are appended")
     args = parser.parse_args()
 
@@ -336,11 +360,13 @@ def main():
     server = driver = None
     try:
         port = free_port()
-        server = start_server(args.command, port, data_dir, log_path, args.timeout)
-        say(f"server accepting on port {port}; starting {chromium}")
-        driver = start_browser(chromium, chromedriver, profile_dir)
+        https_port = free_port() if args.http2 else None
+        server = start_server(args.command, port, https_port, data_dir, log_path, args.timeout)
+        base = f"https://127.0.0.1:{https_port}" if args.http2 else f"http://127.0.0.1:{port}"
+        say(f"server accepting at {base}; starting {chromium}")
+        driver = start_browser(chromium, chromedriver, profile_dir, args.http2)
         say(f"browser {driver.capabilities.get('browserVersion', '?')} ready")
-        scenario(driver, f"http://127.0.0.1:{port}", args.timeout)
+        scenario(driver, base, args.timeout, "h2" if args.http2 else None)
         say("passed")
         return 0
     except (Failure, WebDriverException) as e:
