@@ -29,6 +29,7 @@ let experiments : experiment list =
     Bench_proxy.client;
     Bench_proxy.proxy;
     Bench_h2.experiment;
+    Bench_hpack.experiment;
   ]
 
 let run_one ~quick (e : experiment) =

@@ -25,7 +25,9 @@ libpostgresql-ocaml-dev libsqlite3-ocaml-dev"
 # (test/browser); postgresql is the server test/db starts in a temporary
 # directory. liburing-dev is what braid_io's io_uring backend is built on
 # (lib/io/uring_stubs.c; from the base suite: Debian 12's 2.3 is enough).
-DEB_TOOLS="liburing-dev curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
+# libnghttp2-dev is the peer of the hpack benchmark (bench/hpack), which
+# dune builds with the rest.
+DEB_TOOLS="liburing-dev libnghttp2-dev curl wrk httperf apache2-utils nginx h2o gnuplot-nox python3
 python3-websockets procps systemd haproxy chromium chromium-driver
 python3-selenium postgresql nghttp2-client"
 

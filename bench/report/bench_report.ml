@@ -246,6 +246,24 @@ let entries =
             && contains ~sub:"100 conn x 100 streams" r.name);
     };
     {
+      name = "hpack";
+      title = "HPACK: Braid's codec against libnghttp2's";
+      question =
+        "Issue 34 asked to write HPACK in OCaml or bind libnghttp2, by \
+         measured result. What does each cost per field block, and how small \
+         are the blocks? The corpus is one browser connection: four page loads \
+         of 31 requests each (Chromium's fields, a cookie, referers, \
+         priorities) and a static server's responses. Encoding runs one \
+         encoder per side over the corpus again and again (one long \
+         connection); decoding decodes the blocks nghttp2 encoded, the same \
+         bytes for both, a fresh decoder per pass. Each side first decodes \
+         what the other encoded, field for field, or the run fails. nghttp2's \
+         passes run in C (one call per pass).";
+      published = "—";
+      target = "≥ 1.0× nghttp2's speed (issue 34's choice of codec).";
+      chart = Bars (metric "time");
+    };
+    {
       name = "websocket";
       title = "WebSocket: 1:1 echo and 1:100 broadcast";
       question =
