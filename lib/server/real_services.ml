@@ -205,17 +205,29 @@ let look_up answer ~follow path =
 
 let at_home t = (Domain.self () :> int) = (t.home :> int)
 
-(* [lstats] holds the file cache's entries too. *)
+(* [lstats] holds the file cache's entries too: room for [max_looked_up]
+   looks beside them. *)
 let capacity t =
   match t.settings.file_cache with
-  | Some c -> max max_looked_up c.max_entries
+  | Some c -> max_looked_up + c.max_entries
   | None -> max_looked_up
 
-let forget_all t table =
-  Paths.reset table;
+(* A table full of looks forgets them, but not the files whose content is
+   cached: a client asking for many paths that name nothing must not empty
+   the file cache. *)
+let forget_looks t table =
   if table == t.lstats then (
-    t.cached_files <- 0;
+    Paths.filter_map_inplace
+      (fun _ e -> match e.cached with Some _ -> Some e | None -> None)
+      table;
     t.last <- None)
+  else Paths.reset table
+
+(* The file cache is full: it starts again, with the looks. *)
+let forget_files t =
+  Paths.reset t.lstats;
+  t.cached_files <- 0;
+  t.last <- None
 
 (* The entry of [path] in [table], made if missing. Only on the home
    domain. *)
@@ -230,7 +242,7 @@ let entry t table path =
         match Paths.find_opt table path with
         | Some e -> e
         | None ->
-            if Paths.length table >= capacity t then forget_all t table;
+            if Paths.length table >= capacity t then forget_looks t table;
             let e =
               { poll = -1; found = Known (Error Not_found); cached = None }
             in
@@ -398,7 +410,7 @@ let open_file t path (info : File.info) =
                  let e = entry t t.lstats path in
                  if Option.is_none e.cached then
                    if t.cached_files >= c.max_entries then (
-                     forget_all t t.lstats;
+                     forget_files t;
                      let e = entry t t.lstats path in
                      e.cached <- Some { version = now; content };
                      t.cached_files <- 1)
