@@ -173,8 +173,6 @@ let split_decoded_with ~escaped path =
 let split_decoded path =
   split_decoded_with ~escaped:(has_percent path 0 (String.length path)) path
 
-let segments = split_decoded
-
 let rec find_bad seg i n =
   if i = n then Ok ()
   else
@@ -190,7 +188,41 @@ let rec all_plain = function
   | ("" | "." | "..") :: _ -> false
   | _ :: rest -> all_plain rest
 
-let resolve path =
+(* The common path (no "%", no empty, "." or ".." segment) split in one pass
+   over its bytes: the general path below scans it twice (for "%", then for
+   each "/") before checking its segments. *)
+exception Not_plain
+
+let plain_segment path start stop =
+  match stop - start with
+  | 0 -> raise_notrace Not_plain
+  | 1 when String.unsafe_get path start = '.' -> raise_notrace Not_plain
+  | 2
+    when String.unsafe_get path start = '.'
+         && String.unsafe_get path (start + 1) = '.' ->
+      raise_notrace Not_plain
+  | length -> String.sub path start length
+
+(* [start] begins the segment that [i] is in. *)
+let rec plain_from path n start i =
+  if i = n then [ plain_segment path start n ]
+  else
+    match String.unsafe_get path i with
+    | '%' -> raise_notrace Not_plain
+    | '/' ->
+        let seg = plain_segment path start i in
+        seg :: plain_from path n (i + 1) (i + 1)
+    | _ -> plain_from path n start (i + 1)
+
+let plain_segments path =
+  let n = String.length path in
+  if n < 2 || String.unsafe_get path 0 <> '/' then None
+  else
+    match plain_from path n 1 1 with
+    | segs -> Some segs
+    | exception Not_plain -> None
+
+let resolve_general path =
   (* Only a decoded escape can put "/" or NUL in a segment. *)
   let escaped = has_percent path 0 (String.length path) in
   match split_decoded_with ~escaped path with
@@ -212,6 +244,17 @@ let resolve path =
             | Error _ as e -> e)
       in
       go [] segs
+
+let resolve path =
+  match plain_segments path with
+  | Some segs -> Ok segs
+  | None -> resolve_general path
+
+(* A plain path's segments are its decoded ones. *)
+let segments path =
+  match plain_segments path with
+  | Some segs -> Ok segs
+  | None -> split_decoded path
 
 (* RFC 3986 pchar minus pct-encoded: unreserved, sub-delims, ":" and "@". *)
 let is_pchar = function

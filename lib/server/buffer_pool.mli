@@ -6,8 +6,9 @@
 type t
 
 val create : size:int -> keep:int -> t
-(** [create ~size ~keep] hands out buffers of [size] bytes and keeps at most
-    [keep] of those given back. *)
+(** [create ~size ~keep] hands out buffers of [size] bytes and keeps of those
+    given back as many as were out at once since the last {!trim} (what the next
+    burst will take again), at least [keep] and at most [16 * keep]. *)
 
 val size : t -> int
 
@@ -26,7 +27,7 @@ val out : t -> int
     replacement is given back; an estimate). *)
 
 val trim : t -> unit
-(** [trim t] drops every kept buffer. *)
+(** [trim t] drops every kept buffer, and forgets the bursts seen. *)
 
 (** {1 As storage}
 

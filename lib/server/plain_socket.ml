@@ -36,47 +36,54 @@ let plain_wait c p (progress : Progress.t) () =
    handlers get when they perform service calls. *)
 type worker = { fiber : Braid.Fiber.t; services : Services.t option }
 
-(* [f] where [p]'s services are in force. A parked connection goes on in
-   whichever fiber takes it: one of its listener's (the HTTPS redirect's
+(* [p]'s pipeline, made anew each time it gets a fiber, served until it ends
+   or parks. *)
+let serve_pipeline c p ~resumed =
+  let progress = p.p_progress and socket = p.socket in
+  let pipeline =
+    Pipeline.create
+      {
+        server = p.config;
+        dates = c.dates;
+        progress;
+        buffers = Some (storage c p.config);
+      }
+      {
+        peer = Some p.peer;
+        read = Sockets.counted c (Net.read_into socket);
+        write = Net.write_all socket;
+        await_input = Some (plain_wait c p progress);
+        file_sender = Some (fun () -> file_sender socket);
+        alpn = (fun () -> None);
+      }
+      p.services
+  in
+  if resumed then Pipeline.resume pipeline else Pipeline.serve pipeline
+
+(* What a fiber needs to serve [p] in a scope. *)
+type turn = { context : context; conn : plain; worker : worker; resumed : bool }
+
+(* [p] served where its services are in force. A parked connection goes on
+   in whichever fiber takes it: one of its listener's (the HTTPS redirect's
    have services of their own) or the unparker's. Usually the fiber has
-   them already, which a comparison tells: no handler installed, no
-   lookup. *)
-let in_services_of (p : plain) (worker : worker) f =
+   them already, which a comparison tells: no handler installed, no lookup.
+   One closure per turn at most (the scope's is [turn]): a connection woken
+   from parking takes a turn for each request. *)
+let serve_turn scope { context = c; conn = p; worker; resumed } =
+  p.state <- Running scope;
   match worker.services with
-  | Some services when services == p.services -> f ()
-  | Some _ | None -> Services.run p.services f
+  | Some services when services == p.services -> serve_pipeline c p ~resumed
+  | Some _ | None ->
+      Services.run p.services (fun () -> serve_pipeline c p ~resumed)
 
 (* Serves [p] in the calling fiber until it ends or parks, then a woken
    connection if one waits ([next_ready]). *)
 let rec run_plain c p ~worker ~resumed =
   if p.doomed then ended c p ~worker (Ok Pipeline.Peer_closed)
   else
-    let progress = p.p_progress and socket = p.socket in
     let outcome =
-      Sockets.serve_in_scope worker.fiber
-        ~running:(fun scope -> p.state <- Running scope)
-        (fun () ->
-          in_services_of p worker (fun () ->
-              let pipeline =
-                Pipeline.create
-                  {
-                    server = p.config;
-                    dates = c.dates;
-                    progress;
-                    buffers = Some (storage c p.config);
-                  }
-                  {
-                    peer = Some p.peer;
-                    read = Sockets.counted c (Net.read_into socket);
-                    write = Net.write_all socket;
-                    await_input = Some (plain_wait c p progress);
-                    file_sender = Some (fun () -> file_sender socket);
-                    alpn = (fun () -> None);
-                  }
-                  p.services
-              in
-              if resumed then Pipeline.resume pipeline
-              else Pipeline.serve pipeline))
+      Sockets.run_in_scope worker.fiber serve_turn
+        { context = c; conn = p; worker; resumed }
     in
     p.state <- Between;
     match outcome with

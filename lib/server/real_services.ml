@@ -35,12 +35,21 @@ let settings ?(log_level = Log_event.Warning) ?access_log ?logger
 
 type cached = { version : File.info; content : string }
 
-(* A path's metadata as asked for during one poll of the loop: the answer
-   comes from a pool thread, and every request of that poll waits for the
-   same one. *)
+(* A look at a path: answered at once on the loop's thread when the kernel
+   had the path in its caches, else by a pool thread. *)
+type answer =
+  | Known of (File.info, File.error) result
+  | Waiting of (File.info, File.error) result Braid_sync.Promise.t
+
+(* What the home domain knows of a path: its metadata as asked for during
+   one poll of the loop (every request of that poll shares the one answer),
+   and, in [lstats], the file's content if cached. One record per path, so
+   that a request finds both with one hash of its path (none when it asks
+   for the path the previous request asked for). *)
 type looked_up = {
-  poll : int;
-  found : (File.info, File.error) result Braid_sync.Promise.t;
+  mutable poll : int;  (** The poll of [found]; [-1]: none yet. *)
+  mutable found : answer;
+  mutable cached : cached option;
 }
 
 (* Keyed by path with [String.equal]: the generic table's polymorphic
@@ -50,15 +59,18 @@ module Paths = Hashtbl.Make (String)
 type t = {
   settings : settings;
   home : Domain.id;
-      (** The only domain that touches [cache], [stats] and [lstats]. *)
-  cache : cached Paths.t;
+      (** The only domain that touches [stats], [lstats] and the fields below.
+      *)
   stats : looked_up Paths.t;  (** Links followed. *)
   lstats : looked_up Paths.t;
-  mutable last_lstat : (string * looked_up) option;
-  mutable last_cached : (string * cached) option;
-      (** The last path looked up in [lstats] and in [cache], and what was
-          found: a crowd asks for one file, and comparing its path is cheaper
-          than hashing it. *)
+      (** Links not followed (the static server's lookups), and the file cache:
+          the path a file is opened by is the one it was looked up by. *)
+  mutable cached_files : int;  (** Entries of [lstats] holding content. *)
+  mutable last_path : string;
+  mutable last : looked_up option;
+      (** The entry of [lstats] last used, and its path: a crowd asks for one
+          file, and comparing its path (physically first: the static server
+          opens the very string it looked up) is cheaper than hashing it. *)
   mutable cached_lookups : bool;
       (** [Braid_io.File_access.open_if_cached] works here; false once the
           kernel said it has no [openat2] or [RESOLVE_CACHED]. *)
@@ -68,11 +80,11 @@ let create settings =
   {
     settings;
     home = Domain.self ();
-    cache = Paths.create 64;
     stats = Paths.create 64;
     lstats = Paths.create 64;
-    last_lstat = None;
-    last_cached = None;
+    cached_files = 0;
+    last_path = "";
+    last = None;
     cached_lookups = settings.cached_lookups;
   }
 
@@ -179,8 +191,7 @@ let stat_if_cached t ~follow path =
    own, so that a request cancelled meanwhile (its connection timed out)
    cannot leave the others of its poll waiting for an answer that never
    comes. [system_stat] never raises. *)
-let look_up ~follow path =
-  let answer = Braid_sync.Promise.create () in
+let look_up answer ~follow path =
   ignore
     (Braid.Fiber.fork (fun () ->
          Braid_sync.Promise.fill answer
@@ -190,8 +201,58 @@ let look_up ~follow path =
                (* The pool refused the call (shut down, or no domain left):
                   the requests waiting for this look get a 500, not a hang. *)
                Error (File.Failed (Printexc.to_string e))))
-      : unit Braid.Fiber.handle);
-  answer
+      : unit Braid.Fiber.handle)
+
+let at_home t = (Domain.self () :> int) = (t.home :> int)
+
+(* [lstats] holds the file cache's entries too: room for [max_looked_up]
+   looks beside them. *)
+let capacity t =
+  match t.settings.file_cache with
+  | Some c -> max_looked_up + c.max_entries
+  | None -> max_looked_up
+
+(* A table full of looks forgets them, but not the files whose content is
+   cached: a client asking for many paths that name nothing must not empty
+   the file cache. *)
+let forget_looks t table =
+  if table == t.lstats then (
+    Paths.filter_map_inplace
+      (fun _ e -> match e.cached with Some _ -> Some e | None -> None)
+      table;
+    t.last <- None)
+  else Paths.reset table
+
+(* The file cache is full: it starts again, with the looks. *)
+let forget_files t =
+  Paths.reset t.lstats;
+  t.cached_files <- 0;
+  t.last <- None
+
+(* The entry of [path] in [table], made if missing. Only on the home
+   domain. *)
+let entry t table path =
+  match t.last with
+  | Some e
+    when table == t.lstats
+         && (t.last_path == path || String.equal t.last_path path) ->
+      e
+  | _ ->
+      let e =
+        match Paths.find_opt table path with
+        | Some e -> e
+        | None ->
+            if Paths.length table >= capacity t then forget_looks t table;
+            let e =
+              { poll = -1; found = Known (Error Not_found); cached = None }
+            in
+            Paths.replace table path e;
+            e
+      in
+      if table == t.lstats then (
+        t.last_path <- path;
+        t.last <- Some e);
+      e
 
 (* The requests one poll of the loop woke share one look at each path, as
    h2o's file cache does: a keep-alive crowd asking for the same file costs
@@ -199,42 +260,25 @@ let look_up ~follow path =
    a request arrived is seen by it. Elsewhere (a pool task, a systhread)
    each call looks. *)
 let stat t ~follow path =
-  match
-    if (Domain.self () :> int) = (t.home :> int) then Braid_io.polls ()
-    else None
-  with
+  match if at_home t then Braid_io.polls () else None with
   | None -> off_loop (fun () -> system_stat ~follow path)
-  | Some poll ->
-      let seen =
-        (* The static server's lookups are lstats; the last one answers a
-           crowd asking for one file without hashing its path. *)
-        match t.last_lstat with
-        | Some (last_path, last)
-          when (not follow) && last.poll = poll && String.equal last_path path
-          ->
-            last
-        | _ -> (
-            let table = if follow then t.stats else t.lstats in
-            match Paths.find_opt table path with
-            | Some seen when seen.poll = poll ->
-                if not follow then t.last_lstat <- Some (path, seen);
-                seen
-            | _ ->
-                if Paths.length table >= max_looked_up then Paths.reset table;
-                let found =
-                  match stat_if_cached t ~follow path with
-                  | Some answer ->
-                      let known = Braid_sync.Promise.create () in
-                      Braid_sync.Promise.fill known answer;
-                      known
-                  | None -> look_up ~follow path
-                in
-                let seen = { poll; found } in
-                Paths.replace table path seen;
-                if not follow then t.last_lstat <- Some (path, seen);
-                seen)
-      in
-      Braid_sync.Promise.await seen.found
+  | Some poll -> (
+      let e = entry t (if follow then t.stats else t.lstats) path in
+      (if e.poll <> poll then
+         match stat_if_cached t ~follow path with
+         | Some answer ->
+             e.found <- Known answer;
+             e.poll <- poll
+         | None ->
+             (* Recorded before the look starts: a request of this poll that
+               runs meanwhile waits for it rather than starting another. *)
+             let answer = Braid_sync.Promise.create () in
+             e.found <- Waiting answer;
+             e.poll <- poll;
+             look_up answer ~follow path);
+      match e.found with
+      | Known answer -> answer
+      | Waiting answer -> Braid_sync.Promise.await answer)
 
 let realpath path =
   off_loop (fun () ->
@@ -304,23 +348,10 @@ let reader fd =
 let open_file t path (info : File.info) =
   let cacheable =
     match t.settings.file_cache with
-    | Some c ->
-        info.size <= c.max_file_size
-        && (Domain.self () :> int) = (t.home :> int)
+    | Some c -> info.size <= c.max_file_size && at_home t
     | None -> false
   in
-  let recent =
-    if not cacheable then None
-    else
-      match t.last_cached with
-      | Some (last_path, last) when String.equal last_path path -> Some last
-      | _ -> (
-          match Paths.find_opt t.cache path with
-          | Some c as found ->
-              t.last_cached <- Some (path, c);
-              found
-          | None -> None)
-  in
+  let recent = if not cacheable then None else (entry t t.lstats path).cached in
   match recent with
   | Some c when File.same_version c.version info ->
       Ok (File.In_memory c.content)
@@ -374,11 +405,19 @@ let open_file t path (info : File.info) =
           (if File.same_version now info then
              match t.settings.file_cache with
              | Some c ->
-                 if Paths.length t.cache >= c.max_entries then
-                   Paths.reset t.cache;
-                 let entry = { version = now; content } in
-                 Paths.replace t.cache path entry;
-                 t.last_cached <- Some (path, entry)
+                 (* Looked up again: the table may have been emptied while
+                    the pool read the file. *)
+                 let e = entry t t.lstats path in
+                 if Option.is_none e.cached then
+                   if t.cached_files >= c.max_entries then (
+                     forget_files t;
+                     let e = entry t t.lstats path in
+                     e.cached <- Some { version = now; content };
+                     t.cached_files <- 1)
+                   else (
+                     e.cached <- Some { version = now; content };
+                     t.cached_files <- t.cached_files + 1)
+                 else e.cached <- Some { version = now; content }
              | None -> ());
           Ok (File.In_memory content))
 

@@ -46,13 +46,19 @@ let current_fiber () =
   | None ->
       invalid_arg "Braid_server.Connection: plain connections run in fibers"
 
-let serve_in_scope fiber ~running serve =
+let run_in_scope fiber serve arg =
   Braid.Private.Fiber.run_scope_in fiber (fun scope ->
-      running scope;
-      match serve () with
+      match serve scope arg with
       | outcome -> Ok outcome
       | exception Braid.Cancelled when Fiber.Scope.is_cancelled scope ->
           (* Ended from outside (evicted, drained, timed out): nothing is
              owed to the peer. *)
           Ok Pipeline.Peer_closed
       | exception e -> Error (e, Printexc.get_raw_backtrace ()))
+
+let serve_in_scope fiber ~running serve =
+  run_in_scope fiber
+    (fun scope () ->
+      running scope;
+      serve ())
+    ()

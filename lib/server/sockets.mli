@@ -21,6 +21,15 @@ val current_fiber : unit -> Braid.Fiber.t
 (** The calling fiber: socket connections run only in fibers of the loop.
     @raise Invalid_argument outside a fiber. *)
 
+val run_in_scope :
+  Braid.Fiber.t ->
+  (Braid.Fiber.Scope.t -> 'a -> Pipeline.outcome) ->
+  'a ->
+  (Pipeline.outcome, exn * Printexc.raw_backtrace) result
+(** [run_in_scope fiber serve arg] is {!serve_in_scope} with [serve scope arg]
+    doing the work of [running] and [serve]: no closure made per call for them.
+*)
+
 val serve_in_scope :
   Braid.Fiber.t ->
   running:(Braid.Fiber.Scope.t -> unit) ->

@@ -326,6 +326,10 @@ let handler ?(index = "index.html") ?(precompressed = false) ~root () =
       String.sub root 0 (String.length root - 1)
     else root
   in
+  (* A cache of this handler's own on each domain that runs it: one made per
+     request formatted the dates and the tag, and looked the type up, on
+     every request, and allocated its tables each time. *)
+  let dates = Domain.DLS.new_key Head_cache.create in
   fun (r : Handler.request) ->
     (* The tail is the end of the path when the router set it; one a
        handler or middleware made up may not be: its files are served, but
@@ -342,6 +346,6 @@ let handler ?(index = "index.html") ?(precompressed = false) ~root () =
     let services = Services.current () in
     let response =
       serve_under services ~root ~index ~precompressed ~redirect ~base
-        ~dates:(Head_cache.create ()) r.head ~path ~query:r.query
+        ~dates:(Domain.DLS.get dates) r.head ~path ~query:r.query
     in
     with_error_page services r response

@@ -85,7 +85,11 @@ val handler :
     A relative [root] is taken from the current directory now (no file-system
     call). [root] must not hold symbolic links (as [Braid_server.Config.root]):
     resolve it with [Unix.realpath] first if it may. Blocks the handler's fiber
-    as the file services do. *)
+    as the file services do.
+
+    Make the handler once (when the routes are built), not per request: it
+    keeps, for each domain that runs it, the formatted fields of the files it
+    last served. *)
 
 val file : Handler.request -> string -> Response.t
 (** [file request path] sends the file at [path], which the application chose

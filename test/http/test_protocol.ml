@@ -201,6 +201,13 @@ let resolve () =
   ok "/a/.." [];
   ok "/..a/b.." [ "..a"; "b.." ];
   ok "/%2e%2ex" [ "..x" ];
+  (* At the edge of the one-pass split of plain paths: three dots, dots
+     inside a name, a dot or two dots as the last segment. *)
+  ok "/..." [ "..." ];
+  ok "/a/.b/c." [ "a"; ".b"; "c." ];
+  ok "/a/b/." [ "a"; "b" ];
+  ok "/a/b/.." [ "a" ];
+  ok "/a/b//" [ "a"; "b" ];
   bad "/.." Escapes_root;
   bad "/../etc/passwd" Escapes_root;
   bad "/a/../../etc/passwd" Escapes_root;
@@ -225,6 +232,8 @@ let segments () =
   ok "/" [];
   ok "/fib/10" [ "fib"; "10" ];
   ok "/a//b/" [ "a"; ""; "b"; "" ];
+  ok "/a/./b/.." [ "a"; "."; "b"; ".." ];
+  ok "/a/b." [ "a"; "b." ];
   ok "/a%2Fb" [ "a/b" ]
 
 let encode () =
