@@ -39,10 +39,14 @@ let wake w =
 
 type outbuf = { mutable bytes : bytes; mutable length : int }
 
+(* What a buffer given back while idle starts at again. *)
+let first_size = 2048
+
 let reserve o n =
   if o.length + n > Bytes.length o.bytes then (
     let bigger =
-      Bytes.create (Int.max (o.length + n) (2 * Bytes.length o.bytes))
+      Bytes.create
+        (Int.max (o.length + n) (Int.max first_size (2 * Bytes.length o.bytes)))
     in
     Bytes.blit o.bytes 0 bigger 0 o.length;
     o.bytes <- bigger)
@@ -53,16 +57,22 @@ let add_buffer o b =
   Buffer.blit b 0 o.bytes o.length n;
   o.length <- o.length + n
 
+(* A frame header (RFC 9113 §4.1) at [p]. *)
+let set_frame_header b p ~length ~frame_type ~flags ~stream =
+  Bytes.set_uint8 b p (length lsr 16);
+  Bytes.set_uint16_be b (p + 1) (length land 0xffff);
+  Bytes.set_uint8 b (p + 3) frame_type;
+  Bytes.set_uint8 b (p + 4) flags;
+  Bytes.set_int32_be b (p + 5) (Int32.of_int stream)
+
 (* A DATA frame's 9-byte header (RFC 9113 §4.1), then its payload of [len]
    bytes, which [fill dst dst_off] writes in place: no copy in between. *)
 let add_data_with o ~stream ~end_stream len fill =
   reserve o (Frame.frame_header_length + len);
   let b = o.bytes and p = o.length in
-  Bytes.set_uint8 b p (len lsr 16);
-  Bytes.set_uint16_be b (p + 1) (len land 0xffff);
-  Bytes.set_uint8 b (p + 3) 0;
-  Bytes.set_uint8 b (p + 4) (if end_stream then 1 else 0);
-  Bytes.set_int32_be b (p + 5) (Int32.of_int stream);
+  set_frame_header b p ~length:len ~frame_type:0x0
+    ~flags:(if end_stream then 0x1 else 0)
+    ~stream;
   fill b (p + 9);
   o.length <- p + 9 + len
 
@@ -89,9 +99,9 @@ type stream = {
   mutable recv_window : int;  (** Body bytes the client may still send. *)
   mutable unannounced : int;
       (** Read by the handler, not yet given back by WINDOW_UPDATE. *)
-  declared_length : int option;
+  mutable declared_length : int option;
   mutable received : int;
-  chunked : bool;
+  mutable chunked : bool;
       (** No [content-length]: the body is handed to the request-body reader in
           chunked framing, which it reads to its end. *)
   data_arrived : waiter;
@@ -362,11 +372,59 @@ let connection_specific = function
       true
   | _ -> false
 
+(* [name] lowercased: a constant for the names the server's own responses
+   use (the static files' four took a copy each per response), else itself
+   when it already is. *)
+let lowercase = function
+  | "Content-Type" -> "content-type"
+  | "Accept-Ranges" -> "accept-ranges"
+  | "ETag" -> "etag"
+  | "Last-Modified" -> "last-modified"
+  | "Content-Length" -> "content-length"
+  | "Cache-Control" -> "cache-control"
+  | "Content-Encoding" -> "content-encoding"
+  | "Content-Range" -> "content-range"
+  | "Location" -> "location"
+  | "Set-Cookie" -> "set-cookie"
+  | "Vary" -> "vary"
+  | "Date" -> "date"
+  | name ->
+      if String.exists (fun c -> c >= 'A' && c <= 'Z') name then
+        String.lowercase_ascii name
+      else name
+
+(* Decimal digits without Printf (string_of_int goes through C's printf,
+   which took a tenth of the response head's cost). *)
+let decimal n =
+  if n < 0 then string_of_int n
+  else
+    let rec digits n k = if n < 10 then k else digits (n / 10) (k + 1) in
+    let len = digits n 1 in
+    let b = Bytes.create len in
+    let rec fill n i =
+      Bytes.unsafe_set b i (Char.unsafe_chr (48 + (n mod 10)));
+      if i > 0 then fill (n / 10) (i - 1)
+    in
+    fill n (len - 1);
+    Bytes.unsafe_to_string b
+
+(* The common statuses as constants: HPACK's static table indexes
+   200, 204, 206, 304, 400, 404 and 500 whole. *)
+let status_text = function
+  | 200 -> "200"
+  | 204 -> "204"
+  | 206 -> "206"
+  | 304 -> "304"
+  | 400 -> "400"
+  | 404 -> "404"
+  | 500 -> "500"
+  | n -> decimal n
+
 let send_head t st ~now ~status ~headers ~length ~end_stream =
   let fields =
     List.fold_right
       (fun (name, value) acc ->
-        let name = String.lowercase_ascii name in
+        let name = lowercase name in
         if connection_specific name || name = "content-length" || name = "date"
         then acc
         else (name, value) :: acc)
@@ -375,21 +433,34 @@ let send_head t st ~now ~status ~headers ~length ~end_stream =
   let fields =
     match length with
     | Some n when not (Status.has_no_body status) ->
-        ("content-length", string_of_int n) :: fields
+        ("content-length", decimal n) :: fields
     | _ -> fields
   in
   let fields =
-    (":status", string_of_int status)
+    (":status", status_text status)
     :: ("date", Head_cache.http_date t.c.dates now)
     :: fields
   in
-  let block = Buffer.create 128 in
-  Hpack.Encoder.encode t.encoder block fields;
-  let b = t.scratch in
-  Buffer.clear b;
-  Frame.write_field_block b ~max_frame_size:t.peer.max_frame_size ~stream:st.id
-    ~end_stream (Buffer.contents block);
-  add_buffer t.pending b;
+  (* The block is encoded into the encoder's buffer and copied once, behind
+     its frame header, into [pending]; past one frame (rare: more than
+     [max_frame_size] bytes of fields) it goes out as HEADERS and
+     CONTINUATIONs. *)
+  Hpack.Encoder.encode_with t.encoder fields (fun block off len ->
+      if len <= t.peer.max_frame_size then (
+        let o = t.pending in
+        reserve o (Frame.frame_header_length + len);
+        set_frame_header o.bytes o.length ~length:len ~frame_type:0x1
+          ~flags:(0x4 lor if end_stream then 0x1 else 0)
+          ~stream:st.id;
+        Bytes.blit block off o.bytes (o.length + Frame.frame_header_length) len;
+        o.length <- o.length + Frame.frame_header_length + len)
+      else
+        let b = t.scratch in
+        Buffer.clear b;
+        Frame.write_field_block b ~max_frame_size:t.peer.max_frame_size
+          ~stream:st.id ~end_stream
+          (Bytes.sub_string block off len);
+        add_buffer t.pending b);
   if end_stream then st.response_done <- true;
   flush_soon t
 
@@ -756,12 +827,8 @@ let start_stream t st req ~now =
                try run_stream t st req ~now with _ -> ())))
 
 (* A complete field block opening stream [id] (or carrying its trailers). *)
-let field_block t ~id ~end_stream ~self_dependent =
-  let block = t.block in
-  let decoded =
-    Hpack.Decoder.decode t.decoder (Buffer.to_bytes block) 0
-      (Buffer.length block)
-  in
+let field_block t ~id ~end_stream ~self_dependent bytes off len =
+  let decoded = Hpack.Decoder.decode t.decoder bytes off len in
   (match decoded with
   | Error (Compression_error why) -> connection_error Compression_error why
   | _ -> ());
@@ -857,13 +924,10 @@ let field_block t ~id ~end_stream ~self_dependent =
                       log t Debug ("malformed HTTP/2 request: " ^ why);
                       refuse Protocol_error
                   | Ok (meth_name, declared, req) -> (
-                      let st =
-                        {
-                          st with
-                          declared_length = declared;
-                          chunked = req.body = Chunked;
-                        }
-                      in
+                      (* Set before its fiber starts: nothing else has
+                         seen the record yet. *)
+                      st.declared_length <- declared;
+                      st.chunked <- req.body = Chunked;
                       match Method.of_string meth_name with
                       | Some meth -> start_stream t st { req with meth } ~now
                       | None ->
@@ -887,10 +951,13 @@ let field_block t ~id ~end_stream ~self_dependent =
 
 let begin_block t ~stream ~end_stream ~end_headers ~self_dependent
     (fragment : Frame.payload) =
-  Buffer.clear t.block;
-  Buffer.add_subbytes t.block fragment.bytes fragment.off fragment.len;
-  if end_headers then field_block t ~id:stream ~end_stream ~self_dependent
+  if end_headers then
+    (* Whole in one frame, the usual case: decoded where it lies. *)
+    field_block t ~id:stream ~end_stream ~self_dependent fragment.bytes
+      fragment.off fragment.len
   else (
+    Buffer.clear t.block;
+    Buffer.add_subbytes t.block fragment.bytes fragment.off fragment.len;
     t.block_stream <- stream;
     t.block_frames <- 1;
     t.block_deadline <-
@@ -910,8 +977,9 @@ let continue_block t ~end_headers (fragment : Frame.payload) =
   if end_headers then (
     let id = t.block_stream in
     t.block_stream <- 0;
+    let block = Buffer.to_bytes t.block in
     field_block t ~id ~end_stream:t.block_end_stream
-      ~self_dependent:t.block_self_dependent)
+      ~self_dependent:t.block_self_dependent block 0 (Bytes.length block))
 
 let on_data t ~stream ~end_stream (data : Frame.payload) ~flow =
   if stream > t.last_client_stream then
@@ -1098,6 +1166,13 @@ let rec writer t =
     out.length <- 0;
     Queue.iter wake t.drained;
     Queue.clear t.drained;
+    (* Nothing left to send and no stream open: the connection is idle, and
+       holds no output buffer while it is (one is made again, of
+       [first_size] bytes, for the next frame). A crowd of idle connections
+       would otherwise hold two each, grown to the largest burst sent. *)
+    if t.running = 0 && t.pending.length = 0 then (
+      t.pending.bytes <- Bytes.empty;
+      t.spare.bytes <- Bytes.empty);
     writer t
 
 let draining t = Atomic.get t.c.progress.draining
@@ -1161,6 +1236,10 @@ and refill_input t =
           "field block not complete within the request header timeout"
   else if t.running = 0 then (
     t.c.progress.phase <- Upgraded;
+    (* Idle: the input buffer goes back to the loop's pool (when nothing
+       unread is in it), as an idle HTTP/1.1 connection's does, and the
+       next read takes one again. *)
+    Input.release input;
     match
       t.c.services.timeout t.c.config.timeouts.keep_alive (fun () ->
           Input.refill input)
@@ -1201,10 +1280,10 @@ let create (c : Pipeline_state.t) switch =
     recv_window = Int.max 65_535 h.connection_window;
     unannounced = 0;
     connection_window = Queue.create ();
-    (* Small at first, grown by what the connection sends: an idle
-       connection holds both. *)
-    pending = { bytes = Bytes.create 2048; length = 0 };
-    spare = { bytes = Bytes.create 2048; length = 0 };
+    (* Small at first, grown by what the connection sends, given back when
+       it is idle; [spare] made at the first swap. *)
+    pending = { bytes = Bytes.create first_size; length = 0 };
+    spare = { bytes = Bytes.empty; length = 0 };
     output_ready = waiter ();
     drained = Queue.create ();
     closing = false;
