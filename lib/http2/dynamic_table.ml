@@ -29,7 +29,9 @@ type t = {
   index : index option;
 }
 
-let initial_capacity = 16
+(* Room for 8 entries at first, doubled as needed: an idle connection
+   holds two tables. *)
+let initial_capacity = 8
 
 let create ?(indexed = false) ~max_size () =
   let cap = initial_capacity in
@@ -93,7 +95,11 @@ let hash_string s =
     mix !h 0
 
 let hash_name name = hash_string name
-let hash_field name_hash value = mix name_hash (hash_string value)
+
+(* The name enters the field's hash by its length alone: a value seldom
+   goes with two names of one length, and a look-up of a whole field then
+   hashes one string. *)
+let hash_field name value = mix (String.length name) (hash_string value)
 
 let evict_oldest t =
   let s = slot_of t (oldest t) in
@@ -143,10 +149,10 @@ let grow t =
       let mask = (2 * cap) - 1 in
       for number = oldest t to t.inserted - 1 do
         let s = number land (cap - 1) in
-        let name_hash = hash_name names.(s) in
         link ix
-          ~field_hash:(hash_field name_hash values.(s))
-          ~name_hash ~mask s number
+          ~field_hash:(hash_field names.(s) values.(s))
+          ~name_hash:(hash_name names.(s))
+          ~mask s number
       done
 
 let add ?(checked = false) t name value =
@@ -166,10 +172,7 @@ let add ?(checked = false) t name value =
     match t.index with
     | None -> ()
     | Some ix ->
-        let name_hash = hash_name name in
-        link ix
-          ~field_hash:(hash_field name_hash value)
-          ~name_hash
+        link ix ~field_hash:(hash_field name value) ~name_hash:(hash_name name)
           ~mask:(Array.length ix.by_field - 1)
           s number)
 
@@ -177,14 +180,13 @@ let set_max_size t n =
   t.max_size <- n;
   evict_to t n
 
-let find t name value =
+let find ?(by_name = true) t name value =
   match t.index with
   | None -> invalid_arg "Dynamic_table.find: not indexed"
   | Some ix -> (
       if t.length = 0 then 0
       else
         let oldest = oldest t and mask = Array.length ix.by_field - 1 in
-        let name_hash = hash_name name in
         let rec whole number =
           if number < oldest then 0
           else
@@ -204,9 +206,8 @@ let find t name value =
             else named (Array.unsafe_get ix.next_name s)
         in
         match
-          whole
-            (Array.unsafe_get ix.by_field
-               (hash_field name_hash value land mask))
+          whole (Array.unsafe_get ix.by_field (hash_field name value land mask))
         with
-        | 0 -> named (Array.unsafe_get ix.by_name (name_hash land mask))
+        | 0 when by_name ->
+            named (Array.unsafe_get ix.by_name (hash_name name land mask))
         | i -> i)

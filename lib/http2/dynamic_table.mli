@@ -40,9 +40,10 @@ val set_max_size : t -> int -> unit
 (** [set_max_size t n] sets the maximum, evicting the oldest entries until the
     size is at most [n]. *)
 
-val find : t -> string -> string -> int
+val find : ?by_name:bool -> t -> string -> string -> int
 (** [find t name value] is the index of the newest entry holding the field, else
-    minus the index of the newest holding the name, else 0. Costs two hashes and
-    a walk of the entries that share a hash, not a scan.
+    minus the index of the newest holding the name (unless [by_name] is [false]:
+    the caller has the name elsewhere), else 0. Costs a hash or two and a walk
+    of the entries that share one, not a scan.
 
     Raises [Invalid_argument] if [t] is not indexed. *)

@@ -350,7 +350,7 @@ module Decoder = struct
       if huffman then (
         let bound = Huffman.decoded_bound length in
         if Bytes.length t.scratch < bound then
-          t.scratch <- Bytes.create (Int.max bound 256);
+          t.scratch <- Bytes.create (Int.max bound 64);
         match Huffman.decode_into b pos length t.scratch with
         | -1 -> invalid "invalid Huffman coding"
         | n -> Bytes.sub_string t.scratch 0 n)
@@ -516,7 +516,7 @@ module Encoder = struct
 
   let ensure t n =
     if t.pos + n > Bytes.length t.out then (
-      let bigger = Bytes.create (Int.max 256 (2 * (t.pos + n))) in
+      let bigger = Bytes.create (Int.max 64 (2 * (t.pos + n))) in
       Bytes.blit t.out 0 bigger 0 t.pos;
       t.out <- bigger)
 
@@ -561,8 +561,8 @@ module Encoder = struct
 
   (* The dynamic table's index (counted from 62) of the whole field, or
      else minus the index of its name, or 0. *)
-  let dynamic_index t name value =
-    match Dynamic_table.find t.table name value with
+  let dynamic_index t ~by_name name value =
+    match Dynamic_table.find ~by_name t.table name value with
     | 0 -> 0
     | i when i > 0 -> i + static_table_length
     | i -> i - static_table_length
@@ -580,8 +580,8 @@ module Encoder = struct
     let whole, name_index =
       match static_field_index name value with
       | 0 -> (
-          let dynamic = dynamic_index t name value in
           let static_name = static_name_index name in
+          let dynamic = dynamic_index t ~by_name:(static_name = 0) name value in
           match dynamic with
           | i when i > 0 -> (i, if static_name > 0 then static_name else i)
           | i -> (0, if static_name > 0 then static_name else -i))
