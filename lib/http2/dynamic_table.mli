@@ -5,8 +5,9 @@
 
 type t
 
-val create : max_size:int -> t
-(** An empty table whose size may grow to [max_size] bytes. *)
+val create : ?indexed:bool -> max_size:int -> unit -> t
+(** An empty table whose size may grow to [max_size] bytes. An [indexed] one
+    (the encoder's) can be searched with {!find}. *)
 
 val entry_size : string -> string -> int
 (** [entry_size name value] is [32 + length name + length value]. *)
@@ -25,11 +26,24 @@ val name : t -> int -> string
 
 val value : t -> int -> string
 
-val add : t -> string -> string -> unit
+val checked : t -> int -> bool
+(** [checked t i]: entry [i] was added with [~checked:true]. *)
+
+val add : ?checked:bool -> t -> string -> string -> unit
 (** [add t name value] inserts the entry as the newest, evicting the oldest
     entries until it fits; an entry larger than [max_size t] empties the table
-    and is not inserted (§4.4: not an error). *)
+    and is not inserted (§4.4: not an error). [checked] (default [false]) is
+    kept with the entry for its owner (the decoder marks the fields it found
+    valid, so that an index to them needs no new check). *)
 
 val set_max_size : t -> int -> unit
 (** [set_max_size t n] sets the maximum, evicting the oldest entries until the
     size is at most [n]. *)
+
+val find : ?by_name:bool -> t -> string -> string -> int
+(** [find t name value] is the index of the newest entry holding the field, else
+    minus the index of the newest holding the name (unless [by_name] is [false]:
+    the caller has the name elsewhere), else 0. Costs a hash or two and a walk
+    of the entries that share one, not a scan.
+
+    Raises [Invalid_argument] if [t] is not indexed. *)

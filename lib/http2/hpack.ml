@@ -174,6 +174,9 @@ module Decoder = struct
     max_header_list_size : int;
     mutable failed : bool;
         (* A compression error happened: the tables are out of step. *)
+    mutable scratch : bytes;
+        (* Huffman-coded strings are decoded here, then copied out at their
+           length. *)
   }
 
   type error =
@@ -185,11 +188,12 @@ module Decoder = struct
     if max_table_size < 0 || max_header_list_size < 0 then
       invalid_arg "Hpack.Decoder.create";
     {
-      table = Dynamic_table.create ~max_size:max_table_size;
+      table = Dynamic_table.create ~max_size:max_table_size ();
       table_size_limit = max_table_size;
       update_required = false;
       max_header_list_size;
       failed = false;
+      scratch = Bytes.empty;
     }
 
   let set_max_table_size t n =
@@ -222,28 +226,58 @@ module Decoder = struct
 
   (* {2 Field validity (RFC 9113 §8.2.1)} *)
 
-  (* A name byte must be visible ASCII other than an uppercase letter. *)
-  let valid_name_byte c = c > ' ' && c < '\x7f' && not (c >= 'A' && c <= 'Z')
+  (* A name byte must be visible ASCII other than an uppercase letter: '\001'
+     for those in this table, looked up once a byte. *)
+  let name_bytes =
+    String.init 256 (fun i ->
+        let c = Char.chr i in
+        if c > ' ' && c < '\x7f' && (not (c >= 'A' && c <= 'Z')) && c <> ':'
+        then '\001'
+        else '\000')
 
-  let check_name name ~from =
-    for i = from to String.length name - 1 do
-      let c = String.unsafe_get name i in
-      if not (valid_name_byte c) then
-        invalid
+  let name_problem name ~from =
+    let rec go i =
+      if i = String.length name then None
+      else if
+        String.unsafe_get name_bytes (Char.code (String.unsafe_get name i))
+        = '\001'
+      then go (i + 1)
+      else
+        let c = String.unsafe_get name i in
+        Some
           (if c >= 'A' && c <= 'Z' then "uppercase field name"
-           else "invalid character in field name");
-      if c = ':' then invalid "colon inside a field name"
-    done
+           else if c = ':' then "colon inside a field name"
+           else "invalid character in field name")
+    in
+    go from
 
-  let check_value value =
+  let value_problem value =
     let n = String.length value in
-    if n > 0 then (
+    if n = 0 then None
+    else
       let first = String.unsafe_get value 0
       and last = String.unsafe_get value (n - 1) in
       if first = ' ' || first = '\t' || last = ' ' || last = '\t' then
-        invalid "field value with surrounding whitespace";
-      if String.exists (fun c -> c = '\000' || c = '\r' || c = '\n') value then
-        invalid "NUL, CR or LF in a field value")
+        Some "field value with surrounding whitespace"
+      else
+        let rec go i =
+          if i = n then None
+          else
+            match String.unsafe_get value i with
+            | '\000' | '\r' | '\n' -> Some "NUL, CR or LF in a field value"
+            | _ -> go (i + 1)
+        in
+        go 0
+
+  (* What makes a field of a literal invalid, if anything. Its result goes
+     with the field into the table, so that an index to it needs no new
+     check. *)
+  let problem name value =
+    if name = "" then Some "empty field name"
+    else
+      match name_problem name ~from:(if name.[0] = ':' then 1 else 0) with
+      | None -> value_problem value
+      | some -> some
 
   (* The block being decoded. The fields are kept (newest first) until the
      list grows too large or turns out malformed; after that they are only
@@ -256,31 +290,29 @@ module Decoder = struct
     mutable too_large : bool;
   }
 
-  let keep t block ~trusted name value never_indexed =
+  (* [problem]: the field's own, found when it came as a literal; what is
+     left is its place in the block. *)
+  let keep t block ~problem name value never_indexed =
     block.list_size <- block.list_size + Dynamic_table.entry_size name value;
     if block.list_size > t.max_header_list_size then (
       block.too_large <- true;
       block.pseudo <- [];
       block.regular <- [])
     else if block.malformed = None && not block.too_large then
-      match
-        let is_pseudo = String.length name > 0 && name.[0] = ':' in
-        (* Static entries are valid fields; only names are checked for
-           them, since a pseudo-header may still be out of place. *)
-        if not trusted then (
-          if name = "" then invalid "empty field name";
-          check_name name ~from:(if is_pseudo then 1 else 0);
-          check_value value);
-        if is_pseudo && block.regular <> [] then
-          invalid "pseudo-header field after a regular field";
-        is_pseudo
-      with
-      | is_pseudo ->
+      let is_pseudo = String.length name > 0 && name.[0] = ':' in
+      let problem =
+        match problem with
+        | None when is_pseudo && block.regular <> [] ->
+            Some "pseudo-header field after a regular field"
+        | problem -> problem
+      in
+      match problem with
+      | None ->
           let field = { name; value; never_indexed } in
           if is_pseudo then block.pseudo <- field :: block.pseudo
           else block.regular <- field :: block.regular
-      | exception Invalid reason ->
-          block.malformed <- Some reason;
+      | Some _ ->
+          block.malformed <- problem;
           block.pseudo <- [];
           block.regular <- []
 
@@ -309,40 +341,44 @@ module Decoder = struct
       more v 0 (pos + 1)
 
   (* String literals (§5.2). *)
-  let string b pos stop =
+  let string t b pos stop =
     if pos >= stop then invalid "truncated string";
     let huffman = Char.code (Bytes.unsafe_get b pos) land 0x80 <> 0 in
     let length, pos = integer b pos stop ~prefix:7 in
     if length > stop - pos then invalid "string longer than the block";
     let s =
-      if huffman then
-        match Huffman.decode b pos length with
-        | Some s -> s
-        | None -> invalid "invalid Huffman coding"
+      if huffman then (
+        let bound = Huffman.decoded_bound length in
+        if Bytes.length t.scratch < bound then
+          t.scratch <- Bytes.create (Int.max bound 64);
+        match Huffman.decode_into b pos length t.scratch with
+        | -1 -> invalid "invalid Huffman coding"
+        | n -> Bytes.sub_string t.scratch 0 n)
       else Bytes.sub_string b pos length
     in
     (s, pos + length)
 
-  (* The field at [index] of either table, and whether it is a static
-     entry. *)
-  let field_at t index =
+  (* The name of the field at [index] of either table. *)
+  let name_at t index =
     if index = 0 then invalid "index 0"
-    else if index <= static_table_length then static_table.(index)
+    else if index <= static_table_length then fst static_table.(index)
     else
       let i = index - static_table_length in
       if i > Dynamic_table.length t.table then invalid "index out of range"
-      else (Dynamic_table.name t.table i, Dynamic_table.value t.table i)
+      else Dynamic_table.name t.table i
 
   (* {2 Representations (§6)} *)
 
   let literal t block b pos stop ~prefix ~indexing =
     let index, pos = integer b pos stop ~prefix in
     let name, pos =
-      if index = 0 then string b pos stop else (fst (field_at t index), pos)
+      if index = 0 then string t b pos stop else (name_at t index, pos)
     in
-    let value, pos = string b pos stop in
-    if indexing = Incremental then Dynamic_table.add t.table name value;
-    keep t block ~trusted:false name value (indexing = Never_indexed);
+    let value, pos = string t b pos stop in
+    let problem = problem name value in
+    if indexing = Incremental then
+      Dynamic_table.add ~checked:(problem = None) t.table name value;
+    keep t block ~problem name value (indexing = Never_indexed);
     pos
 
   let block_of t b pos stop block =
@@ -365,10 +401,22 @@ module Decoder = struct
             if byte land 0x80 <> 0 then (
               (* Indexed field (§6.1). *)
               let index, pos = integer b pos stop ~prefix:7 in
-              let name, value = field_at t index in
-              keep t block
-                ~trusted:(index <= static_table_length)
-                name value false;
+              (if index = 0 then invalid "index 0"
+               else if index <= static_table_length then
+                 let name, value = static_table.(index) in
+                 keep t block ~problem:None name value false
+               else
+                 let i = index - static_table_length in
+                 if i > Dynamic_table.length t.table then
+                   invalid "index out of range"
+                 else
+                   let name = Dynamic_table.name t.table i
+                   and value = Dynamic_table.value t.table i in
+                   keep t block
+                     ~problem:
+                       (if Dynamic_table.checked t.table i then None
+                        else problem name value)
+                     name value false);
               pos)
             else if byte land 0xc0 = 0x40 then
               literal t block b pos stop ~prefix:6 ~indexing:Incremental
@@ -421,8 +469,8 @@ let default_indexing name value =
   match name with
   | "authorization" | "proxy-authorization" | "set-cookie" -> Never_indexed
   | "cookie" when String.length value < 20 -> Never_indexed
-  | ":path" | "content-length" | "content-range" | "etag" | "last-modified"
-  | "if-modified-since" | "if-none-match" | "location" | "age" ->
+  | ":path" | "content-length" | "content-range" | "if-modified-since"
+  | "if-none-match" | "location" | "age" ->
       Without_indexing
   | _ -> Incremental
 
@@ -434,16 +482,22 @@ module Encoder = struct
     mutable smallest_pending : int option;
         (* The smallest table size set since the last block, if it changed:
            the next block announces it, then the current size (§4.2). *)
+    mutable out : bytes;
+        (* The block being encoded, from 0 to [pos]: written in place, each
+           field's room made once ([ensure]), then handed out as a slice. *)
+    mutable pos : int;
   }
 
   let create ?(max_table_size = 4096) ?(limit = 4096) ?(huffman = true) () =
     if max_table_size < 0 || limit < 0 then invalid_arg "Hpack.Encoder.create";
     let size = min max_table_size limit in
     {
-      table = Dynamic_table.create ~max_size:size;
+      table = Dynamic_table.create ~indexed:true ~max_size:size ();
       limit;
       huffman;
       smallest_pending = (if size < max_table_size then Some size else None);
+      out = Bytes.empty;
+      pos = 0;
     }
 
   let set_max_table_size t n =
@@ -460,51 +514,61 @@ module Encoder = struct
   let table_size t = Dynamic_table.size t.table
   let table_entries t = table_entries t.table
 
-  (* An integer with an N-bit prefix (§5.1); [flags] fills the bits above
-     the prefix in the first byte. *)
-  let integer b ~prefix ~flags n =
-    let max = (1 lsl prefix) - 1 in
-    if n < max then Buffer.add_char b (Char.unsafe_chr (flags lor n))
-    else (
-      Buffer.add_char b (Char.unsafe_chr (flags lor max));
-      let n = ref (n - max) in
-      while !n >= 0x80 do
-        Buffer.add_char b (Char.unsafe_chr (!n land 0x7f lor 0x80));
-        n := !n lsr 7
-      done;
-      Buffer.add_char b (Char.unsafe_chr !n))
+  let ensure t n =
+    if t.pos + n > Bytes.length t.out then (
+      let bigger = Bytes.create (Int.max 64 (2 * (t.pos + n))) in
+      Bytes.blit t.out 0 bigger 0 t.pos;
+      t.out <- bigger)
 
-  let string t b s =
+  (* The room a field takes at most: three integers of at most 5 bytes
+     (an index or length below 2^28) and the strings, never longer coded
+     than plain. *)
+  let room name value = 16 + String.length name + String.length value
+
+  (* An integer with an N-bit prefix (§5.1); [flags] fills the bits above
+     the prefix in the first byte. The room is made. *)
+  let integer t ~prefix ~flags n =
+    let b = t.out in
+    let max = (1 lsl prefix) - 1 in
+    if n < max then (
+      Bytes.unsafe_set b t.pos (Char.unsafe_chr (flags lor n));
+      t.pos <- t.pos + 1)
+    else (
+      Bytes.unsafe_set b t.pos (Char.unsafe_chr (flags lor max));
+      let n = ref (n - max) and p = ref (t.pos + 1) in
+      while !n >= 0x80 do
+        Bytes.unsafe_set b !p (Char.unsafe_chr (!n land 0x7f lor 0x80));
+        n := !n lsr 7;
+        incr p
+      done;
+      Bytes.unsafe_set b !p (Char.unsafe_chr !n);
+      t.pos <- !p + 1)
+
+  let string t s =
     let length = String.length s in
-    let coded = if t.huffman then Huffman.encoded_length s else length in
+    let coded =
+      if t.huffman && length > 0 then Huffman.encoded_length s else max_int
+    in
     (* Huffman also when it is no shorter: RFC 7541's examples (C.6.2)
        code a literal of equal length. *)
-    if t.huffman && length > 0 && coded <= length then (
-      integer b ~prefix:7 ~flags:0x80 coded;
-      Huffman.encode b s)
+    if coded <= length then (
+      integer t ~prefix:7 ~flags:0x80 coded;
+      t.pos <- Huffman.encode_into s t.out t.pos)
     else (
-      integer b ~prefix:7 ~flags:0 length;
-      Buffer.add_string b s)
+      integer t ~prefix:7 ~flags:0 length;
+      Bytes.blit_string s 0 t.out t.pos length;
+      t.pos <- t.pos + length)
 
   (* The dynamic table's index (counted from 62) of the whole field, or
-     else minus the index of its name, or 0. A table holds at most
-     [max_size / 32] entries (128 with the default size), so a scan is
-     cheaper than keeping an index in step with evictions. *)
-  let dynamic_index t name value =
-    let n = Dynamic_table.length t.table in
-    let rec scan i name_match =
-      if i > n then name_match
-      else if String.equal (Dynamic_table.name t.table i) name then
-        if String.equal (Dynamic_table.value t.table i) value then
-          i + static_table_length
-        else
-          scan (i + 1)
-            (if name_match = 0 then -(i + static_table_length) else name_match)
-      else scan (i + 1) name_match
-    in
-    scan 1 0
+     else minus the index of its name, or 0. *)
+  let dynamic_index t ~by_name name value =
+    match Dynamic_table.find ~by_name t.table name value with
+    | 0 -> 0
+    | i when i > 0 -> i + static_table_length
+    | i -> i - static_table_length
 
-  let field t b indexing (name, value) =
+  let field t indexing (name, value) =
+    ensure t (room name value);
     let indexing =
       match indexing name value with
       | Incremental
@@ -516,31 +580,38 @@ module Encoder = struct
     let whole, name_index =
       match static_field_index name value with
       | 0 -> (
-          let dynamic = dynamic_index t name value in
           let static_name = static_name_index name in
+          let dynamic = dynamic_index t ~by_name:(static_name = 0) name value in
           match dynamic with
           | i when i > 0 -> (i, if static_name > 0 then static_name else i)
           | i -> (0, if static_name > 0 then static_name else -i))
       | i -> (i, i)
     in
     if whole > 0 && indexing <> Never_indexed then
-      integer b ~prefix:7 ~flags:0x80 whole
+      integer t ~prefix:7 ~flags:0x80 whole
     else (
       (match indexing with
-      | Incremental -> integer b ~prefix:6 ~flags:0x40 name_index
-      | Without_indexing -> integer b ~prefix:4 ~flags:0 name_index
-      | Never_indexed -> integer b ~prefix:4 ~flags:0x10 name_index);
-      if name_index = 0 then string t b name;
-      string t b value;
+      | Incremental -> integer t ~prefix:6 ~flags:0x40 name_index
+      | Without_indexing -> integer t ~prefix:4 ~flags:0 name_index
+      | Never_indexed -> integer t ~prefix:4 ~flags:0x10 name_index);
+      if name_index = 0 then string t name;
+      string t value;
       if indexing = Incremental then Dynamic_table.add t.table name value)
 
-  let encode ?(indexing = default_indexing) t b fields =
+  let encode_with ?(indexing = default_indexing) t fields k =
+    t.pos <- 0;
     (match t.smallest_pending with
     | None -> ()
     | Some smallest ->
+        ensure t 10;
         let size = Dynamic_table.max_size t.table in
-        if smallest < size then integer b ~prefix:5 ~flags:0x20 smallest;
-        integer b ~prefix:5 ~flags:0x20 size;
+        if smallest < size then integer t ~prefix:5 ~flags:0x20 smallest;
+        integer t ~prefix:5 ~flags:0x20 size;
         t.smallest_pending <- None);
-    List.iter (field t b indexing) fields
+    List.iter (field t indexing) fields;
+    k t.out 0 t.pos
+
+  let encode ?indexing t b fields =
+    encode_with ?indexing t fields (fun bytes off len ->
+        Buffer.add_subbytes b bytes off len)
 end

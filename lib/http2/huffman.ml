@@ -48,29 +48,68 @@ let code_of_symbol sym =
   if sym < 0 || sym > eos then invalid_arg "Huffman.code_of_symbol";
   (codes.(sym), code_lengths.(sym))
 
+(* The lengths again as bytes: a load from a string needs no bounds check
+   nor tag, and the encoder's loops read it once per input byte. *)
+let length_bytes = String.init 256 (fun sym -> Char.chr code_lengths.(sym))
+
 let encoded_length s =
   let bits = ref 0 in
-  String.iter (fun c -> bits := !bits + code_lengths.(Char.code c)) s;
+  for i = 0 to String.length s - 1 do
+    bits :=
+      !bits
+      + Char.code
+          (String.unsafe_get length_bytes (Char.code (String.unsafe_get s i)))
+  done;
   (!bits + 7) / 8
 
-let encode b s =
-  (* [pending] holds the [n] bits not yet written, right-aligned: at most 7
-     plus one code of at most 30, well within an OCaml int. *)
-  let pending = ref 0 and n = ref 0 in
+external unsafe_set_int32_ne : bytes -> int -> int32 -> unit
+  = "%caml_bytes_set32u"
+
+external bswap32 : int32 -> int32 = "%bswap_int32"
+
+let set_u32_be b i n =
+  let n = Int32.of_int n in
+  unsafe_set_int32_ne b i (if Sys.big_endian then n else bswap32 n)
+
+let encode_into s dst off =
+  (* A code takes at most 30 bits, so four bytes a byte always fit; only
+     when they do not is the exact length worth computing. *)
+  if
+    off < 0
+    || off > Bytes.length dst - (4 * String.length s)
+       && off > Bytes.length dst - encoded_length s
+  then invalid_arg "Huffman.encode_into";
+  (* [acc] holds the [n] bits not yet written, right-aligned: fewer than 32
+     before a code is added, so at most 61 after, within an OCaml int. Four
+     bytes go out at a time. *)
+  let acc = ref 0 and n = ref 0 and p = ref off in
   for i = 0 to String.length s - 1 do
     let sym = Char.code (String.unsafe_get s i) in
-    pending := (!pending lsl code_lengths.(sym)) lor codes.(sym);
-    n := !n + code_lengths.(sym);
-    while !n >= 8 do
-      n := !n - 8;
-      Buffer.add_char b (Char.unsafe_chr ((!pending lsr !n) land 0xff))
-    done;
-    pending := !pending land ((1 lsl !n) - 1)
+    let l = Char.code (String.unsafe_get length_bytes sym) in
+    acc := (!acc lsl l) lor Array.unsafe_get codes sym;
+    n := !n + l;
+    if !n >= 32 then (
+      n := !n - 32;
+      set_u32_be dst !p (!acc lsr !n);
+      p := !p + 4;
+      acc := !acc land ((1 lsl !n) - 1))
   done;
-  if !n > 0 then
-    let pad = 8 - !n in
-    Buffer.add_char b
-      (Char.unsafe_chr ((!pending lsl pad) lor ((1 lsl pad) - 1) land 0xff))
+  (* The last bits, padded to a byte with the most significant bits of EOS
+     (ones). *)
+  let pad = (8 - (!n land 7)) land 7 in
+  let acc = (!acc lsl pad) lor ((1 lsl pad) - 1) and n = !n + pad in
+  for k = 1 to n / 8 do
+    Bytes.unsafe_set dst !p
+      (Char.unsafe_chr ((acc lsr (n - (8 * k))) land 0xff));
+    incr p
+  done;
+  !p
+
+let encode b s =
+  let n = encoded_length s in
+  let out = Bytes.create n in
+  ignore (encode_into s out 0);
+  Buffer.add_bytes b out
 
 (* {1 Decoding}
 
@@ -138,31 +177,41 @@ let transitions, accepting =
   done;
   (transitions, accepting)
 
-exception Invalid_coding
+let decoded_bound len = (len * 8 / 5) + 1
+
+let decode_into b off len dst =
+  if off < 0 || len < 0 || off > Bytes.length b - len then
+    invalid_arg "Huffman.decode_into";
+  if Bytes.length dst < decoded_bound len then
+    invalid_arg "Huffman.decode_into: destination too small";
+  (* At most 8 / 5 symbols a byte: codes are at least 5 bits long. Each
+     nibble is a look-up; [failed] taints the state for good, so that the
+     loop tests it once at the end. *)
+  let written = ref 0 and state = ref 0 and bad = ref 0 in
+  for i = off to off + len - 1 do
+    let byte = Char.code (Bytes.unsafe_get b i) in
+    let t = Array.unsafe_get transitions ((!state lsl 4) lor (byte lsr 4)) in
+    if t land emitted <> 0 then (
+      Bytes.unsafe_set dst !written (Char.unsafe_chr ((t lsr 9) land 0xff));
+      incr written);
+    let t' =
+      Array.unsafe_get transitions (((t land 0xff) lsl 4) lor (byte land 0xf))
+    in
+    if t' land emitted <> 0 then (
+      Bytes.unsafe_set dst !written (Char.unsafe_chr ((t' lsr 9) land 0xff));
+      incr written);
+    bad := !bad lor t lor t';
+    state := t' land 0xff
+  done;
+  if !bad land failed <> 0 || not (Array.unsafe_get accepting !state) then -1
+  else !written
 
 let decode b off len =
   if off < 0 || len < 0 || off > Bytes.length b - len then
     invalid_arg "Huffman.decode";
-  (* At most 8 / 5 symbols a byte: codes are at least 5 bits long. *)
-  let out = Bytes.create ((len * 8 / 5) + 1) in
-  let written = ref 0 in
-  let step state nibble =
-    let t = Array.unsafe_get transitions ((state lsl 4) lor nibble) in
-    if t land failed <> 0 then raise_notrace Invalid_coding;
-    if t land emitted <> 0 then (
-      Bytes.unsafe_set out !written (Char.unsafe_chr ((t lsr 9) land 0xff));
-      incr written);
-    t land 0xff
-  in
-  let rec go state i =
-    if i = off + len then state
-    else
-      let byte = Char.code (Bytes.unsafe_get b i) in
-      go (step (step state (byte lsr 4)) (byte land 0xf)) (i + 1)
-  in
-  match go 0 off with
-  | state when accepting.(state) -> Some (Bytes.sub_string out 0 !written)
-  | _ -> None
-  | exception Invalid_coding -> None
+  let out = Bytes.create (decoded_bound len) in
+  match decode_into b off len out with
+  | -1 -> None
+  | n -> Some (Bytes.sub_string out 0 n)
 
 let decode_string s = decode (Bytes.unsafe_of_string s) 0 (String.length s)

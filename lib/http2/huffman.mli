@@ -4,8 +4,9 @@
     The code is the RFC's; this module holds only the bit length of each
     symbol's code and derives the codes from them, because the RFC's table is a
     canonical Huffman code (codes of one length are consecutive, in symbol
-    order). Decoding runs a state machine over four bits at a time, with tables
-    built once when the module is initialised. Pure: any domain.
+    order). Encoding adds each byte's code to an integer and writes it four
+    bytes at a time; decoding runs a state machine over four bits at a time,
+    with tables built once when the module is initialised. Pure: any domain.
 
     {[
       let encoded =
@@ -31,6 +32,12 @@ val encode : Buffer.t -> string -> unit
 (** [encode b s] appends [s] Huffman-coded, padded to a byte with the most
     significant bits of EOS (ones), as §5.2 requires. *)
 
+val encode_into : string -> bytes -> int -> int
+(** [encode_into s dst off] writes what [encode] appends at [off] in [dst] (the
+    [encoded_length s] bytes there) and returns the position after it.
+
+    Raises [Invalid_argument] if they do not fit. *)
+
 val decode : bytes -> int -> int -> string option
 (** [decode b off len] decodes the [len] bytes at [off]. [None] when they are
     not a valid coding (a decoding error of §5.2): they contain EOS, or end with
@@ -38,6 +45,18 @@ val decode : bytes -> int -> int -> string option
 
     Raises [Invalid_argument] if [off] and [len] are not a valid slice of [b].
 *)
+
+val decoded_bound : int -> int
+(** [decoded_bound len] is the most bytes [len] coded bytes decode to (every
+    code is at least 5 bits long). *)
+
+val decode_into : bytes -> int -> int -> bytes -> int
+(** [decode_into b off len dst] decodes the [len] bytes at [off] into [dst] from
+    its start and returns how many bytes it wrote, or [-1] if they are not a
+    valid coding ([decode]'s [None]); [dst] may then hold garbage.
+
+    Raises [Invalid_argument] if [off] and [len] are not a valid slice of [b] or
+    [dst] is shorter than [decoded_bound len]. *)
 
 val decode_string : string -> string option
 (** [decode_string s] is [decode] of the whole of [s]. *)

@@ -409,6 +409,24 @@ let test_malformed () =
   malformed [ (":Path", "/") ];
   malformed [ ("a", "b"); (":path", "/") ];
   malformed [ ("a", "b"); (":path", "/x") ];
+  (* A malformed literal still enters the table (the tables stay in step):
+     an index to it later is as malformed, though the decoder checks the
+     fields it indexes only once, when they come as literals. *)
+  (let e = Hpack.Encoder.create () and d = Hpack.Decoder.create () in
+   let fields = [ ("X-Upper", "v"); ("ok", "v") ] in
+   List.iter
+     (fun round ->
+       match
+         Hpack.Decoder.decode_string d (encode ~indexing:index_all e fields)
+       with
+       | Error (Malformed _) -> ()
+       | Error e -> Alcotest.failf "%a" Hpack.Decoder.pp_error e
+       | Ok _ -> Alcotest.failf "round %d accepted an uppercase name" round)
+     [ 1; 2 ];
+   match Hpack.Decoder.decode_string d (hex "be") with
+   | Ok h ->
+       Alcotest.check fields_t "the valid entry" [ ("ok", "v") ] (all_fields h)
+   | Error e -> Alcotest.failf "%a" Hpack.Decoder.pp_error e);
   let d = Hpack.Decoder.create () in
   let h =
     match
@@ -572,6 +590,75 @@ let hpack_roundtrip =
               QCheck.Test.fail_reportf "%a" Hpack.Decoder.pp_error err)
         blocks)
 
+(* The first representation of a block: [`Indexed i] or [`Literal i] (a
+   literal without indexing whose name is at index [i], 0 if sent). *)
+let first_representation block =
+  let integer ~prefix =
+    let mask = (1 lsl prefix) - 1 in
+    let v = Char.code block.[0] land mask in
+    if v < mask then v
+    else
+      let rec more v shift i =
+        let byte = Char.code block.[i] in
+        let v = v + ((byte land 0x7f) lsl shift) in
+        if byte land 0x80 = 0 then v else more v (shift + 7) (i + 1)
+      in
+      more v 0 1
+  in
+  if Char.code block.[0] land 0x80 <> 0 then `Indexed (integer ~prefix:7)
+  else `Literal (integer ~prefix:4)
+
+let rec position x = function
+  | [] -> None
+  | y :: rest -> if y = x then Some 1 else Option.map succ (position x rest)
+
+let encoder_finds =
+  (* The encoder's look-up (hashed, not a scan) finds the newest entry
+     holding a field, or else its name, whatever evictions and growth
+     happened: checked against the table's own list. Names from outside
+     the static table, so that the dynamic table answers. *)
+  let names = [ "x-a"; "x-b"; "x-c"; "x-long-name-here"; "x-d" ] in
+  let field =
+    QCheck.Gen.(
+      pair (oneofl names)
+        (oneof
+           [
+             oneofl [ ""; "1"; "same"; "Sat, 28 Nov 2026 10:05:14 GMT" ];
+             map string_of_int (0 -- 40);
+             map (fun n -> String.make n 'z') (0 -- 30);
+           ]))
+  in
+  QCheck.Test.make ~name:"HPACK: the encoder finds the newest entry" ~count:500
+    QCheck.(
+      make
+        Gen.(pair (oneofl [ 64; 200; 512; 4096 ]) (list_size (1 -- 200) field)))
+    (fun (size, fields) ->
+      let e = Hpack.Encoder.create ~limit:size () in
+      List.for_all
+        (fun (name, value) ->
+          ignore (encode ~indexing:index_all e [ (name, value) ]);
+          (* Every entry, the one just added if it fitted. *)
+          let entries = Hpack.Encoder.table_entries e in
+          List.for_all
+            (fun (n, v) ->
+              let whole = position (n, v) entries in
+              let named = position n (List.map fst entries) in
+              (* An indexed field adds nothing; a probe without indexing
+                 neither: the table stays as it was for the next one. *)
+              let found =
+                first_representation (encode ~indexing:index_all e [ (n, v) ])
+              and by_name =
+                first_representation
+                  (encode
+                     ~indexing:(fun _ _ -> Hpack.Without_indexing)
+                     e
+                     [ (n, v ^ "-absent") ])
+              in
+              found = `Indexed (61 + Option.get whole)
+              && by_name = `Literal (61 + Option.get named))
+            entries)
+        fields)
+
 let decoder_total =
   (* Whatever the bytes, the decoder answers (no exception). *)
   QCheck.Test.make ~name:"HPACK: arbitrary bytes give a result" ~count:5000
@@ -631,5 +718,5 @@ let () =
           Alcotest.test_case "table size updates" `Quick
             test_encoder_size_updates;
         ]
-        @ qcheck [ hpack_roundtrip ] );
+        @ qcheck [ hpack_roundtrip; encoder_finds ] );
     ]
