@@ -29,8 +29,17 @@ let rec find_in : type a. a key -> binding list -> a option =
 
 let find key t = find_in key t.bindings
 
+let rec bound key = function
+  | [] -> false
+  | Binding (k, _) :: rest -> k.id = key.id || bound key rest
+
+(* The list itself when [key] is not in it: binding a key afresh (a request
+   id, once per request) then costs the new cell and no copy of the
+   others. *)
 let others key bindings =
-  List.filter (fun (Binding (k, _)) -> k.id <> key.id) bindings
+  if bound key bindings then
+    List.filter (fun (Binding (k, _)) -> k.id <> key.id) bindings
+  else bindings
 
 let add key v t =
   { t with bindings = Binding (key, v) :: others key t.bindings }
