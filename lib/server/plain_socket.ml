@@ -52,6 +52,7 @@ let rec run_plain c p ~worker ~resumed =
   if p.doomed then ended c p ~worker (Ok Pipeline.Peer_closed)
   else
     let progress = p.p_progress and socket = p.socket in
+    let asked = ref false in
     let outcome =
       Sockets.serve_in_scope worker.fiber
         ~running:(fun scope -> p.state <- Running scope)
@@ -75,20 +76,27 @@ let rec run_plain c p ~worker ~resumed =
                   }
                   p.services
               in
-              if resumed then Pipeline.resume pipeline
-              else Pipeline.serve pipeline))
+              let outcome =
+                if resumed then Pipeline.resume pipeline
+                else Pipeline.serve pipeline
+              in
+              asked := Pipeline.closed_as_asked pipeline;
+              outcome))
     in
     p.state <- Between;
     match outcome with
     | Ok Parked -> park c p ~worker
-    | ending -> ended c p ~worker ending
+    | ending -> ended c p ~worker ~asked:!asked ending
 
-(* The end of [p], closed gracefully if the server ended it; then a woken
-   connection, if one waits. A failure other than the socket's is raised
+(* The end of [p], closed gracefully if the server ended it (lingering,
+   unless its client asked for the close: [asked], Sockets.must_linger);
+   then a woken connection, if one waits. A failure other than the socket's is raised
    once [p] is closed. *)
-and ended c p ~worker outcome =
+and ended c p ~worker ?(asked = false) outcome =
   (match outcome with
   | Ok (Pipeline.Peer_closed | Parked) -> finish_plain c p
+  | Ok Server_closed when not (Sockets.must_linger ~asked p.socket) ->
+      finish_plain c p
   | Ok Server_closed ->
       Fun.protect
         ~finally:(fun () -> finish_plain c p)

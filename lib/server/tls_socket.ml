@@ -107,6 +107,7 @@ let rec run_secure c s ~fiber =
 
 and serve_secure c s tls ~fiber =
   let config = s.s_config and socket = s.s_socket in
+  let asked = ref false in
   let outcome =
     Sockets.serve_in_scope fiber
       ~running:(fun scope -> s.s_state <- Running scope)
@@ -116,23 +117,27 @@ and serve_secure c s tls ~fiber =
           | Some services -> services
           | None -> Services.current ()
         in
-        Pipeline.resume
-          (Pipeline.create ~secure:true
-             {
-               server = config;
-               dates = c.dates;
-               progress = s.s_progress;
-               buffers = Some (storage c config);
-             }
-             {
-               peer = Some s.s_peer;
-               read = counted c (Tls.read_into tls);
-               write = Tls.write_all tls;
-               await_input = Some (secure_wait c s tls s.s_progress);
-               file_sender = None;
-               alpn = (fun () -> Tls.alpn tls);
-             }
-             services))
+        let pipeline =
+          Pipeline.create ~secure:true
+            {
+              server = config;
+              dates = c.dates;
+              progress = s.s_progress;
+              buffers = Some (storage c config);
+            }
+            {
+              peer = Some s.s_peer;
+              read = counted c (Tls.read_into tls);
+              write = Tls.write_all tls;
+              await_input = Some (secure_wait c s tls s.s_progress);
+              file_sender = None;
+              alpn = (fun () -> Tls.alpn tls);
+            }
+            services
+        in
+        let outcome = Pipeline.resume pipeline in
+        asked := Pipeline.closed_as_asked pipeline;
+        outcome)
   in
   s.s_state <- Between;
   match outcome with
@@ -142,13 +147,18 @@ and serve_secure c s tls ~fiber =
       finish_secure c s
   | Ok Server_closed ->
       count_unfinished c s;
+      (* Records OpenSSL has read ahead are unread bytes too. *)
+      let linger =
+        Sockets.must_linger ~asked:(!asked && not (Tls.buffered tls)) socket
+      in
       Fun.protect
         ~finally:(fun () -> finish_secure c s)
         (fun () ->
           (* After the close_notify: what the client still sends is
              discarded as for a plain connection. *)
           Tls.close tls;
-          try lingering c config socket with Braid_io.Io_error _ -> ())
+          if linger then
+            try lingering c config socket with Braid_io.Io_error _ -> ())
   | Error (e, bt) -> (
       count_unfinished c s;
       finish_secure c s;
