@@ -189,8 +189,9 @@ CAMLprim value braid_tls_configure_client(value context) {
    them) another. A read asking for a block or more goes straight into
    OpenSSL's buffer, without a copy. Writes keep OpenSSL's socket BIO.
 
-   The block is allocated when a read needs it and freed once drained, so
-   that an idle connection holds none. Bytes in it are invisible to the
+   What a block read holds beyond OpenSSL's request is kept (allocated to
+   its size) and freed once drained, so that an idle connection holds
+   none. Bytes in it are invisible to the
    socket's readiness: braid_tls_has_pending counts them. */
 
 #define READER_BLOCK 4096
@@ -222,25 +223,27 @@ static int reader_read(BIO *b, char *out, int outl) {
   BIO_clear_retry_flags(b);
   if (outl <= 0) return 0;
   if (r->block == NULL) {
-    ssize_t n;
-    if (outl >= READER_BLOCK) {
-      n = reader_recv(r, out, (size_t)outl);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        BIO_set_retry_read(b);
-      return (int)n;
+    /* A read as large as a block goes straight into OpenSSL's buffer. A
+       smaller one reads a block on the stack: nothing is allocated when
+       nothing comes, and only what is left over once [out] has its share
+       is kept. */
+    unsigned char stack_block[READER_BLOCK];
+    unsigned char *into = outl >= READER_BLOCK ? (unsigned char *)out
+                                               : stack_block;
+    size_t len = outl >= READER_BLOCK ? (size_t)outl : READER_BLOCK;
+    ssize_t n = reader_recv(r, into, len);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      BIO_set_retry_read(b);
+    if (n <= 0 || into == (unsigned char *)out) return (int)n;
+    size_t mine = (size_t)n < (size_t)outl ? (size_t)n : (size_t)outl;
+    memcpy(out, stack_block, mine);
+    if ((size_t)n > mine) {
+      r->block = OPENSSL_malloc((size_t)n - mine);
+      if (r->block == NULL) return -1;
+      memcpy(r->block, stack_block + mine, (size_t)n - mine);
+      r->end = (size_t)n - mine;
     }
-    r->block = OPENSSL_malloc(READER_BLOCK);
-    if (r->block == NULL) return -1;
-    n = reader_recv(r, r->block, READER_BLOCK);
-    if (n <= 0) {
-      int saved = errno;
-      reader_drop_block(r);
-      errno = saved;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        BIO_set_retry_read(b);
-      return (int)n;
-    }
-    r->end = (size_t)n;
+    return (int)mine;
   }
   size_t n = r->end - r->start;
   if (n > (size_t)outl) n = (size_t)outl;
@@ -315,7 +318,7 @@ CAMLprim value braid_tls_attach_reader(value socket, value received, value off,
   }
   r->fd = fd;
   if (n > 0) {
-    r->block = OPENSSL_malloc(n < READER_BLOCK ? READER_BLOCK : n);
+    r->block = OPENSSL_malloc(n);
     if (r->block == NULL) {
       OPENSSL_free(r);
       BIO_free(b);
