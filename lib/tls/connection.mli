@@ -47,8 +47,8 @@ val server :
     connection reads the socket in blocks of 4 KiB (or straight into OpenSSL's
     buffer for reads as large), not record by record: a ClientHello is one
     system call; what a block holds beyond what OpenSSL asked for counts in
-    {!buffered}. Never blocks.
-    @raise Invalid_argument if [off] and [len] are not a range of [buf]. *)
+    {!buffered}. Never blocks. Raises [Invalid_argument] if [off] and [len] are
+    not a range of [buf]. *)
 
 val receive_first :
   Braid_io.Net.socket ->
@@ -63,8 +63,8 @@ val receive_first :
     [`Nothing] if none has come yet (the loop is told: the next
     {!Braid_io.Fd.await_input} waits); [`Ended] at the end of the stream, on an
     error, or if the socket is closed. One [recv] system call, no exception. On
-    the socket's loop.
-    @raise Invalid_argument if [off] and [len] are not a range of [buf]. *)
+    the socket's loop. Raises [Invalid_argument] if [off] and [len] are not a
+    range of [buf], or [len] is 0. *)
 
 val handshake : t -> unit
 (** [handshake t] completes [t]'s handshake if it has not yet, as {!server}
