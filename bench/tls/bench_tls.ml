@@ -650,3 +650,5 @@ let experiment =
        each (server on core 0, clients on core 1)";
     run;
   }
+
+module Handshakes = Handshakes

@@ -32,3 +32,6 @@
     runs, not as the end of the experiment. *)
 
 val experiment : Bench_harness.experiment
+
+module Handshakes = Handshakes
+(** The full-handshake client, for [handshake_load.exe]. *)

@@ -291,7 +291,18 @@ let rec loop (c : Pipeline_state.t) ~fiber =
           | true ->
               next c;
               loop c ~fiber
-          | false -> Server_closed
+          | false ->
+              (* The client that asked for the close sends nothing more
+                 (RFC 9112 §9.6): if nothing of its is left unread, closing
+                 cannot reset its response, and the caller need not linger.
+                 Its body closed, [is_finished] still tells whether it was
+                 read to its end. *)
+              c.closed_as_asked <-
+                (not req.keep_alive) && progress.phase <> Upgraded
+                && (not c.abandon_body) && Body.is_finished c.body
+                && Option.is_none (Body.failure c.body)
+                && Input.length c.input = 0;
+              Server_closed
           | exception Unwind.Timed_out ->
               (* A stalled body: answer if nothing was answered yet. *)
               if not c.head_written then ignore (reject c request_timeout);
@@ -495,11 +506,13 @@ let create ?(secure = false) { server = config; dates; progress; buffers }
     ending = Handler.Ending.finished;
     head_written = false;
     abandon_body = false;
+    closed_as_asked = false;
     upgraded_read = read;
     upgraded_write = counted_write;
   }
 
 let release_buffers (c : Pipeline_state.t) = release c.out c.input
+let closed_as_asked (c : Pipeline_state.t) = c.closed_as_asked
 
 let resume (c : Pipeline_state.t) =
   match

@@ -172,3 +172,12 @@ val resume : t -> outcome
     after {!Parked} (it reads at once, as if [await_input] had returned), or one
     whose caller started [progress] itself (a TLS connection, from its accept).
 *)
+
+val closed_as_asked : t -> bool
+(** After {!Server_closed}: whether the connection ended because its last
+    request asked for it ([Connection: close], or HTTP/1.0 without keep-alive),
+    with that request's body read to its end and no byte read past it. Such a
+    client sends nothing more (RFC 9112 §9.6: it must not send another request
+    on the connection), so the caller may close without the lingering close that
+    protects the last response from a reset, unless bytes already wait unread in
+    the socket. [false] for every other ending. *)

@@ -18,6 +18,7 @@ type t = {
   mutable ending : Handler.Ending.t;
   mutable head_written : bool;
   mutable abandon_body : bool;
+  mutable closed_as_asked : bool;
   upgraded_read : bytes -> int -> int -> int;
   upgraded_write : bytes -> int -> int -> unit;
 }

@@ -46,6 +46,10 @@ type t = {
   mutable head_written : bool;
   mutable abandon_body : bool;
       (** The handler was cancelled: its body is not worth draining. *)
+  mutable closed_as_asked : bool;
+      (** The pipeline ended after a request that asked for the close
+          ([Connection: close], or HTTP/1.0 without keep-alive), its body read
+          to its end and nothing read past it ({!Pipeline.closed_as_asked}). *)
   upgraded_read : bytes -> int -> int -> int;
       (** The connection's read with no timeout and no flush, for an upgraded
           connection ({!Upgraded}). *)

@@ -36,9 +36,19 @@ let plain_wait c p (progress : Progress.t) () =
    handlers get when they perform service calls. *)
 type worker = { fiber : Braid.Fiber.t; services : Services.t option }
 
+(* What a fiber needs to serve [p] in a scope, and whether the client asked
+   for the close it ended with ([Pipeline.closed_as_asked]). *)
+type turn = {
+  context : context;
+  conn : plain;
+  worker : worker;
+  resumed : bool;
+  mutable asked : bool;
+}
+
 (* [p]'s pipeline, made anew each time it gets a fiber, served until it ends
    or parks. *)
-let serve_pipeline c p ~resumed =
+let serve_pipeline ({ context = c; conn = p; resumed; _ } as turn) =
   let progress = p.p_progress and socket = p.socket in
   let pipeline =
     Pipeline.create
@@ -58,10 +68,11 @@ let serve_pipeline c p ~resumed =
       }
       p.services
   in
-  if resumed then Pipeline.resume pipeline else Pipeline.serve pipeline
-
-(* What a fiber needs to serve [p] in a scope. *)
-type turn = { context : context; conn : plain; worker : worker; resumed : bool }
+  let outcome =
+    if resumed then Pipeline.resume pipeline else Pipeline.serve pipeline
+  in
+  turn.asked <- Pipeline.closed_as_asked pipeline;
+  outcome
 
 (* [p] served where its services are in force. A parked connection goes on
    in whichever fiber takes it: one of its listener's (the HTTPS redirect's
@@ -69,33 +80,33 @@ type turn = { context : context; conn : plain; worker : worker; resumed : bool }
    them already, which a comparison tells: no handler installed, no lookup.
    One closure per turn at most (the scope's is [turn]): a connection woken
    from parking takes a turn for each request. *)
-let serve_turn scope { context = c; conn = p; worker; resumed } =
+let serve_turn scope ({ conn = p; worker; _ } as turn) =
   p.state <- Running scope;
   match worker.services with
-  | Some services when services == p.services -> serve_pipeline c p ~resumed
-  | Some _ | None ->
-      Services.run p.services (fun () -> serve_pipeline c p ~resumed)
+  | Some services when services == p.services -> serve_pipeline turn
+  | Some _ | None -> Services.run p.services (fun () -> serve_pipeline turn)
 
 (* Serves [p] in the calling fiber until it ends or parks, then a woken
    connection if one waits ([next_ready]). *)
 let rec run_plain c p ~worker ~resumed =
   if p.doomed then ended c p ~worker (Ok Pipeline.Peer_closed)
   else
-    let outcome =
-      Sockets.run_in_scope worker.fiber serve_turn
-        { context = c; conn = p; worker; resumed }
-    in
+    let turn = { context = c; conn = p; worker; resumed; asked = false } in
+    let outcome = Sockets.run_in_scope worker.fiber serve_turn turn in
     p.state <- Between;
     match outcome with
     | Ok Parked -> park c p ~worker
-    | ending -> ended c p ~worker ending
+    | ending -> ended c p ~worker ~asked:turn.asked ending
 
-(* The end of [p], closed gracefully if the server ended it; then a woken
-   connection, if one waits. A failure other than the socket's is raised
+(* The end of [p], closed gracefully if the server ended it (lingering,
+   unless its client asked for the close: [asked], Sockets.must_linger);
+   then a woken connection, if one waits. A failure other than the socket's is raised
    once [p] is closed. *)
-and ended c p ~worker outcome =
+and ended c p ~worker ?(asked = false) outcome =
   (match outcome with
   | Ok (Pipeline.Peer_closed | Parked) -> finish_plain c p
+  | Ok Server_closed when not (Sockets.must_linger ~asked p.socket) ->
+      finish_plain c p
   | Ok Server_closed ->
       Fun.protect
         ~finally:(fun () -> finish_plain c p)

@@ -38,6 +38,22 @@ let lingering c (config : Config.t) socket =
   linger socket ~seconds:config.linger ~buffer;
   Buffer_pool.give input buffer
 
+(* Whether a connection the server ends must linger before it closes.
+   RFC 9112 §9.6's reason for lingering is a client still sending: the
+   kernel would answer its bytes, once the socket is closed, with a reset
+   that destroys the response it has not read yet. A client that asked for
+   the close sends nothing more; unless something of its waits unread,
+   closing at once resets nothing. The loop may not know whether the
+   socket is drained (a read that filled its buffer, or OpenSSL's reads):
+   a look tells then. *)
+let must_linger ~asked socket =
+  (not asked)
+  || Fd.may_have_input socket
+     &&
+     match peek socket with
+     | `Byte _ -> true
+     | `Nothing | `End_or_error -> false
+
 (* Plain connections run only in fibers of the loop: the accept loop's, and
    the unparker's. *)
 let current_fiber () =

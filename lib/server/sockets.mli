@@ -17,6 +17,13 @@ val lingering : Registry.context -> Config.t -> Braid_io.Net.socket -> unit
     last response), with a buffer from [c]'s pool. Blocks the fiber.
     @raise Braid_io.Io_error if a read fails. *)
 
+val must_linger : asked:bool -> Braid_io.Net.socket -> bool
+(** [must_linger ~asked socket]: whether a connection the server ends should
+    close with {!lingering}. Not if [asked] (its client asked for the close and
+    nothing of its was left unread: {!Pipeline.closed_as_asked}) and no byte
+    waits in [socket] (looked at only if the loop cannot tell: one [recv] with
+    [MSG_PEEK]). Never blocks. *)
+
 val current_fiber : unit -> Braid.Fiber.t
 (** The calling fiber: socket connections run only in fibers of the loop.
     @raise Invalid_argument outside a fiber. *)

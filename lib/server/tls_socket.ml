@@ -82,31 +82,46 @@ let rec run_secure c s ~fiber =
     match s.session with
     | Some tls -> serve_secure c s tls ~fiber
     | None -> (
-        match peek s.s_socket with
+        (* Its first bytes are read, not looked at: OpenSSL takes them
+           from the buffer (a ClientHello is one read). *)
+        let pool = pool c s.s_config.input_buffer in
+        let buf = Buffer_pool.take pool in
+        match Tls.receive_first s.s_socket buf 0 (Bytes.length buf) with
         | `Nothing when not (Atomic.get c.draining) ->
             (* The accept before the ClientHello, or a spurious wake-up. *)
-            Fd.read_would_block s.s_socket;
+            Buffer_pool.give pool buf;
             park_secure c s ~fiber
-        | `End_or_error -> finish_secure c s
-        | `Byte 'A' .. 'Z' -> answer_plain_http c s
-        | `Byte _ | `Nothing -> (
+        | `Ended ->
+            Buffer_pool.give pool buf;
+            finish_secure c s
+        | `Received _ when Bytes.get buf 0 >= 'A' && Bytes.get buf 0 <= 'Z' ->
+            Buffer_pool.give pool buf;
+            answer_plain_http c s
+        | (`Received _ | `Nothing) as first -> (
             (* A record (OpenSSL judges it), or nothing yet while the
                server drains: the unparker may have stopped, so it waits in
                its fiber, which [close_idle] ends. *)
+            let received =
+              match first with `Received n -> n | `Nothing -> 0
+            in
             match
-              Tls.server s.certificates s.s_socket ~on_handshake:(fun tls ->
+              Tls.server s.certificates s.s_socket ~received:(buf, 0, received)
+                ~on_handshake:(fun tls ->
                   count_handshake c (if Tls.resumed tls then Resumed else Full))
             with
             | tls ->
+                Buffer_pool.give pool buf;
                 s.session <- Some tls;
                 serve_secure c s tls ~fiber
             | exception e ->
                 let bt = Printexc.get_raw_backtrace () in
+                Buffer_pool.give pool buf;
                 finish_secure c s;
                 Printexc.raise_with_backtrace e bt))
 
 and serve_secure c s tls ~fiber =
   let config = s.s_config and socket = s.s_socket in
+  let asked = ref false in
   let outcome =
     Sockets.serve_in_scope fiber
       ~running:(fun scope -> s.s_state <- Running scope)
@@ -116,23 +131,27 @@ and serve_secure c s tls ~fiber =
           | Some services -> services
           | None -> Services.current ()
         in
-        Pipeline.resume
-          (Pipeline.create ~secure:true
-             {
-               server = config;
-               dates = c.dates;
-               progress = s.s_progress;
-               buffers = Some (storage c config);
-             }
-             {
-               peer = Some s.s_peer;
-               read = counted c (Tls.read_into tls);
-               write = Tls.write_all tls;
-               await_input = Some (secure_wait c s tls s.s_progress);
-               file_sender = None;
-               alpn = (fun () -> Tls.alpn tls);
-             }
-             services))
+        let pipeline =
+          Pipeline.create ~secure:true
+            {
+              server = config;
+              dates = c.dates;
+              progress = s.s_progress;
+              buffers = Some (storage c config);
+            }
+            {
+              peer = Some s.s_peer;
+              read = counted c (Tls.read_into tls);
+              write = Tls.write_all tls;
+              await_input = Some (secure_wait c s tls s.s_progress);
+              file_sender = None;
+              alpn = (fun () -> Tls.alpn tls);
+            }
+            services
+        in
+        let outcome = Pipeline.resume pipeline in
+        asked := Pipeline.closed_as_asked pipeline;
+        outcome)
   in
   s.s_state <- Between;
   match outcome with
@@ -142,13 +161,18 @@ and serve_secure c s tls ~fiber =
       finish_secure c s
   | Ok Server_closed ->
       count_unfinished c s;
+      (* Records OpenSSL has read ahead are unread bytes too. *)
+      let linger =
+        Sockets.must_linger ~asked:(!asked && not (Tls.buffered tls)) socket
+      in
       Fun.protect
         ~finally:(fun () -> finish_secure c s)
         (fun () ->
           (* After the close_notify: what the client still sends is
              discarded as for a plain connection. *)
           Tls.close tls;
-          try lingering c config socket with Braid_io.Io_error _ -> ())
+          if linger then
+            try lingering c config socket with Braid_io.Io_error _ -> ())
   | Error (e, bt) -> (
       count_unfinished c s;
       finish_secure c s;

@@ -30,6 +30,11 @@ type t = {
 }
 
 external has_pending : Ssl.socket -> bool = "braid_tls_has_pending"
+
+external attach_reader : Ssl.socket -> bytes -> int -> int -> unit
+  = "braid_tls_attach_reader"
+
+external recv : Unix.file_descr -> bytes -> int -> int -> int = "braid_tls_recv"
 external session_reused : Ssl.socket -> bool = "braid_tls_session_reused"
 external server_name : Ssl.socket -> string option = "braid_tls_server_name"
 external release : Ssl.socket -> unit = "braid_tls_release"
@@ -141,10 +146,41 @@ let start t prepare =
       release t.ssl;
       Printexc.raise_with_backtrace e bt
 
-let server ?(on_handshake = ignore) context socket =
-  create socket
-    (Server_context.default context)
-    ~on_handshake Ssl.Runtime_lock.accept
+(* A server reads through the stub's reader (tls_stubs.c): the bytes the
+   caller received first, then the socket in blocks, rather than record by
+   record. *)
+let server ?(on_handshake = ignore) ?received context socket =
+  let t =
+    create socket
+      (Server_context.default context)
+      ~on_handshake Ssl.Runtime_lock.accept
+  in
+  (match
+     match received with
+     | Some (buf, off, len) ->
+         if off < 0 || len < 0 || off > Bytes.length buf - len then
+           invalid_arg "Braid_tls.Connection.server: invalid range";
+         attach_reader t.ssl buf off len
+     | None -> attach_reader t.ssl Bytes.empty 0 0
+   with
+  | () -> ()
+  | exception e ->
+      t.released <- true;
+      release t.ssl;
+      raise e);
+  t
+
+let receive_first socket buf off len =
+  if off < 0 || len <= 0 || off > Bytes.length buf - len then
+    invalid_arg "Braid_tls.Connection.receive_first: invalid range";
+  if not (Fd.is_open socket) then `Ended
+  else
+    match recv (Fd.to_unix socket) buf off len with
+    | -1 ->
+        Fd.read_would_block socket;
+        `Nothing
+    | 0 | -2 -> `Ended
+    | n -> `Received n
 
 let accept context socket = start (server context socket) ignore
 

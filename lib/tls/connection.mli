@@ -29,14 +29,42 @@ val accept : Server_context.t -> Braid_io.Net.socket -> t
 *)
 
 val server :
-  ?on_handshake:(t -> unit) -> Server_context.t -> Braid_io.Net.socket -> t
+  ?on_handshake:(t -> unit) ->
+  ?received:bytes * int * int ->
+  Server_context.t ->
+  Braid_io.Net.socket ->
+  t
 (** [server context socket] is {!accept} with the handshake deferred: it runs at
     the first {!read_into}, {!write_all}, {!await_input} or {!handshake} (which
     raise as {!accept} does if it fails, and leave the TLS state to {!close}). A
     server can thus count a connection that has not finished its handshake among
     those waiting for their first request, under the same deadline, and close it
     to admit others. [on_handshake] is called once the handshake completes.
-    Never blocks. *)
+
+    [received = (buf, off, len)]: the connection's first [len] bytes, at [off]
+    in [buf], which the caller read from [socket] itself ({!receive_first}):
+    OpenSSL takes them (copied) before it reads the socket. A server's
+    connection reads the socket in blocks of 4 KiB (or straight into OpenSSL's
+    buffer for reads as large), not record by record: a ClientHello is one
+    system call; what a block holds beyond what OpenSSL asked for counts in
+    {!buffered}. Never blocks. Raises [Invalid_argument] if [off] and [len] are
+    not a range of [buf]. *)
+
+val receive_first :
+  Braid_io.Net.socket ->
+  bytes ->
+  int ->
+  int ->
+  [ `Received of int | `Nothing | `Ended ]
+(** [receive_first socket buf off len] reads at most [len] bytes of [socket]
+    into [buf] at [off] without waiting: a connection's first bytes, which a
+    server reads to tell a TLS client from another (a plain HTTP request) and
+    then gives to {!server} as [received]. [`Received n] with [n > 0];
+    [`Nothing] if none has come yet (the loop is told: the next
+    {!Braid_io.Fd.await_input} waits); [`Ended] at the end of the stream, on an
+    error, or if the socket is closed. One [recv] system call, no exception. On
+    the socket's loop. Raises [Invalid_argument] if [off] and [len] are not a
+    range of [buf], or [len] is 0. *)
 
 val handshake : t -> unit
 (** [handshake t] completes [t]'s handshake if it has not yet, as {!server}

@@ -3,7 +3,8 @@
    for), an ALPN choice made without calling back into OCaml during the
    handshake, the options a server wants (no renegotiation, no
    compression, buffers released while idle, reading ahead),
-   [SSL_has_pending], the server
+   [SSL_has_pending], a server's read side that takes the bytes the
+   server read first and reads handshakes in blocks, the server
    name and resumption of a connection, a prompt [SSL_free] (ocaml-ssl
    frees only when the GC finalises the socket, which lets thousands of
    closed connections' state pile up between major collections), and
@@ -27,6 +28,8 @@
 #include <caml/mlvalues.h>
 #include <caml/unixsupport.h>
 #include <errno.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -173,12 +176,180 @@ CAMLprim value braid_tls_configure_client(value context) {
 
 /* {1 Connections} */
 
+/* {2 The server's reading BIO}
+
+   OpenSSL reads a handshake's records through its socket BIO one system
+   call per record header and one per record body (read-ahead, which
+   SSL_CTX_set_read_ahead asks for, applies to application data only), and
+   a server that first looks at a connection's first byte (to tell TLS from
+   plain HTTP) adds one more. This BIO, a server connection's read side,
+   gives OpenSSL first the bytes the server read itself to make that
+   decision, then reads the socket in blocks: a ClientHello is one recv, a
+   client's ChangeCipherSpec and Finished (and the request often sent with
+   them) another. A read asking for a block or more goes straight into
+   OpenSSL's buffer, without a copy. Writes keep OpenSSL's socket BIO.
+
+   What a block read holds beyond OpenSSL's request is kept (allocated to
+   its size) and freed once drained, so that an idle connection holds
+   none. Bytes in it are invisible to the
+   socket's readiness: braid_tls_has_pending counts them. */
+
+#define READER_BLOCK 4096
+
+struct reader {
+  int fd;
+  int eof;             /* recv found the end of the stream */
+  size_t start, end;   /* the unread bytes of [block] */
+  unsigned char *block;
+};
+
+static void reader_drop_block(struct reader *r) {
+  OPENSSL_free(r->block);
+  r->block = NULL;
+  r->start = r->end = 0;
+}
+
+/* recv with EINTR retried: the count, 0 at the end, or -1 with errno. */
+static ssize_t reader_recv(struct reader *r, void *buf, size_t len) {
+  ssize_t n;
+  do n = recv(r->fd, buf, len, 0);
+  while (n < 0 && errno == EINTR);
+  if (n == 0) r->eof = 1;
+  return n;
+}
+
+static int reader_read(BIO *b, char *out, int outl) {
+  struct reader *r = BIO_get_data(b);
+  BIO_clear_retry_flags(b);
+  if (outl <= 0) return 0;
+  if (r->block == NULL) {
+    /* A read as large as a block goes straight into OpenSSL's buffer. A
+       smaller one reads a block on the stack: nothing is allocated when
+       nothing comes, and only what is left over once [out] has its share
+       is kept. */
+    unsigned char stack_block[READER_BLOCK];
+    unsigned char *into = outl >= READER_BLOCK ? (unsigned char *)out
+                                               : stack_block;
+    size_t len = outl >= READER_BLOCK ? (size_t)outl : READER_BLOCK;
+    ssize_t n = reader_recv(r, into, len);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      BIO_set_retry_read(b);
+    if (n <= 0 || into == (unsigned char *)out) return (int)n;
+    size_t mine = (size_t)n < (size_t)outl ? (size_t)n : (size_t)outl;
+    memcpy(out, stack_block, mine);
+    if ((size_t)n > mine) {
+      r->block = OPENSSL_malloc((size_t)n - mine);
+      if (r->block == NULL) return -1;
+      memcpy(r->block, stack_block + mine, (size_t)n - mine);
+      r->end = (size_t)n - mine;
+    }
+    return (int)mine;
+  }
+  size_t n = r->end - r->start;
+  if (n > (size_t)outl) n = (size_t)outl;
+  memcpy(out, r->block + r->start, n);
+  r->start += n;
+  if (r->start == r->end) reader_drop_block(r);
+  return (int)n;
+}
+
+static long reader_ctrl(BIO *b, int cmd, long num, void *ptr) {
+  (void)num;
+  struct reader *r = BIO_get_data(b);
+  switch (cmd) {
+  case BIO_CTRL_PENDING:
+    return (long)(r->end - r->start);
+  case BIO_CTRL_EOF:
+    return r->eof && r->block == NULL;
+  case BIO_C_GET_FD:
+    if (ptr != NULL) *(int *)ptr = r->fd;
+    return r->fd;
+  case BIO_CTRL_FLUSH:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static int reader_destroy(BIO *b) {
+  struct reader *r = BIO_get_data(b);
+  if (r != NULL) {
+    OPENSSL_free(r->block);
+    OPENSSL_free(r);
+    BIO_set_data(b, NULL);
+  }
+  return 1;
+}
+
+static BIO_METHOD *reader_method = NULL;
+static pthread_once_t reader_once = PTHREAD_ONCE_INIT;
+
+static void make_reader_method(void) {
+  BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK |
+                                   BIO_TYPE_DESCRIPTOR,
+                               "braid socket reader");
+  if (m == NULL) return;
+  if (!BIO_meth_set_read(m, reader_read) ||
+      !BIO_meth_set_ctrl(m, reader_ctrl) ||
+      !BIO_meth_set_destroy(m, reader_destroy)) {
+    BIO_meth_free(m);
+    return;
+  }
+  reader_method = m;
+}
+
+/* Makes the reader [ssl]'s read side, holding a copy of the [len] bytes of
+   [received] at [off] (the connection's first, read by the caller) for
+   OpenSSL's first reads. The socket BIO that ocaml-ssl set stays the write
+   side. */
+CAMLprim value braid_tls_attach_reader(value socket, value received, value off,
+                                       value len) {
+  SSL *ssl = live_ssl(socket);
+  size_t n = Long_val(len);
+  pthread_once(&reader_once, make_reader_method);
+  if (reader_method == NULL) caml_failwith("Braid_tls: no reader BIO method");
+  int fd = SSL_get_wfd(ssl);
+  struct reader *r = OPENSSL_zalloc(sizeof *r);
+  BIO *b = BIO_new(reader_method);
+  if (r == NULL || b == NULL || fd < 0) {
+    OPENSSL_free(r);
+    BIO_free(b);
+    caml_raise_out_of_memory();
+  }
+  r->fd = fd;
+  if (n > 0) {
+    r->block = OPENSSL_malloc(n);
+    if (r->block == NULL) {
+      OPENSSL_free(r);
+      BIO_free(b);
+      caml_raise_out_of_memory();
+    }
+    memcpy(r->block, Bytes_val(received) + Long_val(off), n);
+    r->end = n;
+  }
+  BIO_set_data(b, r);
+  BIO_set_init(b, 1);
+  SSL_set0_rbio(ssl, b);
+  return Val_unit;
+}
+
+/* A non-blocking recv into [buf] that raises nothing: the count, 0 at the
+   end of the stream, -1 if nothing is there yet, -2 on an error. */
+CAMLprim value braid_tls_recv(value fd, value buf, value off, value len) {
+  ssize_t n;
+  do n = recv(Int_val(fd), Bytes_val(buf) + Long_val(off), Long_val(len), 0);
+  while (n < 0 && errno == EINTR);
+  if (n >= 0) return Val_long(n);
+  return Val_long(errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2);
+}
+
 CAMLprim value braid_tls_pending(value socket) {
   return Val_int(SSL_pending(live_ssl(socket)));
 }
 
 CAMLprim value braid_tls_has_pending(value socket) {
-  return Val_bool(SSL_has_pending(live_ssl(socket)));
+  SSL *ssl = live_ssl(socket);
+  return Val_bool(SSL_has_pending(ssl) || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0);
 }
 
 CAMLprim value braid_tls_session_reused(value socket) {

@@ -813,6 +813,90 @@ let parked () =
   in
   Alcotest.(check (pair int string)) "python" (0, "1 1 1 2 True\n") (code, out)
 
+(* How a connection the server ends is closed (RFC 9112 §9.6). The client
+   reads the response to its end, then sends bytes on the raw socket once,
+   as a client still sending would: a server that closed at once answers
+   them with a reset (the socket's error: a read after the end of stream
+   would not report it); one that lingers reads them, and none comes, even
+   once its linger ends. Printed: the status and "reset" or "no reset"
+   (none within 2 s). *)
+let py_late_bytes =
+  {|
+import socket, ssl, sys, time
+port, cafile, tls, request, late = sys.argv[1:6]
+s = socket.create_connection(("127.0.0.1", int(port)))
+if tls == "tls":
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.check_hostname = False
+    s = ctx.wrap_socket(s)
+s.settimeout(10)
+s.sendall(request.encode())
+resp = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    resp += d
+socket.socket.sendall(s, late.encode())
+outcome = "no reset"
+t = time.time()
+while time.time() - t < 2:
+    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
+        outcome = "reset"
+        break
+    time.sleep(0.01)
+print(resp.split(b" ")[1].decode(), outcome)
+|}
+
+(* A client that asked for the close and left nothing unread sends nothing
+   more: the server closes at once, with no lingering close (nginx's
+   lingering_close on does the same), on the TLS port as on the plain one.
+   One that asked but whose body was never read (it waits for a
+   100 Continue never sent) may still send it: the server lingers. *)
+let close_as_asked () =
+  let dir = temp_dir () in
+  let root = site dir in
+  with_server ~dir (tls_args [ "a" ] @ [ "--tls-port"; "0"; "--root"; root ])
+  @@ fun s ->
+  let late ~tls request =
+    let port = if tls then s.https else s.http in
+    let code, out =
+      run
+        [
+          "python3";
+          "-c";
+          py_late_bytes;
+          string_of_int port;
+          ca ();
+          (if tls then "tls" else "plain");
+          request;
+          "0123456789";
+        ]
+    in
+    Alcotest.(check int) ("python: " ^ out) 0 code;
+    String.trim out
+  in
+  let asked = "GET /s.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n"
+  and body_unread =
+    "POST /s.txt HTTP/1.1\r\n\
+     Host: a.test\r\n\
+     Connection: close\r\n\
+     Expect: 100-continue\r\n\
+     Content-Length: 10\r\n\
+     \r\n"
+  in
+  List.iter
+    (fun tls ->
+      let port = if tls then "TLS" else "plain" in
+      Alcotest.(check string)
+        (port ^ ", Connection: close: closed at once")
+        "200 reset" (late ~tls asked);
+      match String.split_on_char ' ' (late ~tls body_unread) with
+      | [ _; "no"; "reset" ] -> ()
+      | _ ->
+          Alcotest.failf "%s, a body never read: the server did not linger" port)
+    [ true; false ]
+
 (* {1 6. Certificates reloaded on SIGHUP} *)
 
 let replace ~src ~dst =
@@ -1637,6 +1721,8 @@ let () =
              parked_in_handshake;
            Alcotest.test_case "plain HTTP on the TLS port: 400" `Quick
              plain_http_on_tls;
+           Alcotest.test_case "closed at once when the client asked" `Quick
+             close_as_asked;
          ] );
        ( "operations",
          [

@@ -346,6 +346,55 @@ let client_hello () =
   | exception Braid.Cancelled -> ());
   Bytes.sub_string buf 0 length
 
+(* A server that reads a connection's first bytes itself (to tell TLS from
+   plain HTTP) gives them to [Tls.server]: OpenSSL takes them before the
+   socket's. Seven bytes at an offset: the record header and the first two
+   bytes of the ClientHello, which the rest on the socket must follow. *)
+let first_bytes_given () =
+  Braid_io.run @@ fun () ->
+  within "first bytes given" @@ fun () ->
+  Switch.run @@ fun sw ->
+  let context = server_context [ "a" ] in
+  let listener = Net.listen ~sw loopback in
+  let server =
+    Fiber.fork ~sw (fun () ->
+        let socket, _ = Net.accept ~sw listener in
+        let buf = Bytes.make 16 '.' in
+        let rec first () =
+          match Tls.receive_first socket buf 3 7 with
+          | `Received n -> n
+          | `Nothing ->
+              Fd.await_input socket;
+              first ()
+          | `Ended -> Alcotest.fail "ended before its ClientHello"
+        in
+        let n = first () in
+        let conn = Tls.server ~received:(buf, 3, n) context socket in
+        Fun.protect
+          ~finally:(fun () -> Tls.close conn)
+          (fun () ->
+            let got = Bytes.create 5 in
+            let rec fill off =
+              if off < 5 then
+                match Tls.read_into conn got off (5 - off) with
+                | 0 -> Alcotest.fail "the client ended early"
+                | k -> fill (off + k)
+            in
+            fill 0;
+            Tls.write_string conn "world";
+            (n, Bytes.get buf 3, Bytes.to_string got)))
+  in
+  let socket = Net.connect ~sw (Net.local_addr listener) in
+  let conn = Tls.connect ~host:"a.test" (client_context ()) socket in
+  Tls.write_string conn "hello";
+  let back = read_all conn in
+  Tls.close conn;
+  Alcotest.(check string) "the server's answer" "world" back;
+  let n, first_byte, got = Fiber.join server in
+  Alcotest.(check int) "7 bytes given" 7 n;
+  Alcotest.(check char) "a handshake record" '\022' first_byte;
+  Alcotest.(check string) "the client's bytes" "hello" got
+
 (* A flood of handshakes does not hold up the loop's other work. [n]
    connections have sent their ClientHello when a request arrives on a plain
    one, which takes two turns of the loop (the server reads it and answers,
@@ -510,6 +559,8 @@ let () =
           Alcotest.test_case "cancelling a stalled handshake" `Quick
             cancel_handshake;
           Alcotest.test_case "end of stream, close_notify" `Quick end_of_stream;
+          Alcotest.test_case "first bytes read by the server" `Quick
+            first_bytes_given;
           Alcotest.test_case "handshakes wait behind other work" `Quick
             handshakes_wait_their_turn;
           Alcotest.test_case "TLS 1.0 and 1.1 refused" `Quick old_versions;
