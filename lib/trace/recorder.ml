@@ -120,11 +120,6 @@ let attach cursor =
 
 let of_self () = attach (Runtime_events.create_cursor None)
 
-let of_process ~dir ~pid =
-  match Runtime_events.create_cursor (Some (dir, pid)) with
-  | cursor -> Ok (attach cursor)
-  | exception Failure msg -> Error msg
-
 let poll t =
   if t.closed then 0 else Runtime_events.read_poll t.cursor t.callbacks None
 
@@ -132,6 +127,23 @@ let close t =
   if not t.closed then (
     t.closed <- true;
     Runtime_events.free_cursor t.cursor)
+
+(* The ring's file exists before the program has written its header, and a
+   cursor copies the header once, when it is made: one made in between
+   reads zeros and fails every poll with "corrupt stream" (seen in about
+   half the runs of [braid trace] on a short program). A first poll tells,
+   before any event is read: such a cursor is dropped, and the caller tries
+   again. *)
+let of_process ~dir ~pid =
+  match Runtime_events.create_cursor (Some (dir, pid)) with
+  | exception Failure msg -> Error msg
+  | cursor -> (
+      let t = attach cursor in
+      match poll t with
+      | (_ : int) -> Ok t
+      | exception Failure msg ->
+          close t;
+          Error msg)
 
 (* Each domain's ring is in order; the rings are read one after another, so
    the whole is sorted by time here (stable: events of one domain with the
