@@ -37,11 +37,11 @@ external put_suspend : (int[@untagged]) -> (int[@untagged])
   = "braid_trace_suspend_byte" "braid_trace_suspend"
 [@@noalloc]
 
-external set_wait : (int[@untagged]) -> (int[@untagged]) -> unit
+external set_wait : (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "braid_trace_set_wait_byte" "braid_trace_set_wait"
 [@@noalloc]
 
-external mark_sleep : (int[@untagged]) -> unit
+external mark_sleep : (int[@untagged]) -> (int[@untagged])
   = "braid_trace_sleep_byte" "braid_trace_sleep"
 [@@noalloc]
 

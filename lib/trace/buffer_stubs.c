@@ -162,38 +162,40 @@ intnat braid_trace_suspend(intnat fiber)
   return finish(b, p);
 }
 
-/* A wait without a buffer yet is dropped: the domain attaches at its first
-   record, which comes before any suspension that matters. */
-value braid_trace_set_wait(intnat kind, intnat detail)
+/* Notes, not records: 0 when the domain has no buffer yet (the caller
+   attaches one and notes again). */
+intnat braid_trace_set_wait(intnat kind, intnat detail)
 {
   struct buffer *b = mine();
-  if (b != NULL) {
-    b->wait_kind = (uint64_t)kind;
-    b->wait_detail = (uint64_t)detail;
-  }
-  return Val_unit;
+  if (b == NULL) return 0;
+  b->wait_kind = (uint64_t)kind;
+  b->wait_detail = (uint64_t)detail;
+  return 1;
 }
 
 /* A loop's sleep is one record, written when it wakes: the timeout, how
    long it slept and how many descriptors woke it. */
-value braid_trace_sleep(intnat timeout_ms)
+intnat braid_trace_sleep(intnat timeout_ms)
 {
   struct buffer *b = mine();
-  if (b != NULL) {
-    b->sleep_start = now_ns();
-    b->sleep_timeout = (uint64_t)timeout_ms;
-  }
-  return Val_unit;
+  if (b == NULL) return 0;
+  b->sleep_start = now_ns();
+  b->sleep_timeout = (uint64_t)timeout_ms;
+  return 1;
 }
 
+/* A wake-up without its sleep (events switched on in between) writes
+   nothing. */
 intnat braid_trace_woken(intnat events)
 {
   struct buffer *b = mine();
+  if (b != NULL && b->sleep_start == 0) return 1;
   uint64_t now = now_ns();
   unsigned char *p = start(b, KIND_LOOP_SLEEP, now, MAX_INT_RECORD);
   if (p == NULL) return 0;
   p = put_signed(p, (intnat)b->sleep_timeout);
   p = put_signed(p, (intnat)(now - b->sleep_start));
+  b->sleep_start = 0;
   return finish(b, put_signed(p, events));
 }
 
@@ -280,12 +282,12 @@ value braid_trace_suspend_byte(value fiber)
 
 value braid_trace_set_wait_byte(value kind, value detail)
 {
-  return braid_trace_set_wait(Long_val(kind), Long_val(detail));
+  return Val_long(braid_trace_set_wait(Long_val(kind), Long_val(detail)));
 }
 
 value braid_trace_sleep_byte(value timeout_ms)
 {
-  return braid_trace_sleep(Long_val(timeout_ms));
+  return Val_long(braid_trace_sleep(Long_val(timeout_ms)));
 }
 
 value braid_trace_woken_byte(value events)

@@ -63,9 +63,18 @@ let[@inline] record_woken events =
 let[@inline] record_strings kind a s1 s2 s3 =
   if Batch.put_strings kind a s1 s2 s3 = 0 then again_strings kind a s1 s2 s3
 
+let[@inline never] again_wait kind detail =
+  Batch.make_room ();
+  ignore (Batch.set_wait kind detail : int)
+
+let[@inline] wait kind detail =
+  if Batch.set_wait kind detail = 0 then again_wait kind detail
+
 let[@inline never] sleep timeout_ms =
   Batch.flush ();
-  Batch.mark_sleep timeout_ms
+  if Batch.mark_sleep timeout_ms = 0 then (
+    Batch.make_room ();
+    ignore (Batch.mark_sleep timeout_ms : int))
 
 let[@inline never] flush_mine () = Batch.flush ()
 let[@inline] flush () = if flag.on then flush_mine ()
@@ -90,12 +99,10 @@ external descriptor_number : Unix.file_descr -> int
    descriptor, a timer), just before it suspends, on the same domain; the
    suspension's record carries it. No record, no clock: two stores. *)
 let[@inline] waiting_on_descriptor fd =
-  if flag.on then Batch.set_wait 1 (descriptor_number fd)
+  if flag.on then wait 1 (descriptor_number fd)
 
-let[@inline] waiting_on_timer ~deadline_ns =
-  if flag.on then Batch.set_wait 2 deadline_ns
-
-let[@inline] waiting_on_join fiber = if flag.on then Batch.set_wait 3 fiber
+let[@inline] waiting_on_timer ~deadline_ns = if flag.on then wait 2 deadline_ns
+let[@inline] waiting_on_join fiber = if flag.on then wait 3 fiber
 let switch_ids = Atomic.make 1
 let[@inline never] next_switch_id () = Atomic.fetch_and_add switch_ids 1
 let[@inline] switch_id () = if flag.on then next_switch_id () else 0

@@ -258,6 +258,29 @@ let reused_index () =
   in
   Alcotest.(check (list int)) "each record once" expected finished
 
+(* A domain's first probes may be notes, not records (a wait, a loop going
+   to sleep): they are kept all the same. A wake-up without its sleep is
+   not a sleep. *)
+let first_notes () =
+  let events =
+    recorded (fun () ->
+        Domain.join
+          (Domain.spawn (fun () ->
+               Probe.waiting_on_timer ~deadline_ns:77;
+               Probe.fiber_suspended 5;
+               Probe.loop_woken_by ~events:1;
+               Probe.loop_waiting ~timeout_ms:10;
+               Probe.loop_woken_by ~events:2));
+        Domain.join
+          (Domain.spawn (fun () ->
+               Probe.loop_waiting ~timeout_ms:20;
+               Probe.loop_woken_by ~events:3)))
+  in
+  Alcotest.(check (list string))
+    "every note kept"
+    [ "suspend 5 timer 77"; "wait 10"; "woken 2"; "wait 20"; "woken 3" ]
+    (List.map (fun (_, what) -> show what) events)
+
 let () =
   Alcotest.run "trace encoding"
     [
@@ -270,5 +293,6 @@ let () =
           Alcotest.test_case "many buffers" `Quick many;
           Alcotest.test_case "a buffer per domain" `Quick two_domains;
           Alcotest.test_case "a domain's index reused" `Quick reused_index;
+          Alcotest.test_case "a domain's first notes" `Quick first_notes;
         ] );
     ]
