@@ -1,13 +1,14 @@
-(* Each domain's probes write records into a buffer of their own (tens of
-   instructions of C each, the clock read included), and the buffer goes to
-   the runtime's ring as one custom event when it is full, when its domain is
-   about to sleep (the IO loop's wait, a pool worker's park) and when the
-   domain exits. One int event of the runtime cost about 500 instructions (a
-   full C call that registers its roots, the clock, the ring's bookkeeping);
-   a custom one three times that (the standard library's buffer pool,
-   [Fun.protect], a callback into OCaml). A request wrote a custom event and
-   three int events; now it writes three records, and a share of a flush.
-   The buffers and the records' layout are in buffer_stubs.c. *)
+(* Each domain's probes write records into a buffer of their own (about a
+   hundred instructions of C each, the clock read included), and the buffer
+   goes to the runtime's ring as one custom event when it is full, when its
+   domain is about to sleep (the IO loop's wait, a pool worker's park) and
+   when the domain exits. One int event of the runtime cost 260 instructions
+   under callgrind (a full C call that registers its roots, the clock, the
+   ring's bookkeeping); a custom one 1,400 (the standard library's buffer
+   pool, [Fun.protect], a callback into OCaml). A request wrote a custom
+   event and three int events; now it writes about three records, and a
+   share of a flush (scripts/trace-probe-cost.sh, docs/tracing.md). The
+   buffers and the records' layout are in buffer_stubs.c. *)
 
 (* The writes answer 1 when the record was written, 0 when the calling
    domain's buffer is missing or lacks room for it. *)
