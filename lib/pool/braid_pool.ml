@@ -212,6 +212,7 @@ and idle t w =
       task ();
       work t w
   | None -> (
+      Probe.flush ();
       match Parking.park t.parking (poll t w) with
       | Some (Run task) -> woken_with t w task
       | Some Exit -> ()

@@ -62,21 +62,24 @@ let run_handler (c : Pipeline_state.t) (handler : Handler.t) request ~time =
    the request's id bound for the connection fiber, so that every log line
    and trace event of the request, in the fibers and pool tasks it starts
    too, carries it. *)
+(* Top-level, not a local closure: one would be allocated for every
+   request, traced or not. *)
+let traced_begin fiber_id (req : Request.t) id =
+  Braid_trace.Probe.http_began ~fiber:fiber_id
+    ~meth:(Method.to_string req.meth)
+    ~path:req.target
+    ~request_id:(Log.Request_id.to_string id)
+
 let with_request_id ~fiber (req : Request.t) serve =
   let id = Log.Request_id.of_request req in
-  let traced_begin fiber_id =
-    Braid_trace.Probe.http_began ~fiber:fiber_id
-      ~meth:(Method.to_string req.meth)
-      ~path:req.target
-      ~request_id:(Log.Request_id.to_string id)
-  in
   match fiber with
   | Some fiber ->
       if Braid_trace.Probe.enabled () then
-        traced_begin (Braid.Private.Fiber.id fiber);
+        traced_begin (Braid.Private.Fiber.id fiber) req id;
       Log.Request_id.with_id_in fiber id serve
   | None ->
-      if Braid_trace.Probe.enabled () then traced_begin (Braid.Fiber.self_id ());
+      if Braid_trace.Probe.enabled () then
+        traced_begin (Braid.Fiber.self_id ()) req id;
       Log.Request_id.with_id id serve
 
 (* The end of the request's trace slice: what was sent, once it was. *)

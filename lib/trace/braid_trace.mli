@@ -8,8 +8,10 @@
     a trace as an SVG timeline (docs/tracing.md).
 
     Events are off until asked for, and then cost a load and an untaken branch
-    per probe. They are switched on for a whole process, as the ring they go to
-    is the runtime's, one per process:
+    per probe; on, a probe writes a record into its domain's buffer, which goes
+    to the ring as one event when full or when the domain sleeps. They are
+    switched on for a whole process, as the ring they go to is the runtime's,
+    one per process:
     - [BRAID_TRACE=FILE] in the environment of a Braid program records its own
       events on a systhread and writes [FILE] (Chrome JSON) when it exits;
     - [BRAID_TRACE_EVENTS=1] (what [braid trace -- PROGRAM] sets, beside
@@ -23,6 +25,8 @@
         Braid_trace.Probe.enable ();
         let recorder = Braid_trace.Recorder.of_self () in
         f ();
+        (* This domain's last records are still in its buffer. *)
+        Braid_trace.Probe.flush ();
         ignore (Braid_trace.Recorder.poll recorder : int);
         let events = Braid_trace.Recorder.events recorder in
         Braid_trace.Recorder.close recorder;

@@ -1,12 +1,13 @@
 (** The emitting side: what the schedulers call. Callable from any domain or
-    systhread; none blocks. Off, each is one load and a branch that is not
-    taken. On, each writes to the ring without allocating: one write of the
-    runtime's integer type per value (a fork's child and parent are two), except
-    {!Probe.http_began}, whose strings need a custom type, which the runtime
-    encodes by calling back into OCaml (three times the cost; the standard
-    library allocates a closure for it). A value that does not fit an int event
-    (from 2{^ 31} on, as a timer's deadline; a response of 2 MiB or more) makes
-    its event a custom one too: never cut, only dearer. Identifiers are those of
+    systhread; none blocks the fiber or the domain, and none is a cancellation
+    point. Off, each is one load and a branch that is not taken. On, each writes
+    one record, stamped with the monotonic clock, into its domain's buffer (one
+    C call that neither allocates nor polls, so the domain's other systhreads
+    cannot interleave with it), and the buffer goes to the runtime's ring as one
+    event (["braid.records"], 1016 bytes at most) when it is full, when its
+    domain goes to sleep ({!loop_waiting}, {!flush}) or ends. Until then a
+    consumer does not see its records; their times are those of the probes.
+    Values are kept whole, strings cut to 256 bytes. Identifiers are those of
     [Braid.Fiber.self_id] for fibers. *)
 
 val enabled : unit -> bool
@@ -17,6 +18,11 @@ val enable : unit -> unit
     and switches the probes on, for every domain of the process. Call it before
     the work to trace: a domain that reads the switch a little late misses a few
     events. *)
+
+val flush : unit -> unit
+(** [flush ()] sends the calling domain's records to the ring now (when on). For
+    a scheduler about to sleep, so that a consumer sees what its domain did
+    before; and for a program that reads its own ring. *)
 
 val disable : unit -> unit
 (** [disable ()] switches the probes off (the runtime's own GC events go on
@@ -41,9 +47,9 @@ val fiber_suspended : int -> unit
     this domain said, if anything. *)
 
 val waiting_on_descriptor : Unix.file_descr -> unit
-(** The next suspension on this domain waits for this descriptor. An event of
-    its own, which the {!Recorder} gives to that suspension: call it just before
-    suspending, on the same domain. *)
+(** The next suspension on this domain waits for this descriptor: noted in the
+    domain's buffer (no record, no clock), and written with that suspension.
+    Call it just before suspending, on the same domain. *)
 
 val waiting_on_timer : deadline_ns:int -> unit
 val waiting_on_join : int -> unit
@@ -71,49 +77,14 @@ val pool_running : task:int -> unit
 
 val loop_waiting : timeout_ms:int -> unit
 (** An event loop goes to sleep in epoll for at most [timeout_ms] ([-1]: no
-    limit). *)
+    limit): its domain's records go to the ring ({!flush}), and the time is
+    noted. *)
 
 val loop_woken_by : events:int -> unit
-(** ... and woke with [events] descriptors ready (its eventfd among them). *)
+(** ... and woke with [events] descriptors ready (its eventfd among them): one
+    record for the whole sleep. *)
 
 val http_began :
   fiber:int -> meth:string -> path:string -> request_id:string -> unit
 
 val http_ended : fiber:int -> status:int -> bytes:int -> unit
-
-(** {2 For consumers} *)
-
-(** What each registered event is. Each is registered under {!name}, of
-    [Runtime_events.Type.int] (which keeps 32 bits), and under [name ^ ".wide"],
-    of Braid's custom type (three integers, three strings), for values that do
-    not fit; [Http_begin] only has the custom form, [Operand] only the int one.
-    The int forms are private: read events with a {!Recorder}. *)
-type kind =
-  | Fiber_create
-  | Fiber_run
-  | Fiber_suspend
-  | Fiber_wait_descriptor
-      (** What the domain's next [Fiber_suspend] waits on; see
-          {!waiting_on_descriptor}. *)
-  | Fiber_wait_timer
-  | Fiber_wait_join
-  | Fiber_cancel
-  | Fiber_finish
-  | Switch_open
-  | Switch_close
-  | Pool_submit
-  | Pool_steal
-  | Pool_run
-  | Loop_wait
-  | Loop_woken
-  | Http_begin
-  | Http_end
-  | Operand
-      (** The first value of the domain's next event, when that event has two (a
-          fork's parent, a response's fiber, ...). *)
-
-type Runtime_events.User.tag +=
-  | Braid of kind  (** The tag of each Braid event. *)
-
-val name : kind -> string
-(** The event's registered name, ["braid.fiber.create"] and so on. *)

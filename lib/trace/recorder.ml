@@ -5,57 +5,97 @@ type t = {
   mutable closed : bool;
 }
 
-(* An event's values as the wide form carries them (the recorder puts an int
-   event's in the same places): the event's own value in [a], the operand of
-   a two-value one in [b]; a response's fiber, status and bytes in [a], [b],
-   [c]. [None] for what is not an event by itself: a wait, which the recorder
-   joins to the suspension after it, and an operand. A suspension is
-   returned waiting on a structure; the recorder fills in its wait. *)
-let event_of_values (kind : Probe.kind) ~a ~b ~c ~strings:(s1, s2, s3) :
-    Event.what option =
-  match kind with
-  | Fiber_create -> Some (Fiber_created { child = a; parent = b })
-  | Fiber_run -> Some (Fiber_running a)
-  | Fiber_suspend ->
-      Some (Fiber_suspended { fiber = a; on = Structure; detail = 0 })
-  | Fiber_cancel -> Some (Fiber_cancelled a)
-  | Fiber_finish -> Some (Fiber_finished a)
-  | Switch_open -> Some (Switch_opened { switch = a; fiber = b })
-  | Switch_close -> Some (Switch_closed a)
-  | Pool_submit -> Some (Pool_submitted { task = a; submitter = b })
-  | Pool_steal -> Some (Pool_stolen { thief = a; victim = b })
-  | Pool_run -> Some (Pool_running a)
-  | Loop_wait -> Some (Loop_waiting { timeout_ms = a })
-  | Loop_woken -> Some (Loop_woken { events = a })
-  | Http_begin ->
-      Some (Http_began { fiber = a; meth = s1; path = s2; request_id = s3 })
-  | Http_end -> Some (Http_ended { fiber = a; status = b; bytes = c })
-  | Fiber_wait_descriptor | Fiber_wait_timer | Fiber_wait_join | Operand -> None
+(* A buffer's records (see buffer_stubs.c): a kind byte, the time since the
+   previous record (the first one's is the clock itself), operands. A
+   record cut short (which a writer never makes) ends the buffer's
+   decoding, as does a kind not known. *)
+exception Truncated
+
+let decode records ~add =
+  let len = Bytes.length records in
+  let pos = ref 0 in
+  let byte () =
+    if !pos >= len then raise Truncated;
+    let b = Bytes.get_uint8 records !pos in
+    incr pos;
+    b
+  in
+  let rec unsigned shift acc =
+    let b = byte () in
+    let acc = acc lor ((b land 0x7f) lsl shift) in
+    if b land 0x80 = 0 then acc else unsigned (shift + 7) acc
+  in
+  let int () =
+    let z = unsigned 0 0 in
+    (z lsr 1) lxor -(z land 1)
+  in
+  let string () =
+    let n = unsigned 0 0 in
+    if !pos + n > len then raise Truncated;
+    let s = Bytes.sub_string records !pos n in
+    pos := !pos + n;
+    s
+  in
+  let time = ref 0 in
+  let suspended on ~detail =
+    let fiber = int () in
+    let detail = if detail then int () else 0 in
+    Event.Fiber_suspended { fiber; on; detail }
+  in
+  try
+    while !pos < len do
+      let kind = byte () in
+      time := !time + unsigned 0 0;
+      let at = !time in
+      let what : Event.what =
+        match kind with
+        | 0 ->
+            let child = int () in
+            Fiber_created { child; parent = int () }
+        | 1 -> Fiber_running (int ())
+        | 2 -> suspended Structure ~detail:false
+        | 3 -> suspended Descriptor ~detail:true
+        | 4 -> suspended Timer ~detail:true
+        | 5 -> suspended Join ~detail:true
+        | 6 -> Fiber_cancelled (int ())
+        | 7 -> Fiber_finished (int ())
+        | 8 ->
+            let switch = int () in
+            Switch_opened { switch; fiber = int () }
+        | 9 -> Switch_closed (int ())
+        | 10 ->
+            let task = int () in
+            Pool_submitted { task; submitter = int () }
+        | 11 ->
+            let thief = int () in
+            Pool_stolen { thief; victim = int () }
+        | 12 -> Pool_running (int ())
+        | 13 ->
+            (* One record for the whole sleep: its start is given back. *)
+            let timeout_ms = int () in
+            let slept = int () in
+            let events = int () in
+            add (at - slept) (Event.Loop_waiting { timeout_ms });
+            Loop_woken { events }
+        | 14 ->
+            let fiber = int () in
+            let meth = string () in
+            let path = string () in
+            Http_began { fiber; meth; path; request_id = string () }
+        | 15 ->
+            let fiber = int () in
+            let status = int () in
+            Http_ended { fiber; status; bytes = int () }
+        | _ -> raise Truncated
+      in
+      add at what
+    done
+  with Truncated -> ()
 
 let timestamp ts = Int64.to_int (Runtime_events.Timestamp.to_int64 ts)
-let no_strings = ("", "", "")
-
-(* What a ring's earlier events left for its next ones: the operand of the
-   next two-value event, and what the next suspension waits on. Each is
-   written just before the event it belongs to, on the same domain, so per
-   ring is per domain. *)
-type pending = {
-  mutable operand : int;
-  mutable wait : Probe.waiting_on;
-  mutable detail : int;
-}
 
 let attach cursor =
   let newest_first = ref [] in
-  let rings = Hashtbl.create 8 in
-  let pending ring =
-    match Hashtbl.find_opt rings ring with
-    | Some p -> p
-    | None ->
-        let p = { operand = 0; wait = Structure; detail = 0 } in
-        Hashtbl.replace rings ring p;
-        p
-  in
   let add domain time_ns what =
     newest_first := { Event.time_ns; domain; what } :: !newest_first
   in
@@ -65,69 +105,20 @@ let attach cursor =
   and runtime_end domain ts phase =
     add domain (timestamp ts)
       (Gc_ended (Runtime_events.runtime_phase_name phase))
-  and lost_events domain n =
-    (* What was pending may belong to an event that was lost. *)
-    Hashtbl.remove rings domain;
-    add domain 0 (Lost n)
-  in
-  let event domain ts (kind : Probe.kind) ~a ~b ~c ~strings =
-    let p = pending domain in
-    let wait on =
-      p.wait <- on;
-      p.detail <- a
-    in
-    match kind with
-    | Operand -> ()
-    | Fiber_wait_descriptor -> wait Descriptor
-    | Fiber_wait_timer -> wait Timer
-    | Fiber_wait_join -> wait Join
-    | Fiber_suspend ->
-        add domain (timestamp ts)
-          (Fiber_suspended { fiber = a; on = p.wait; detail = p.detail });
-        p.wait <- Structure;
-        p.detail <- 0
-    | kind ->
-        Option.iter
-          (add domain (timestamp ts))
-          (event_of_values kind ~a ~b ~c ~strings)
-  in
-  (* An operand is for the very next int event, and only it. *)
-  let take_operand domain =
-    let p = pending domain in
-    let operand = p.operand in
-    p.operand <- 0;
-    operand
-  in
-  let int_event domain ts ev n =
+  and lost_events domain n = add domain 0 (Lost n) in
+  (* A ring is a domain's: its buffers are flushed by the domain itself. *)
+  let records domain _ts ev buffer =
     match Runtime_events.User.tag ev with
-    | Probe.Braid Operand -> (pending domain).operand <- n
-    | Probe.Braid Http_end ->
-        event domain ts Http_end ~a:(take_operand domain)
-          ~b:(Packed.response_status n) ~c:(Packed.response_bytes n)
-          ~strings:no_strings
-    | Probe.Braid kind ->
-        event domain ts kind ~a:n ~b:(take_operand domain) ~c:0
-          ~strings:no_strings
-    | _ -> ()
-  and custom_event domain ts ev (p : Payload.t) =
-    match Runtime_events.User.tag ev with
-    | Probe.Braid kind ->
-        event domain ts kind ~a:p.a ~b:p.b ~c:p.c ~strings:(p.s1, p.s2, p.s3)
+    | Batch.Records -> decode buffer ~add:(add domain)
     | _ -> ()
   in
   let callbacks =
     Runtime_events.Callbacks.create ~runtime_begin ~runtime_end ~lost_events ()
-    |> Runtime_events.Callbacks.add_user_event Runtime_events.Type.int int_event
-    |> Runtime_events.Callbacks.add_user_event Payload.ty custom_event
+    |> Runtime_events.Callbacks.add_user_event Batch.ty records
   in
   { cursor; callbacks; newest_first; closed = false }
 
 let of_self () = attach (Runtime_events.create_cursor None)
-
-let of_process ~dir ~pid =
-  match Runtime_events.create_cursor (Some (dir, pid)) with
-  | cursor -> Ok (attach cursor)
-  | exception Failure msg -> Error msg
 
 let poll t =
   if t.closed then 0 else Runtime_events.read_poll t.cursor t.callbacks None
@@ -136,6 +127,23 @@ let close t =
   if not t.closed then (
     t.closed <- true;
     Runtime_events.free_cursor t.cursor)
+
+(* The ring's file exists before the program has written its header, and a
+   cursor copies the header once, when it is made: one made in between
+   reads zeros and fails every poll with "corrupt stream" (seen in about
+   half the runs of [braid trace] on a short program). A first poll tells,
+   before any event is read: such a cursor is dropped, and the caller tries
+   again. *)
+let of_process ~dir ~pid =
+  match Runtime_events.create_cursor (Some (dir, pid)) with
+  | exception Failure msg -> Error msg
+  | cursor -> (
+      let t = attach cursor in
+      match poll t with
+      | (_ : int) -> Ok t
+      | exception Failure msg ->
+          close t;
+          Error msg)
 
 (* Each domain's ring is in order; the rings are read one after another, so
    the whole is sorted by time here (stable: events of one domain with the

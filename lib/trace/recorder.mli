@@ -9,7 +9,8 @@ val of_self : unit -> t
 
 val of_process : dir:string -> pid:int -> (t, string) result
 (** [of_process ~dir ~pid] reads the ring of process [pid], in [dir] (its
-    [OCAML_RUNTIME_EVENTS_DIR]). [Error] while the ring does not exist yet. *)
+    [OCAML_RUNTIME_EVENTS_DIR]), and reads what it holds already. [Error] while
+    the ring does not exist yet, or its header is not written yet. *)
 
 val poll : t -> int
 (** [poll t] reads what the ring holds now and returns how many events it read.

@@ -1,9 +1,8 @@
 (* Every probe written and read back in this process: the values come back
-   exactly, whether they travel as the runtime's int events (one, or an
-   operand and the event) or, when they do not fit an int event's 32 bits,
-   as the wide custom ones; and the cheap form is the one used when they
-   fit. Two domains write two-value events at once, to check that operands
-   are joined per ring. *)
+   exactly (whole integers, strings cut to 256 bytes), in order, whether
+   they fill one buffer or many; records reach the ring only when their
+   domain's buffer is flushed, and many records travel as one ring event.
+   Two domains write at once, each into its own buffer. *)
 
 module Probe = Braid_trace.Probe
 module Event = Braid_trace.Event
@@ -16,6 +15,7 @@ let recorded f =
   ignore (Braid_trace.Recorder.poll recorder : int);
   let before = List.length (Braid_trace.Recorder.events recorder) in
   f ();
+  Probe.flush ();
   ignore (Braid_trace.Recorder.poll recorder : int);
   Braid_trace.Recorder.events recorder
   |> List.filteri (fun i _ -> i >= before)
@@ -23,24 +23,6 @@ let recorded f =
          match e.what with
          | Gc_began _ | Gc_ended _ -> None
          | what -> Some (e.domain, what))
-
-(* The names of the ring's events that [f] writes, by their own cursor: which
-   form each probe used. *)
-let names_written f =
-  let cursor = Runtime_events.create_cursor None in
-  let names = ref [] in
-  let note _ _ ev _ = names := Runtime_events.User.name ev :: !names in
-  let callbacks =
-    Runtime_events.Callbacks.create ()
-    |> Runtime_events.Callbacks.add_user_event Runtime_events.Type.int note
-  in
-  (* Skip what is in the ring already. *)
-  ignore (Runtime_events.read_poll cursor callbacks None : int);
-  names := [];
-  f ();
-  ignore (Runtime_events.read_poll cursor callbacks None : int);
-  Runtime_events.free_cursor cursor;
-  List.rev !names
 
 let show (what : Event.what) =
   let on : Probe.waiting_on -> string = function
@@ -92,7 +74,8 @@ let fiber_events () =
       Probe.fiber_running (1 lsl 40);
       Probe.fiber_cancelled 5;
       Probe.fiber_finished 5;
-      Probe.fiber_finished max_int)
+      Probe.fiber_finished max_int;
+      Probe.fiber_finished min_int)
     [
       "create 5 3";
       Printf.sprintf "create %d %d" biggest smallest;
@@ -104,6 +87,7 @@ let fiber_events () =
       "cancel 5";
       "finish 5";
       Printf.sprintf "finish %d" max_int;
+      Printf.sprintf "finish %d" min_int;
     ]
 
 let waits () =
@@ -162,7 +146,7 @@ let others () =
       "end 6 1024 0";
       Printf.sprintf "end %d 404 7" (1 lsl 31);
     ];
-  (* Strings are cut to what a custom event holds (1024 bytes), not lost. *)
+  (* Strings are cut to 256 bytes, not lost. *)
   match
     recorded (fun () ->
         Probe.http_began ~fiber:6 ~meth:"GET" ~path:long_path ~request_id:"id")
@@ -170,36 +154,54 @@ let others () =
   | [ (_, Http_began { path; meth = "GET"; _ }) ] ->
       Alcotest.(check bool)
         "a long path's start is kept" true
-        (String.length path > 900 && String.starts_with ~prefix:path long_path)
+        (String.length path = 256 && String.starts_with ~prefix:path long_path)
   | _ -> Alcotest.fail "no http.begin for a long path"
 
-let forms () =
-  Alcotest.(check (list string))
-    "int events when the values fit"
-    [
-      "braid.fiber.run";
-      "braid.operand";
-      "braid.fiber.create";
-      "braid.fiber.wait.descriptor";
-      "braid.fiber.suspend";
-      "braid.operand";
-      "braid.http.end";
-    ]
-    (names_written (fun () ->
-         Probe.fiber_running 5;
-         Probe.fiber_created ~child:5 ~parent:3;
-         Probe.waiting_on_descriptor Unix.stdin;
-         Probe.fiber_suspended 5;
-         Probe.http_ended ~fiber:5 ~status:200 ~bytes:1024));
-  Alcotest.(check (list string))
-    "no int event when they do not" []
-    (names_written (fun () ->
-         Probe.fiber_running (1 lsl 31);
-         Probe.fiber_created ~child:5 ~parent:(1 lsl 31);
-         Probe.http_ended ~fiber:5 ~status:200 ~bytes:(1 lsl 21)))
+(* Records wait in the domain's buffer until it is flushed, then travel
+   together: fifty records are one ring event (give or take the runtime's
+   own, should a collection come between), and all of them are read. *)
+let batching () =
+  ignore (Braid_trace.Recorder.poll recorder : int);
+  let before = List.length (Braid_trace.Recorder.events recorder) in
+  let fibers = List.init 50 (fun i -> i + 100) in
+  List.iter Probe.fiber_running fibers;
+  let unflushed = Braid_trace.Recorder.poll recorder in
+  let runs () =
+    Braid_trace.Recorder.events recorder
+    |> List.filteri (fun i _ -> i >= before)
+    |> List.filter_map (fun (e : Event.t) ->
+           match e.what with Fiber_running f -> Some f | _ -> None)
+  in
+  Alcotest.(check (list int)) "nothing before the flush" [] (runs ());
+  Probe.flush ();
+  let ring_events = Braid_trace.Recorder.poll recorder in
+  Alcotest.(check (list int)) "all after it, in order" fibers (runs ());
+  if unflushed + ring_events > 10 then
+    Alcotest.failf "%d ring events for 50 records" (unflushed + ring_events)
+
+(* More records than a buffer holds: it is flushed when full, and nothing
+   is lost or reordered across the flushes. *)
+let many () =
+  let n = 5000 in
+  let events =
+    recorded (fun () ->
+        for i = 1 to n do
+          Probe.http_ended ~fiber:i ~status:200 ~bytes:(i * 1000)
+        done)
+  in
+  let ends =
+    List.filter_map
+      (fun (_, (what : Event.what)) ->
+        match what with
+        | Http_ended { fiber; status = 200; bytes } when bytes = fiber * 1000 ->
+            Some fiber
+        | _ -> None)
+      events
+  in
+  Alcotest.(check (list int)) "every record" (List.init n succ) ends
 
 (* Each domain writes pairs whose values say which domain and which pair:
-   an operand joined to another ring's event would show. *)
+   records of one domain's buffer mixed into the other's would show. *)
 let two_domains () =
   let pairs = 2000 in
   let write base () =
@@ -228,6 +230,57 @@ let two_domains () =
         Alcotest.failf "child %d joined to parent %d" child parent)
     creations
 
+(* Domains one after another take the same index, and so the same buffer:
+   each attaches it afresh and flushes it at its exit, so every record is
+   read once. *)
+let reused_index () =
+  let per_domain = 300 and domains = 3 in
+  let events =
+    recorded (fun () ->
+        for d = 1 to domains do
+          Domain.join
+            (Domain.spawn (fun () ->
+                 for i = 1 to per_domain do
+                   Probe.fiber_finished ((d * 1000) + i)
+                 done))
+        done)
+  in
+  let finished =
+    List.filter_map
+      (fun (_, (what : Event.what)) ->
+        match what with Fiber_finished f -> Some f | _ -> None)
+      events
+  in
+  let expected =
+    List.concat_map
+      (fun d -> List.init per_domain (fun i -> (d * 1000) + i + 1))
+      (List.init domains succ)
+  in
+  Alcotest.(check (list int)) "each record once" expected finished
+
+(* A domain's first probes may be notes, not records (a wait, a loop going
+   to sleep): they are kept all the same. A wake-up without its sleep is
+   not a sleep. *)
+let first_notes () =
+  let events =
+    recorded (fun () ->
+        Domain.join
+          (Domain.spawn (fun () ->
+               Probe.waiting_on_timer ~deadline_ns:77;
+               Probe.fiber_suspended 5;
+               Probe.loop_woken_by ~events:1;
+               Probe.loop_waiting ~timeout_ms:10;
+               Probe.loop_woken_by ~events:2));
+        Domain.join
+          (Domain.spawn (fun () ->
+               Probe.loop_waiting ~timeout_ms:20;
+               Probe.loop_woken_by ~events:3)))
+  in
+  Alcotest.(check (list string))
+    "every note kept"
+    [ "suspend 5 timer 77"; "wait 10"; "woken 2"; "wait 20"; "woken 3" ]
+    (List.map (fun (_, what) -> show what) events)
+
 let () =
   Alcotest.run "trace encoding"
     [
@@ -236,7 +289,10 @@ let () =
           Alcotest.test_case "fibers" `Quick fiber_events;
           Alcotest.test_case "waits" `Quick waits;
           Alcotest.test_case "switches, pool, loop, http" `Quick others;
-          Alcotest.test_case "int form when it fits" `Quick forms;
-          Alcotest.test_case "operands per ring" `Quick two_domains;
+          Alcotest.test_case "batched until flushed" `Quick batching;
+          Alcotest.test_case "many buffers" `Quick many;
+          Alcotest.test_case "a buffer per domain" `Quick two_domains;
+          Alcotest.test_case "a domain's index reused" `Quick reused_index;
+          Alcotest.test_case "a domain's first notes" `Quick first_notes;
         ] );
     ]
