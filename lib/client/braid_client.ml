@@ -358,27 +358,33 @@ module Response = struct
         give_back ();
         raise e
 
-  let pipe r write =
+  let pipe ?(flush = ignore) r write =
     match r.state with
     | Closed -> invalid_arg "Braid_client.Response.pipe: closed"
     | Switched -> invalid_arg "Braid_client.Response.pipe: switched"
     | Finished -> Ok ()
-    | Open -> (
-        match r.body with
-        | Sized s -> pipe_sized r s write
-        | Framed _ ->
-            let buf = Pool.take_buffer r.lease in
-            let rec go () =
-              match read r buf 0 (Bytes.length buf) with
-              | Ok 0 -> Ok ()
-              | Ok n ->
-                  write buf 0 n;
-                  go ()
-              | Error _ as e -> e
-            in
-            let result = go () in
-            Pool.give_buffer r.lease buf;
-            result)
+    | Open ->
+        (* Whatever [write] holds goes out before the server is waited for,
+           however deep in the parsing of a chunk the wait comes. *)
+        Connection.set_before_wait r.connection flush;
+        Fun.protect
+          ~finally:(fun () -> Connection.set_before_wait r.connection ignore)
+          (fun () ->
+            match r.body with
+            | Sized s -> pipe_sized r s write
+            | Framed _ ->
+                let buf = Pool.take_buffer r.lease in
+                let rec go () =
+                  match read r buf 0 (Bytes.length buf) with
+                  | Ok 0 -> Ok ()
+                  | Ok n ->
+                      write buf 0 n;
+                      go ()
+                  | Error _ as e -> e
+                in
+                let result = go () in
+                Pool.give_buffer r.lease buf;
+                result)
 
   let switch r =
     if r.head.status <> 101 || r.state <> Open then

@@ -6,6 +6,8 @@ type t = {
   socket : Net.socket;
   transport : transport;
   input : Braid_http.Input.t;
+  before_wait : (unit -> unit) ref;
+      (** Called by a read that is about to wait for the socket. *)
   mutable closed : bool;
   mutable idle_since : int;
   mutable requests : int;
@@ -38,10 +40,21 @@ let connect ~sw ~tls (url : Url.t) =
      default takes (the proxy's CPU per 64 KiB response, bench/main.exe
      proxy --quick: 150 us with 4 KiB, 103 us with 16 KiB), for 12 KiB more
      per pooled connection. *)
-  let input =
-    Braid_http.Input.create ~size:16384 ~read:(read_with transport socket) ()
+  let before_wait = ref ignore in
+  let read buf off len =
+    if not (Fd.may_have_input socket) then !before_wait ();
+    read_with transport socket buf off len
   in
-  { socket; transport; input; closed = false; idle_since = 0; requests = 0 }
+  let input = Braid_http.Input.create ~size:16384 ~read () in
+  {
+    socket;
+    transport;
+    input;
+    before_wait;
+    closed = false;
+    idle_since = 0;
+    requests = 0;
+  }
 
 let input t = t.input
 
@@ -54,7 +67,11 @@ let read t buf off len =
     n)
   else read_with t.transport t.socket buf off len
 
-let read_socket t buf off len = read_with t.transport t.socket buf off len
+let read_socket t buf off len =
+  if not (Fd.may_have_input t.socket) then !(t.before_wait) ();
+  read_with t.transport t.socket buf off len
+
+let set_before_wait t f = t.before_wait := f
 
 let read_now t buf off len =
   match t.transport with
@@ -64,7 +81,11 @@ let read_now t buf off len =
       else (
         Fd.spend t.socket;
         match Unix.recv (Fd.to_unix t.socket) buf off len [] with
-        | n -> n
+        | n ->
+            (* Fewer than asked: the socket is empty now, and the next wait
+               (or a reuse's check) need not try it first. *)
+            if n > 0 && n < len then Fd.read_would_block t.socket;
+            n
         | exception Unix.Unix_error ((Unix.EAGAIN | Unix.EWOULDBLOCK), _, _) ->
             Fd.read_would_block t.socket;
             -1

@@ -33,6 +33,11 @@ val read_socket : t -> bytes -> int -> int -> int
     the fiber until some bytes come; [0] at the end of the stream.
     @raise Braid_io.Io_error on a socket or TLS failure. *)
 
+val set_before_wait : t -> (unit -> unit) -> unit
+(** [set_before_wait t f]: from then on, a read of the socket ({!input}'s
+    refills, {!read_socket}) that is about to wait for bytes calls [f] first (in
+    the reading fiber). Default: nothing. *)
+
 val read_now : t -> bytes -> int -> int -> int
 (** [read_now t buf off len] is {!read_socket} that never waits: [-1] if no byte
     can be had now (the loop has seen nothing arrive since the socket was last

@@ -384,7 +384,11 @@ let releaser upstream response =
 let stream_response response ~release (w : Response.Writer.t) =
   let write buf off len = Response.Writer.write_bytes w buf off len in
   Fun.protect ~finally:release (fun () ->
-      match C.Response.pipe response write with
+      match
+        C.Response.pipe
+          ~flush:(fun () -> Response.Writer.flush w)
+          response write
+      with
       | Ok () -> ()
       | Error e -> raise (Upstream_cut (C.Error.to_string e)))
 
