@@ -81,40 +81,6 @@ let proxy_routes ~client ~table (file : Config_file.t option) =
            checked))
     (check [] proxies)
 
-(* Active health checks ({!Braid_proxy.Table.check_health}) run on a loop
-   of their own, in a domain that sleeps between rounds: the server's loops
-   run inside [Server.run], which has no place for a fiber of the
-   command's. A domain is not free even asleep (every minor collection
-   stops all domains), so only when the file starts with a ProxyPass that
-   asks for checks: a reload that adds the first one needs a restart for
-   its checks. *)
-let with_health_checks (file : Config_file.t option) table f =
-  let checked =
-    match file with
-    | None -> false
-    | Some file ->
-        List.exists
-          (fun (p : Config_file.proxy) -> p.proxy.health_check <> None)
-          file.proxies
-  in
-  if not checked then f ()
-  else
-    let running = Braid_sync.Promise.create () in
-    let checker =
-      Domain.spawn (fun () ->
-          Braid_io.run @@ fun () ->
-          ignore
-            (Braid.Switch.run_stoppable (fun sw ->
-                 Braid_sync.Promise.fill running sw;
-                 Braid_proxy.Table.check_health table)))
-    in
-    let sw = Braid_sync.Promise.await running in
-    Fun.protect
-      ~finally:(fun () ->
-        Braid.Switch.stop sw;
-        Domain.join checker)
-      f
-
 (* SIGHUP re-reads the file: new connections get the new configuration,
    connections in progress keep theirs, and a file that does not load or
    check leaves the current one in force. What cannot change live (the
@@ -384,8 +350,15 @@ let serve flags config_file demo dev log_level shutdown_timeout io_backend =
                   (* The signals and the logger as [Server.serve] has them; what
                  is the command's own: systemd's notifications, the
                  configuration file, the hand-over to a new binary. *)
-                  with_health_checks file table @@ fun () ->
+                  (* Active health checks ({!Braid_proxy.Table.check_health})
+                     run in a fiber of the first loop, beside the server:
+                     timers of that loop, no domain of their own (an idle
+                     domain is not free: every minor collection stops all
+                     domains). They follow the table, so a reload may add
+                     or remove them; a table without checks costs a timer
+                     a second. *)
                   Server.run_with_signals ~shutdown_timeout
+                    ~background:(fun () -> Braid_proxy.Table.check_health table)
                     ~on_terminate:(on_terminate ~listening)
                     ~on_reload:
                       (on_reload server writer ~defaults ~file:config_file

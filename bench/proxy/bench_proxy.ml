@@ -356,6 +356,24 @@ let braid_proxy ~upstream ~port =
       Peers.remove_tree dir;
       raise e
 
+(* One thread, as the others; upstream connections are kept alive by
+   default (proxy.timeout.keepalive, 2 s idle). *)
+let h2o_proxy_config ~upstream ~port _dir =
+  Printf.sprintf
+    {|num-threads: 1
+max-connections: 4096
+http1-request-timeout: 3600
+listen:
+  host: 127.0.0.1
+  port: %d
+hosts:
+  default:
+    paths:
+      /:
+        proxy.reverse.url: http://127.0.0.1:%d/
+|}
+    port upstream
+
 let proxies ~upstream =
   [
     ("braid serve", fun ~port -> braid_proxy ~upstream ~port);
@@ -372,14 +390,22 @@ let proxies ~upstream =
           ~paths:[ "/usr/sbin/haproxy"; "/usr/bin/haproxy" ]
           ~cpu:measured_cpu ~port ~config:(haproxy_config ~upstream ~port)
           ~argv:(fun _ haproxy conf -> [ haproxy; "-db"; "-f"; conf ]) );
+    ( "h2o",
+      fun ~port ->
+        Peers.start_in_temp_dir ~name:"h2o"
+          ~paths:[ "/usr/bin/h2o"; "/usr/sbin/h2o" ] ~cpu:measured_cpu ~port
+          ~config:(h2o_proxy_config ~upstream ~port) ~argv:(fun _ h2o conf ->
+            [ h2o; "-c"; conf ]) );
   ]
+
+let peers = [ "nginx"; "haproxy"; "h2o" ]
 
 type proxy_run = { wrk : Wrk.result; cpu_us : float }
 
 let run_proxy_experiment ~quick =
   let load = load_row "at start" in
-  let seconds = if quick then 2 else 5 and rounds = if quick then 1 else 3 in
-  let connections = 50 in
+  let seconds = if quick then 1 else 5 and rounds = if quick then 1 else 3 in
+  let sweep = [ 10; 100; 1000 ] in
   let documents =
     [
       ("small", "/small.txt", String.length small_body);
@@ -407,82 +433,104 @@ let run_proxy_experiment ~quick =
       servers;
     let order = if round mod 2 = 0 then List.rev servers else servers in
     List.iter
-      (fun (document, path, _) ->
+      (fun connections ->
         List.iter
-          (fun (s : Peers.server) ->
-            let url = Printf.sprintf "http://127.0.0.1:%d%s" s.port path in
-            progress "proxy: round %d/%d, %s, %s (%d s)" round rounds s.label
-              document seconds;
-            (* A run wrk saw an error in fails its cell (the table says
-               so), not the whole experiment. *)
-            let run () =
-              ignore (Wrk.run ~cpu:fixed_cpu ~connections ~seconds:1 url);
-              let cpu0 = Procs.cpu_seconds s.proc in
-              let wrk = Wrk.run ~cpu:fixed_cpu ~connections ~seconds url in
-              let cpu = Procs.cpu_seconds s.proc -. cpu0 in
-              { wrk; cpu_us = cpu /. float wrk.requests *. 1e6 }
-            in
-            record results (s.label, document)
-              (match run () with
-              | r -> Ok r
-              | exception Failure why ->
-                  progress "proxy: %s, %s: %s" s.label document why;
-                  Error why))
-          order)
-      documents
+          (fun (document, path, _) ->
+            List.iter
+              (fun (s : Peers.server) ->
+                let url = Printf.sprintf "http://127.0.0.1:%d%s" s.port path in
+                progress "proxy: round %d/%d, %s, %s, %d connections (%d s)"
+                  round rounds s.label document connections seconds;
+                (* A run wrk saw an error in fails its cell (the table says
+                   so), not the whole experiment. *)
+                let run () =
+                  ignore (Wrk.run ~cpu:fixed_cpu ~connections ~seconds:1 url);
+                  let cpu0 = Procs.cpu_seconds s.proc in
+                  let wrk = Wrk.run ~cpu:fixed_cpu ~connections ~seconds url in
+                  let cpu = Procs.cpu_seconds s.proc -. cpu0 in
+                  { wrk; cpu_us = cpu /. float wrk.requests *. 1e6 }
+                in
+                record results
+                  (s.label, document, connections)
+                  (match run () with
+                  | r -> Ok r
+                  | exception Failure why ->
+                      progress "proxy: %s, %s, %d connections: %s" s.label
+                        document connections why;
+                      Error why))
+              order)
+          documents)
+      sweep
   done;
   let labels = !labels in
-  let m label document f =
-    median_or_failed f (Hashtbl.find results (label, document))
+  let m label document connections f =
+    median_or_failed f (Hashtbl.find results (label, document, connections))
   in
   let rows =
     List.concat_map
-      (fun (document, _, _) ->
+      (fun connections ->
         List.concat_map
-          (fun label ->
-            let runs = Hashtbl.find results (label, document) in
-            let name = Printf.sprintf "%s, %s" label document in
-            let rps, rps_spread =
-              summary_of (fun (r : proxy_run) -> r.wrk.requests_per_second) runs
-            and cpu, cpu_spread =
-              summary_of (fun (r : proxy_run) -> r.cpu_us) runs
-            in
-            failed_row name runs
-            @ [
-                row name "requests per second" rps "req/s";
-                row name "requests per second, spread (max-min)" rps_spread "%";
-                row name "latency p99"
-                  (median_or_failed (fun r -> r.wrk.p99_ms) runs)
-                  "ms";
-                row name "proxy CPU per request" cpu "us";
-                row name "proxy CPU per request, spread (max-min)" cpu_spread
-                  "%";
-              ])
-          labels
-        @ List.concat_map
-            (fun peer ->
-              if List.mem peer labels then
-                [
-                  ratio
-                    (Printf.sprintf "braid / %s, %s (req/s)" peer document)
-                    (m "braid serve" document (fun r ->
-                         r.wrk.requests_per_second)
-                    /. m peer document (fun r -> r.wrk.requests_per_second));
-                  ratio
-                    (Printf.sprintf "%s / braid, %s (proxy CPU per request)"
-                       peer document)
-                    (m peer document (fun r -> r.cpu_us)
-                    /. m "braid serve" document (fun r -> r.cpu_us));
-                ]
-              else [])
-            [ "nginx"; "haproxy" ])
-      documents
+          (fun (document, _, _) ->
+            List.concat_map
+              (fun label ->
+                let runs =
+                  Hashtbl.find results (label, document, connections)
+                in
+                let name =
+                  Printf.sprintf "%s, %s, %d connections" label document
+                    connections
+                in
+                let rps, rps_spread =
+                  summary_of
+                    (fun (r : proxy_run) -> r.wrk.requests_per_second)
+                    runs
+                and cpu, cpu_spread =
+                  summary_of (fun (r : proxy_run) -> r.cpu_us) runs
+                in
+                failed_row name runs
+                @ [
+                    row name "requests per second" rps "req/s";
+                    row name "requests per second, spread (max-min)" rps_spread
+                      "%";
+                    row name "latency p99"
+                      (median_or_failed (fun r -> r.wrk.p99_ms) runs)
+                      "ms";
+                    row name "proxy CPU per request" cpu "us";
+                    row name "proxy CPU per request, spread (max-min)"
+                      cpu_spread "%";
+                  ])
+              labels
+            @ List.concat_map
+                (fun peer ->
+                  if List.mem peer labels then
+                    [
+                      ratio
+                        (Printf.sprintf "braid / %s, %s, %d connections (req/s)"
+                           peer document connections)
+                        (m "braid serve" document connections (fun r ->
+                             r.wrk.requests_per_second)
+                        /. m peer document connections (fun r ->
+                               r.wrk.requests_per_second));
+                      ratio
+                        (Printf.sprintf
+                           "%s / braid, %s, %d connections (proxy CPU per \
+                            request)"
+                           peer document connections)
+                        (m peer document connections (fun r -> r.cpu_us)
+                        /. m "braid serve" document connections (fun r ->
+                               r.cpu_us));
+                    ]
+                  else [])
+                peers)
+          documents)
+      sweep
   in
   (load :: rows)
   @ [
-      row "rounds" "fresh proxy processes, runs per proxy and document"
+      row "rounds"
+        "fresh proxy processes, runs per proxy, document and connections"
         (float rounds) "";
-      row "wrk" "keep-alive connections" (float connections) "";
+      row "wrk" "seconds per run (after 1 s of warm-up)" (float seconds) "";
       load_row "at end";
     ]
 
@@ -491,7 +539,8 @@ let proxy =
     name = "proxy";
     summary =
       "wrk -> proxy -> nginx upstream: braid serve (ProxyPass) vs nginx \
-       proxy_pass vs haproxy, keep-alive, a small file and 64 KiB; req/s and \
-       proxy CPU per request (proxy on core 0)";
+       proxy_pass vs haproxy vs h2o proxy.reverse.url, keep-alive, a small \
+       file and 64 KiB, 10, 100 and 1,000 connections; req/s and proxy CPU per \
+       request (proxy on core 0)";
     run = run_proxy_experiment;
   }

@@ -323,22 +323,26 @@ let entries =
     };
     {
       name = "proxy";
-      title = "Reverse proxy: braid serve vs nginx and haproxy";
+      title = "Reverse proxy: braid serve vs nginx, haproxy and h2o";
       question =
-        "wrk (one thread, 50 keep-alive connections, core 1) through a proxy \
-         (core 0) to one upstream (nginx serving files, core 1): braid serve \
-         with ProxyPass, nginx proxy_pass (one worker, upstream keepalive 64, \
-         16 × 8 KiB proxy buffers: a 64 KiB answer in memory) and haproxy \
-         (mode http, one thread, http-reuse always). A 14-byte file and a 64 \
-         KiB one; each round starts the three afresh, checks both documents \
-         through each, warms each up for 1 s and runs wrk for 5 s, the order \
-         reversed every other round. The proxy's CPU per request from /proc \
-         (the steadier figure on a shared machine) and req/s; medians with the \
-         spread over rounds. A wrk error fails its cell (nan, and a count of \
-         failed runs).";
+        "wrk (one thread, core 1) through a proxy (core 0) to one upstream \
+         (nginx serving files, core 1): braid serve with ProxyPass, nginx \
+         proxy_pass (one worker, upstream keepalive 64, 16 × 8 KiB proxy \
+         buffers: a 64 KiB answer in memory), haproxy (mode http, one thread, \
+         http-reuse always) and h2o (proxy.reverse.url, one thread, upstream \
+         connections kept alive). A 14-byte file and a 64 KiB one, over 10, \
+         100 and 1,000 keep-alive connections; each round starts the four \
+         afresh, checks both documents through each, warms each up for 1 s and \
+         runs wrk for 5 s, the order reversed every other round. The proxy's \
+         CPU per request from /proc (the steadier figure on a shared machine) \
+         and req/s; medians with the spread over rounds. A wrk error fails its \
+         cell (nan, and a count of failed runs). bench/proxy/callgrind.sh \
+         counts the user-space instructions per request, which no other load \
+         on the machine moves.";
       published = "—";
       target =
-        "≥ 1.0× nginx's and haproxy's req/s, and at most their CPU per request.";
+        "≥ 1.0× nginx's, haproxy's and h2o's req/s, and at most their CPU per \
+         request, at each number of connections.";
       chart = Bars (fun r -> r.metric = "proxy CPU per request");
     };
     {

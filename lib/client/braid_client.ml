@@ -97,10 +97,17 @@ type state =
   | Closed
   | Switched  (** A [101]'s connection, taken by {!Response.switch}. *)
 
+(* A body of known length is read here, not by Response_body: once the bytes
+   that came with the head are taken, the rest is read from the socket
+   straight into the caller's buffer (one copy fewer than through the
+   connection's input buffer, and pieces as large as the caller's). *)
+type sized = { mutable remaining : int }
+type body = Sized of sized | Framed of Response_body.t
+
 type response = {
   head : Response_head.t;
   url : Url.t;
-  body : Response_body.t;
+  body : body;
   connection : Connection.t;
   lease : Pool.lease;
   read_timeout : float option;
@@ -156,7 +163,50 @@ module Response = struct
   let header r name = Headers.find r.head.headers name
   let head r = r.head
   let url r = r.url
-  let trailers r = Response_body.trailers r.body
+
+  let trailers r =
+    match r.body with
+    | Framed b -> Response_body.trailers b
+    | Sized _ -> Headers.empty
+
+  let truncated =
+    { Parse_error.status = 502; reason = "body truncated"; close = true }
+
+  (* Bytes of the input's window, which hold no more than the body's. *)
+  let take_buffered r (s : body) buf off len =
+    match s with
+    | Framed _ -> 0
+    | Sized s ->
+        let input = Connection.input r.connection in
+        let n = Int.min (Int.min len s.remaining) (Input.length input) in
+        if n > 0 then (
+          Bytes.blit input.buf input.pos buf off n;
+          Input.consume input n;
+          s.remaining <- s.remaining - n);
+        n
+
+  let read_body r buf off len =
+    match r.body with
+    | Framed b -> Response_body.read b buf off len
+    | Sized s ->
+        if s.remaining = 0 then Ok 0
+        else
+          let n = take_buffered r r.body buf off len in
+          if n > 0 then Ok n
+          else
+            let n =
+              Connection.read_socket r.connection buf off
+                (Int.min len s.remaining)
+            in
+            if n = 0 then Error truncated
+            else (
+              s.remaining <- s.remaining - n;
+              Ok n)
+
+  let body_finished r =
+    match r.body with
+    | Framed b -> Response_body.is_finished b
+    | Sized s -> s.remaining = 0
 
   let read r buf off len =
     if len <= 0 || off < 0 || off > Bytes.length buf - len then
@@ -167,11 +217,15 @@ module Response = struct
     | Finished -> Ok 0
     | Open -> (
         match
-          within ~deadline:r.deadline Read r.read_timeout (fun () ->
-              Response_body.read r.body buf off len)
+          (* Bytes already in memory need no timer. *)
+          let n = take_buffered r r.body buf off len in
+          if n > 0 then Ok (Ok n)
+          else
+            within ~deadline:r.deadline Read r.read_timeout (fun () ->
+                read_body r buf off len)
         with
         | Ok (Ok n) ->
-            if n = 0 || Response_body.is_finished r.body then finish r;
+            if n = 0 || body_finished r then finish r;
             Ok n
         | Ok (Error e) ->
             abort r;
@@ -211,6 +265,126 @@ module Response = struct
     loop ()
 
   let close r = abort r
+
+  (* The upstream's read failed, as opposed to the caller's write. *)
+  exception Read_failed of string
+
+  (* Gathers into [buf] from [filled] what can be had without waiting: the
+     window's bytes, then the socket's if the loop saw some arrive. *)
+  let rec gather r s buf filled =
+    if filled = Bytes.length buf || s.remaining = 0 then filled
+    else
+      let n =
+        take_buffered r (Sized s) buf filled (Bytes.length buf - filled)
+      in
+      if n > 0 then gather r s buf (filled + n)
+      else
+        let want = Int.min (Bytes.length buf - filled) s.remaining in
+        match Connection.read_now r.connection buf filled want with
+        | exception (Braid_io.Io_error _ as e) ->
+            raise (Read_failed (io_message e))
+        | -1 -> filled
+        | 0 -> filled (* the end of the stream: the next read says so *)
+        | n ->
+            s.remaining <- s.remaining - n;
+            gather r s buf (filled + n)
+
+  let pipe_sized r s write =
+    let input = Connection.input r.connection in
+    (* The window is the head's; a body larger than what came with it is
+       gathered in a buffer of the loop's, taken at the first need. *)
+    let held = ref None in
+    let buffer () =
+      match !held with
+      | Some b -> b
+      | None ->
+          let b = Pool.take_buffer r.lease in
+          held := Some b;
+          b
+    in
+    let rec go () =
+      if s.remaining = 0 then (
+        finish r;
+        Ok ())
+      else
+        let available = Input.length input in
+        if
+          available >= s.remaining
+          || (available > 0 && not (Connection.may_have_input r.connection))
+        then (
+          (* All of it, or all there is for now, is in the window: written
+             from there, no copy. *)
+          let n = Int.min available s.remaining in
+          let at = input.pos in
+          write input.buf at n;
+          Input.consume input n;
+          s.remaining <- s.remaining - n;
+          go ())
+        else
+          let buf = buffer () in
+          let filled = gather r s buf 0 in
+          if filled > 0 then (
+            write buf 0 filled;
+            go ())
+          else
+            match
+              within ~deadline:r.deadline Read r.read_timeout (fun () ->
+                  try read_body r buf 0 (Bytes.length buf)
+                  with Braid_io.Io_error _ as e ->
+                    raise (Read_failed (io_message e)))
+            with
+            | Ok (Ok n) ->
+                write buf 0 n;
+                go ()
+            | Ok (Error e) ->
+                abort r;
+                Error (Error.Bad_response e)
+            | Error _ as timeout ->
+                abort r;
+                timeout
+    in
+    let give_back () = Option.iter (Pool.give_buffer r.lease) !held in
+    match go () with
+    | result ->
+        give_back ();
+        result
+    | exception Read_failed m ->
+        (* A write's failure, on the other hand, leaves the response open:
+           it is the caller's to close. *)
+        give_back ();
+        abort r;
+        Error (Error.Connection_lost m)
+    | exception e ->
+        give_back ();
+        raise e
+
+  let pipe ?(flush = ignore) r write =
+    match r.state with
+    | Closed -> invalid_arg "Braid_client.Response.pipe: closed"
+    | Switched -> invalid_arg "Braid_client.Response.pipe: switched"
+    | Finished -> Ok ()
+    | Open ->
+        (* Whatever [write] holds goes out before the server is waited for,
+           however deep in the parsing of a chunk the wait comes. *)
+        Connection.set_before_wait r.connection flush;
+        Fun.protect
+          ~finally:(fun () -> Connection.set_before_wait r.connection ignore)
+          (fun () ->
+            match r.body with
+            | Sized s -> pipe_sized r s write
+            | Framed _ ->
+                let buf = Pool.take_buffer r.lease in
+                let rec go () =
+                  match read r buf 0 (Bytes.length buf) with
+                  | Ok 0 -> Ok ()
+                  | Ok n ->
+                      write buf 0 n;
+                      go ()
+                  | Error _ as e -> e
+                in
+                let result = go () in
+                Pool.give_buffer r.lease buf;
+                result)
 
   let switch r =
     if r.head.status <> 101 || r.state <> Open then
@@ -282,16 +456,22 @@ let close_idle t = Pool.close_idle t.pool
 
 (* Fields the client frames itself, or that belong to one connection. *)
 let is_managed name =
-  List.exists (Headers.equal_name name)
-    [
-      "content-length";
-      "transfer-encoding";
-      "connection";
-      "keep-alive";
-      "te";
-      "upgrade";
-      "proxy-connection";
-    ]
+  (* By length first: a request's every field is looked at. *)
+  match String.length name with
+  | 2 -> Headers.equal_name name "te"
+  | 7 -> Headers.equal_name name "upgrade"
+  | 10 ->
+      Headers.equal_name name "connection"
+      || Headers.equal_name name "keep-alive"
+  | 14 -> Headers.equal_name name "content-length"
+  | 16 -> Headers.equal_name name "proxy-connection"
+  | 17 -> Headers.equal_name name "transfer-encoding"
+  | _ -> false
+
+let content_length b n =
+  Buffer.add_string b "Content-Length: ";
+  Buffer.add_string b (string_of_int n);
+  Buffer.add_string b "\r\n"
 
 let request_head ~upgrade meth (url : Url.t) headers (body : Body.t) =
   let b = Buffer.create 256 in
@@ -336,8 +516,8 @@ let request_head ~upgrade meth (url : Url.t) headers (body : Body.t) =
       match meth with
       | POST | PUT | PATCH -> Buffer.add_string b "Content-Length: 0\r\n"
       | _ -> ())
-  | Fixed s -> Printf.bprintf b "Content-Length: %d\r\n" (String.length s)
-  | Stream { length = Some n; _ } -> Printf.bprintf b "Content-Length: %d\r\n" n
+  | Fixed s -> content_length b (String.length s)
+  | Stream { length = Some n; _ } -> content_length b n
   | Stream { length = None; _ } ->
       Buffer.add_string b "Transfer-Encoding: chunked\r\n");
   Buffer.add_string b "\r\n";
@@ -418,7 +598,13 @@ let exchange t ~lease ~connection ~reused ~deadline ~upgrading meth url head
               {
                 head;
                 url;
-                body = Response_body.create input t.config.limits head.body;
+                body =
+                  (match head.body with
+                  | Content_length n when n <= t.config.limits.max_body ->
+                      Sized { remaining = n }
+                  | framing ->
+                      Framed
+                        (Response_body.create input t.config.limits framing));
                 connection;
                 lease;
                 read_timeout = t.config.read_timeout;
@@ -591,18 +777,22 @@ let rec follow t ~hops ~deadline ~upgrade meth (url : Url.t) headers body =
 
 let in_loop () = Option.is_some (Braid_io.polls ())
 
-let send t ?(headers = []) ?(body = Body.Empty) ?upgrade meth url =
+let send_url t ?(headers = []) ?(body = Body.Empty) ?upgrade meth url =
+  if not (in_loop ()) then
+    invalid_arg "Braid_client.send: not in a fiber of a Braid_io loop";
+  let deadline =
+    match t.config.request_timeout with
+    | None -> None
+    | Some s -> Some (now_ns () + Float.to_int (s *. 1e9))
+  in
+  follow t ~hops:0 ~deadline ~upgrade meth url headers body
+
+let send t ?headers ?body ?upgrade meth url =
   if not (in_loop ()) then
     invalid_arg "Braid_client.send: not in a fiber of a Braid_io loop";
   match Url.of_string url with
   | Error m -> Error (Error.Bad_url m)
-  | Ok url ->
-      let deadline =
-        Option.map
-          (fun s -> now_ns () + Float.to_int (s *. 1e9))
-          t.config.request_timeout
-      in
-      follow t ~hops:0 ~deadline ~upgrade meth url headers body
+  | Ok url -> send_url t ?headers ?body ?upgrade meth url
 
 let scoped t ?headers ?body meth url f =
   match send t ?headers ?body meth url with

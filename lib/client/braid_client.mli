@@ -188,6 +188,27 @@ module Response : sig
       Raises [Invalid_argument] if [len <= 0], the range is not in [buf], or [t]
       was closed. *)
 
+  val pipe :
+    ?flush:(unit -> unit) ->
+    t ->
+    (bytes -> int -> int -> unit) ->
+    (unit, Error.t) result
+  (** [pipe t write] passes the rest of the body to [write buf off len], piece
+      by piece, until its end, then gives the connection back as {!read} does:
+      for relaying a body elsewhere. [flush] (default: nothing) is called before
+      [pipe] waits for the server having written since its last call: a [write]
+      that buffers (a server's response writer) then sends what it holds rather
+      than keep it while the server is slow (a stream of events). The bytes are
+      valid only during the call. Each piece is as large as what has arrived (up
+      to 64 KiB): a body of known length is read into a buffer the loop reuses
+      (none allocated per response), bytes that came with the head are passed
+      from where they lie, and what can be read without waiting is gathered
+      before [write] is called, never held back waiting for more. Blocks the
+      calling fiber (at most {!config.read_timeout} between bytes) and in
+      [write]. An exception from [write] leaves [t] open: {!close} it.
+
+      Raises [Invalid_argument] if [t] was closed or switched. *)
+
   val to_string : ?max:int -> t -> (string, Error.t) result
   (** [to_string ~max t] reads the rest of the body; a body above [max] bytes
       (default 16 MiB) is [Error (Bad_response _)] and the connection closes. *)
@@ -252,6 +273,17 @@ val send :
 
     Raises [Invalid_argument] outside a fiber of a {!Braid_io} loop.
     @raise Braid.Cancelled if the fiber is cancelled (connection closed). *)
+
+val send_url :
+  t ->
+  ?headers:(string * string) list ->
+  ?body:Body.t ->
+  ?upgrade:string ->
+  Braid_http.Method.t ->
+  Url.t ->
+  (Response.t, Error.t) result
+(** [send_url] is {!send} with a URL already parsed ({!Url.with_target} makes
+    one per target from a parsed origin). *)
 
 val request :
   t ->

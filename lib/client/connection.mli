@@ -26,6 +26,31 @@ val read : t -> bytes -> int -> int -> int
     the end of the stream. For a connection whose protocol switched.
     @raise Braid_io.Io_error on a socket or TLS failure. *)
 
+val read_socket : t -> bytes -> int -> int -> int
+(** [read_socket t buf off len] reads from the socket (through TLS), leaving
+    what {!input} holds alone: for a caller that has taken those bytes first and
+    knows the next ones are its own (the rest of a body of known length). Blocks
+    the fiber until some bytes come; [0] at the end of the stream.
+    @raise Braid_io.Io_error on a socket or TLS failure. *)
+
+val set_before_wait : t -> (unit -> unit) -> unit
+(** [set_before_wait t f]: from then on, a read of the socket ({!input}'s
+    refills, {!read_socket}) that is about to wait for bytes calls [f] first (in
+    the reading fiber). Default: nothing. *)
+
+val read_now : t -> bytes -> int -> int -> int
+(** [read_now t buf off len] is {!read_socket} that never waits: [-1] if no byte
+    can be had now (the loop has seen nothing arrive since the socket was last
+    found empty, or the read would block; always on TLS, whose records are not
+    worth splitting for this). So bytes already arrived can be gathered into one
+    larger write without holding back any that must go out now.
+    @raise Braid_io.Io_error on a socket failure. *)
+
+val may_have_input : t -> bool
+(** [may_have_input t] is [false] when a read would wait: the socket was last
+    found empty and the loop has seen nothing arrive since (and TLS holds no
+    decrypted byte). Never blocks. *)
+
 val write : t -> string -> unit
 (** [write t s] sends [s] whole.
     @raise Braid_io.Io_error on a socket or TLS failure. *)

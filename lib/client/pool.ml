@@ -6,7 +6,14 @@ type origin_pool = {
 }
 
 (* One loop's pools: touched only on its domain, by one fiber at a time. *)
-type loop_pools = { domain : int; origins : (string, origin_pool) Hashtbl.t }
+type loop_pools = {
+  domain : int;
+  origins : (string, origin_pool) Hashtbl.t;
+  buffers : bytes Stack.t;
+      (** Body buffers given back, for the next body: one of this size allocated
+          per response would be a major-heap allocation each time, and the
+          collector's work that grows with them. *)
+}
 
 type t = {
   max_active : int;
@@ -18,6 +25,7 @@ type t = {
 
 type lease = {
   domain : int;
+  loop : loop_pools;
   pool : origin_pool;
   released : bool Atomic.t;
   max_idle : int;
@@ -42,7 +50,9 @@ let loop_pools t =
       with
       | Some l -> l
       | None ->
-          let l = { domain; origins = Hashtbl.create 8 } in
+          let l =
+            { domain; origins = Hashtbl.create 8; buffers = Stack.create () }
+          in
           t.loops <- l :: t.loops;
           l)
 
@@ -64,6 +74,7 @@ let acquire t origin =
   Braid_sync.Semaphore.acquire pool.permits;
   {
     domain = loop.domain;
+    loop;
     pool;
     released = Atomic.make false;
     max_idle = t.max_idle;
@@ -100,6 +111,22 @@ let release lease connection =
           Stack.push c lease.pool.idle)
         else Connection.close c);
     Braid_sync.Semaphore.release lease.pool.permits)
+
+let buffer_size = 65536
+
+(* As many as there may be bodies in flight on the loop, no more. *)
+let max_buffers = 64
+
+let take_buffer lease =
+  match Stack.pop_opt lease.loop.buffers with
+  | Some b -> b
+  | None -> Bytes.create buffer_size
+
+let give_buffer lease b =
+  if
+    (Domain.self () :> int) = lease.domain
+    && Stack.length lease.loop.buffers < max_buffers
+  then Stack.push b lease.loop.buffers
 
 let close_idle t =
   let loop = loop_pools t in

@@ -38,5 +38,17 @@ val release : lease -> Connection.t option -> unit
     thread (a finaliser's): the idle list is then left alone, and the connection
     closed. *)
 
+val buffer_size : int
+(** 64 KiB: the size of {!take_buffer}'s buffers. *)
+
+val take_buffer : lease -> bytes
+(** [take_buffer lease] is a buffer of {!buffer_size} bytes of the lease's loop,
+    one given back if there is one, for relaying a body. On the lease's loop. *)
+
+val give_buffer : lease -> bytes -> unit
+(** [give_buffer lease b] keeps [b] (taken by {!take_buffer}) for the loop's
+    next body; the caller must not use it afterwards. On another domain, or with
+    enough kept already, it is left to the collector. *)
+
 val close_idle : t -> unit
 (** [close_idle t] closes the idle connections of the calling loop. *)

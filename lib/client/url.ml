@@ -115,8 +115,20 @@ let authority t =
 
 let scheme_name = function Http -> "http" | Https -> "https"
 
+(* Once per request (a pool's key): no Printf, whose interpretation of the
+   format costs more than the rest of the lookup. *)
 let origin t =
-  Printf.sprintf "%s://%s:%d" (scheme_name t.scheme) (bracketed t.host) t.port
+  String.concat ""
+    [ scheme_name t.scheme; "://"; bracketed t.host; ":"; string_of_int t.port ]
+
+let with_target t target =
+  if target = "" || target.[0] <> '/' then
+    Error "a request-target must start with /"
+  else if not (String.for_all is_target_char target) then
+    Error "a request-target may not hold spaces or control characters"
+  else
+    let path, query = split_query (without_fragment target) in
+    Ok { t with path; query }
 
 let to_string t = scheme_name t.scheme ^ "://" ^ authority t ^ target t
 let pp ppf t = Format.pp_print_string ppf (to_string t)

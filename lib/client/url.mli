@@ -38,6 +38,13 @@ val origin : t -> string
 (** [origin t] is ["scheme://host:port"] with the port always written: the key
     of a connection pool. *)
 
+val with_target : t -> string -> (t, string) result
+(** [with_target t target] is [t] with the origin-form request-target [target]
+    (a path, and a query after ["?"]) in place of its own: for a caller that
+    keeps one parsed origin and sends many targets to it (a reverse proxy).
+    [Error] if [target] does not start with ["/"] or holds bytes a
+    request-target may not. *)
+
 val resolve : t -> string -> (t, string) result
 (** [resolve base reference] is the URL a [Location] field [reference] names,
     read against [base]: an absolute URL, a network-path reference

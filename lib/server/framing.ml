@@ -153,10 +153,16 @@ let write_stream ?length (c : Pipeline_state.t) (req : Request.t) ~time f
     | _ -> ());
     if chunked then (
       Output.add_hex c.out len;
-      Output.add_string c.out "\r\n";
-      Output.send c.out buf off len;
-      Output.add_string c.out "\r\n")
-    else Output.send c.out buf off len;
+      Output.add_string c.out "\r\n");
+    (* A piece too large for even an empty buffer is sent at once, past
+       it: what the buffer holds (the head, a chunk's size) leaves with it
+       in one packet, not alone before it (a proxy relaying 64 KiB pieces:
+       one wake-up of the client, not two). A smaller piece is buffered
+       after the flush, so the flush must not wait for it. *)
+    if len > 4096 && len > Output.length c.out + Output.room c.out then
+      flush_head c ~length:len;
+    Output.send c.out buf off len;
+    if chunked then Output.add_string c.out "\r\n";
     sent := !sent + len;
     if Output.length c.out >= limit then Output.flush c.out
   in

@@ -18,6 +18,8 @@ let expect_error what pred = function
 let peer_port (r : Handler.request) =
   match r.peer with Some (ADDR_INET (_, p)) -> string_of_int p | _ -> "?"
 
+let big_body = String.init 300_000 (fun i -> Char.chr (i mod 253))
+
 let router =
   Router.empty
   |> Router.get "/hello" (fun _ -> Response.string "hello")
@@ -46,6 +48,7 @@ let router =
                    loop ()
              in
              loop ()))
+  |> Router.get "/big" (fun _ -> Response.string big_body)
   |> Router.get "/redirect" (fun _ -> Response.redirect ~status:302 "/hello")
   |> Router.get "/loop" (fun _ -> Response.redirect ~status:302 "/loop")
   |> Router.post "/see-other" (fun _ -> Response.redirect ~status:303 "hello")
@@ -307,6 +310,78 @@ let misbehaving () =
         (function Bad_response _ -> true | _ -> false)
         (C.get c (Printf.sprintf "http://127.0.0.1:%d/" port)))
 
+(* Response.pipe: whole bodies of known length and chunked ones, the
+   connection kept alive after them; bytes that arrived are passed on
+   without waiting for the rest; a body cut short is an error. *)
+let pipe () =
+  let piped r =
+    let out = Buffer.create 1024 in
+    match
+      C.Response.pipe r (fun b off len -> Buffer.add_subbytes out b off len)
+    with
+    | Ok () -> Buffer.contents out
+    | Error e -> fail_error e
+  in
+  ( Peers.braid router @@ fun ~port ~tls_port:_ ->
+    let url path = Printf.sprintf "http://127.0.0.1:%d%s" port path in
+    with_client @@ fun c ->
+    let get path f =
+      match C.request c GET (url path) f with
+      | Ok v -> v
+      | Error e -> fail_error e
+    in
+    let before = (get_ok c (url "/peer")).body in
+    Alcotest.(check bool) "sized" true (get "/big" piped = big_body);
+    Alcotest.(check bool) "sized again" true (get "/big" piped = big_body);
+    Alcotest.(check int) "chunked" 100_000 (String.length (get "/stream" piped));
+    Alcotest.(check string)
+      "the same connection throughout" before (get_ok c (url "/peer")).body );
+  with_client ~config:{ C.default_config with read_timeout = Some 5. }
+  @@ fun c ->
+  (* The second half is sent only once the first has been passed on: a
+     pipe that held bytes back for more would wait for ever (its read
+     timeout). *)
+  let first_passed = Braid_sync.Promise.create () in
+  raw_server
+    (fun _ s ->
+      read_request s;
+      Net.write_string s
+        ("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+       ^ String.make 30_000 'a');
+      Braid_sync.Promise.await first_passed;
+      Net.write_string s (String.make 70_000 'b'))
+    (fun port ->
+      let seen = ref 0 in
+      match
+        C.request c GET (Printf.sprintf "http://127.0.0.1:%d/" port) (fun r ->
+            C.Response.pipe r (fun b off len ->
+                for i = off to off + len - 1 do
+                  let expected =
+                    if !seen + i - off < 30_000 then 'a' else 'b'
+                  in
+                  if Bytes.get b i <> expected then Alcotest.fail "wrong byte"
+                done;
+                seen := !seen + len;
+                if !seen >= 30_000 then
+                  ignore (Braid_sync.Promise.try_fill first_passed (Ok ()))))
+      with
+      | Ok (Ok ()) -> Alcotest.(check int) "all of it" 100_000 !seen
+      | Ok (Error e) | Error e -> fail_error e);
+  raw_server
+    (fun _ s ->
+      read_request s;
+      Net.write_string s
+        ("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+       ^ String.make 40_000 'a'))
+    (fun port ->
+      match
+        C.request c GET (Printf.sprintf "http://127.0.0.1:%d/" port) (fun r ->
+            C.Response.pipe r (fun _ _ _ -> ()))
+      with
+      | Ok (Error (Bad_response _ | Connection_lost _)) -> ()
+      | Ok (Ok ()) -> Alcotest.fail "a body cut short was piped whole"
+      | Ok (Error e) | Error e -> fail_error e)
+
 let files () =
   let dir = Peers.temp_dir "braid-client-files" in
   let content = String.init 50_000 (fun i -> Char.chr (97 + (i mod 26))) in
@@ -395,6 +470,7 @@ let () =
       ( "peers",
         [
           Alcotest.test_case "misbehaving servers" `Quick misbehaving;
+          Alcotest.test_case "pipe" `Quick pipe;
           Alcotest.test_case "switching protocols" `Quick switching;
           Alcotest.test_case "python and nginx" `Quick files;
           Alcotest.test_case "TLS" `Quick tls;

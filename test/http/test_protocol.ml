@@ -348,6 +348,44 @@ let content_coding () =
     "across lines" true
     (Content_coding.accepted [ "deflate"; "br" ] "br")
 
+(* Headers.is_value checks eight bytes at a time, is_name through a table:
+   both agree with the RFC 9110 §5.5 and §5.6.2 definitions, byte by byte,
+   on random strings of every length up to 40 made mostly of the bytes at
+   the edges (controls, space, tab, DEL, obs-text), and with one bad byte
+   in each position of a long good value. *)
+let field_checks () =
+  let field_char c = c = ' ' || c = '\t' || (c >= '!' && c <> '\127') in
+  let tchar c =
+    (c >= 'a' && c <= 'z')
+    || (c >= 'A' && c <= 'Z')
+    || (c >= '0' && c <= '9')
+    || String.contains "!#$%&'*+-.^_`|~" c
+  in
+  let edges = "\000\t\n\r\031 !~\127\128\255aZ-\"" in
+  let rng = Random.State.make [| 35 |] in
+  for _ = 1 to 200_000 do
+    let n = Random.State.int rng 41 in
+    let s =
+      String.init n (fun _ ->
+          if Random.State.int rng 4 = 0 then
+            edges.[Random.State.int rng (String.length edges)]
+          else Char.chr (32 + Random.State.int rng 95))
+    in
+    if Braid_http.Headers.is_value s <> String.for_all field_char s then
+      Alcotest.failf "is_value %S" s;
+    if Braid_http.Headers.is_name s <> (s <> "" && String.for_all tchar s) then
+      Alcotest.failf "is_name %S" s
+  done;
+  let good = String.make 64 'v' in
+  for i = 0 to 63 do
+    List.iter
+      (fun c ->
+        let s = String.mapi (fun j x -> if i = j then c else x) good in
+        if Braid_http.Headers.is_value s <> field_char c then
+          Alcotest.failf "is_value with %C at %d" c i)
+      [ '\000'; '\t'; '\n'; '\031'; ' '; '\127'; '\128'; '\255' ]
+  done
+
 let () =
   Test_support.Watchdog.start "test_protocol";
   Alcotest.run "http protocol values"
@@ -355,6 +393,7 @@ let () =
       ( "protocol",
         [
           Alcotest.test_case "status" `Quick status;
+          Alcotest.test_case "field names and values" `Quick field_checks;
           Alcotest.test_case "a declared length reserves nothing" `Quick
             body_length_reserves_nothing;
           Alcotest.test_case "dates" `Quick dates;

@@ -318,6 +318,47 @@ let raw_upstream script f =
     ~finally:(fun () -> Braid.Fiber.cancel server)
     (fun () -> f port hits)
 
+(* What the upstream has sent reaches the client before the upstream sends
+   more: the upstream waits for the client to have its first bytes (a proxy
+   that held them back for more would wait for ever: the client's read
+   timeout fails the test). Both framings. *)
+let not_held_back () =
+  with_client @@ fun c ->
+  List.iter
+    (fun (framing, first, rest) ->
+      let got_first = Braid_sync.Promise.create () in
+      raw_upstream
+        (fun s ->
+          Net.write_string s first;
+          Braid_sync.Promise.await got_first;
+          Net.write_string s rest)
+        (fun up _ ->
+          with_proxy [ local up ] @@ fun ~proxy:_ port ->
+          match C.send c GET (local port ^ "/api/events") with
+          | Error e -> fail_error e
+          | Ok r ->
+              let buf = Bytes.create 100 in
+              let read () =
+                match
+                  Braid_io.Time.timeout 3. (fun () ->
+                      C.Response.read r buf 0 100)
+                with
+                | Some (Ok n) -> Bytes.sub_string buf 0 n
+                | Some (Error e) -> fail_error e
+                | None ->
+                    Alcotest.failf "%s: the first bytes were held back" framing
+              in
+              Alcotest.(check string) (framing ^ ": first") "first" (read ());
+              ignore (Braid_sync.Promise.try_fill got_first (Ok ()));
+              Alcotest.(check string) (framing ^ ": rest") "last" (read ());
+              C.Response.close r))
+    [
+      ("sized", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nfirst", "last");
+      ( "chunked",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n",
+        "4\r\nlast\r\n0\r\n\r\n" );
+    ]
+
 let misbehaving_upstreams () =
   let client = { P.client_config with first_byte_timeout = Some 0.5 } in
   with_client @@ fun c ->
@@ -619,6 +660,7 @@ let () =
           Alcotest.test_case "content-length kept" `Quick content_length;
           Alcotest.test_case "sized streams" `Quick sized_streams;
           Alcotest.test_case "response dropped unsent" `Quick dropped_response;
+          Alcotest.test_case "streams not held back" `Quick not_held_back;
         ] );
       ( "upstreams",
         [

@@ -245,6 +245,85 @@ let reload_under_load () =
   in
   exited 200
 
+(* One GET on a connection of its own: the body. *)
+let get_body port path =
+  let fd = connect port in
+  Fun.protect
+    ~finally:(fun () -> Unix.close fd)
+    (fun () ->
+      write_all fd
+        (Printf.sprintf
+           "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+           path);
+      let out = Buffer.create 256 and buf = Bytes.create 4096 in
+      let rec go () =
+        match Unix.read fd buf 0 4096 with
+        | 0 -> ()
+        | n ->
+            Buffer.add_subbytes out buf 0 n;
+            go ()
+      in
+      go ();
+      let text = Buffer.contents out in
+      match Str.search_forward (Str.regexp_string "\r\n\r\n") text 0 with
+      | i -> String.sub text (i + 4) (String.length text - i - 4)
+      | exception Not_found -> Alcotest.failf "no response head: %S" text)
+
+let threads pid =
+  Array.length (Sys.readdir (Printf.sprintf "/proc/%d/task" pid))
+
+(* Active health checks in `braid serve` run on the server's own loop: added
+   by a reload (they used to start only with the process, on a domain of
+   their own), they eject an upstream whose check fails though it answers
+   requests (passive health alone would keep it), and take it back when
+   the check passes again; the server has no more threads for them. *)
+let health_checks () =
+  let healthy = Atomic.make true in
+  let checked =
+    upstream "b"
+    |> Router.get "/health" (fun _ ->
+           if Atomic.get healthy then Response.string "ok"
+           else Response.error 503 "")
+  in
+  let always_ok =
+    upstream "a" |> Router.get "/health" (fun _ -> Response.string "ok")
+  in
+  Peers.braid always_ok @@ fun ~port:a ~tls_port:_ ->
+  Peers.braid checked @@ fun ~port:b ~tls_port:_ ->
+  let line options =
+    Printf.sprintf "ProxyPass /api http://127.0.0.1:%d http://127.0.0.1:%d %s\n"
+      a b options
+  in
+  serving (line "") @@ fun ~port ~pid ~file ->
+  let answers () =
+    List.sort_uniq compare (List.init 6 (fun _ -> get_body port "/api/who"))
+  in
+  Alcotest.(check (list string)) "both at first" [ "a"; "b" ] (answers ());
+  let before = threads pid in
+  (* Until the checks have had their effect (a proxy kept by a reload
+     looks for checks once a second), or 5 s. *)
+  let eventually what expected =
+    let rec go n =
+      let got = answers () in
+      if got = expected || n = 0 then
+        Alcotest.(check (list string)) what expected got
+      else (
+        Unix.sleepf 0.1;
+        go (n - 1))
+    in
+    go 50
+  in
+  Atomic.set healthy false;
+  Peers.write_file file (line "health_check=/health health_interval=0.1");
+  Unix.kill pid Sys.sighup;
+  eventually "b ejected by its check" [ "a" ];
+  (* Still out while its check fails. *)
+  Unix.sleepf 0.3;
+  Alcotest.(check (list string)) "b kept out" [ "a" ] (answers ());
+  Atomic.set healthy true;
+  eventually "b back" [ "a"; "b" ];
+  Alcotest.(check int) "no thread for the checks" before (threads pid)
+
 let () =
   Alcotest.run "serve-proxy"
     [
@@ -252,5 +331,6 @@ let () =
         [
           Alcotest.test_case "websocket" `Quick websocket;
           Alcotest.test_case "reload under load" `Quick reload_under_load;
+          Alcotest.test_case "health checks on the loop" `Quick health_checks;
         ] );
     ]
