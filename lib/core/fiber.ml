@@ -371,6 +371,7 @@ module Private = struct
   let run_scope_in = run_scope_in
   let with_binding_in = with_binding_in
   let submitter = submitter
+  let thread_context = thread_context
   let cancellation_of = cancellation_of
   let prepare = prepare
   let start = start

@@ -187,6 +187,12 @@ module Private : sig
       what a scheduler starting work on the caller's behalf inherits. One
       effect. *)
 
+  val thread_context : unit -> context
+  (** [thread_context ()] is the calling systhread's own context, what
+      {!Braid.Fiber.val-context} is outside a fiber, without the effect that
+      finds out whether the caller is in one: for a scheduler that knows its
+      caller is not. *)
+
   val cancellation_of : t option -> cancellation
   (** [cancellation_of (Some f)] is [f]'s cancellation now; of [None], none. *)
 

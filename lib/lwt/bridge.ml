@@ -12,6 +12,13 @@ type t = {
   local : (unit -> unit) Queue.t;  (** Lwt's thread only. *)
   mutable draining : bool;  (** Lwt's thread only. *)
   mutable pause_pending : bool;  (** Lwt's thread only. *)
+  mutable maybe_in_fiber : bool;
+      (** Lwt's thread only. False while no bridge fiber can be running: Lwt
+          code calling {!run} then is not in one, and its context is its
+          thread's, found without the effect that would tell (an unhandled
+          effect costs an exception). True while a task runs, but for
+          {!deliver}'s (a fiber calling [Lwt.wakeup] runs Lwt code inside it).
+      *)
   incoming : (unit -> unit) Incoming.t;  (** From other threads. *)
   notified : bool Atomic.t;  (** A notification is on its way. *)
   notification : int;
@@ -27,8 +34,11 @@ let budget = 1024
 let rec run_tasks t =
   t.draining <- true;
   match drain t budget with
-  | () -> t.draining <- false
+  | () ->
+      t.maybe_in_fiber <- false;
+      t.draining <- false
   | exception e ->
+      t.maybe_in_fiber <- false;
       t.draining <- false;
       raise e
 
@@ -37,11 +47,13 @@ and drain t n =
   else
     match Queue.take_opt t.local with
     | Some task ->
+        t.maybe_in_fiber <- true;
         task ();
         drain t (n - 1)
     | None -> (
         match Incoming.pop_opt t.incoming with
         | Some task ->
+            t.maybe_in_fiber <- true;
             task ();
             drain t (n - 1)
         | None -> ())
@@ -96,6 +108,7 @@ let create () =
       local = Queue.create ();
       draining = false;
       pause_pending = false;
+      maybe_in_fiber = false;
       incoming = Incoming.create ();
       notified = Atomic.make false;
       notification;
@@ -134,7 +147,8 @@ type 'a op = {
   mutable trigger : 'a Lwt.u option;  (** See [cancellable]. *)
 }
 
-let deliver op result () =
+let deliver t op result () =
+  t.maybe_in_fiber <- false;
   release_owner op.owner;
   Lwt.wakeup_later_result op.outcome result;
   match op.trigger with
@@ -149,10 +163,10 @@ let request_cancel op () =
     op.cancel_requested <- true;
     Option.iter Fiber.Scope.cancel op.scope)
 
-let body t op context f () =
+let body t fiber op context f () =
   let result =
     match
-      Fiber.Scope.run (fun scope ->
+      Private.Fiber.run_scope_in fiber (fun scope ->
           op.scope <- Some scope;
           if op.cancel_requested then Fiber.Scope.cancel scope;
           Private.Fiber.run_in_context context f)
@@ -164,7 +178,7 @@ let body t op context f () =
   op.scope <- None;
   (* Resolve from the drain, not from inside this fiber's handler, so Lwt
      callbacks never run as part of the fiber. *)
-  enqueue_here t (deliver op result)
+  enqueue_here t (deliver t op result)
 
 (* [Lwt.cancel] rejects a task at once, but an operation whose resumer has
    already fired must still deliver its value. So the promise returned is a
@@ -176,6 +190,11 @@ let cancellable op outcome =
   op.trigger <- Some resolve_trigger;
   Lwt.on_cancel trigger (request_cancel op);
   Lwt.catch (fun () -> trigger) (fun _ -> outcome)
+
+(* Lwt code is outside any fiber unless a bridge fiber runs it (see
+   [maybe_in_fiber]); Lwt's thread runs no other scheduler's fibers. *)
+let caller_context t =
+  if t.maybe_in_fiber then Fiber.context () else Private.Fiber.thread_context ()
 
 let run ?owner t f =
   check_thread t "Braid_lwt.run";
@@ -191,10 +210,10 @@ let run ?owner t f =
     }
   in
   (* The operation runs in the context of the Lwt code that asked for it. *)
-  let context = Fiber.context () in
+  let context = caller_context t in
   Private.Fiber.set_context fiber context;
   enqueue_here t (fun () ->
-      Private.Scheduler.run_fiber t.ops fiber (body t op context f));
+      Private.Scheduler.run_fiber t.ops fiber (body t fiber op context f));
   match Lwt.state outcome with
   | Return _ | Fail _ -> outcome
   | Sleep -> cancellable op outcome
@@ -204,8 +223,10 @@ let run_now ~owner t f =
   let fiber = claim "Braid_lwt" (Some owner) in
   let was_draining = t.draining in
   let result = ref None in
+  let context = caller_context t in
   t.draining <- true;
-  let context = Fiber.context () in
+  let was_in_fiber = t.maybe_in_fiber in
+  t.maybe_in_fiber <- true;
   Private.Fiber.set_context fiber context;
   Private.Scheduler.run_fiber t.ops fiber (fun () ->
       result :=
@@ -214,6 +235,7 @@ let run_now ~owner t f =
           | v -> Ok v
           | exception e -> Error e));
   t.draining <- was_draining;
+  t.maybe_in_fiber <- was_in_fiber;
   owner.busy <- false;
   if not was_draining then run_tasks t;
   match !result with

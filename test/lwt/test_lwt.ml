@@ -62,6 +62,51 @@ let run_basics t =
   check_int "sum" 3 v;
   Lwt.return_unit
 
+(* An operation that need not wait is done on the spot: its promise is
+   resolved (or rejected) when the call returns, as Lwt_mvar's are; one that
+   must wait still queues behind the waiters before it. *)
+let no_wait_resolves_at_once t =
+  let m = Mvar.create_empty () in
+  check_bool "put into an empty Mvar" true
+    (Lwt.state (B.Mvar.put t m 1) = Lwt.Return ());
+  check_bool "take from a full one" true
+    (Lwt.state (B.Mvar.take t m) = Lwt.Return 1);
+  let first = B.Mvar.take t m and second = B.Mvar.take t m in
+  check_bool "takers wait" true (is_pending first && is_pending second);
+  check_bool "put to a waiting taker" true
+    (Lwt.state (B.Mvar.put t m 2) = Lwt.Return ());
+  let* v = first in
+  check_int "the first taker gets it" 2 v;
+  let* () = B.Mvar.put t m 3 in
+  let* v = second in
+  check_int "then the second" 3 v;
+  let s = Semaphore.make 1 in
+  check_bool "free permit" true
+    (Lwt.state (B.Semaphore.acquire t s) = Lwt.Return ());
+  let c = Channel.create 1 in
+  check_bool "send with room" true
+    (Lwt.state (B.Channel.send t c 4) = Lwt.Return ());
+  check_bool "recv a ready value" true
+    (Lwt.state (B.Channel.recv t c) = Lwt.Return 4);
+  Channel.close c;
+  check_bool "send to a closed channel" true
+    (Lwt.state (B.Channel.send t c 5) = Lwt.Fail Channel.Closed);
+  check_bool "recv from a closed, drained one" true
+    (Lwt.state (B.Channel.recv t c) = Lwt.Fail Channel.Closed);
+  let p = Promise.create () in
+  Promise.fill_error p (Boom 2);
+  check_bool "a failed promise" true
+    (Lwt.state (B.Promise.await t p) = Lwt.Fail (Boom 2));
+  check_bool "its failure observed" true (Promise.unobserved_error p = None);
+  let d =
+    Domain.spawn (fun () ->
+        match B.Mvar.put t (Mvar.create_empty ()) 0 with
+        | _ -> false
+        | exception Invalid_argument _ -> true)
+  in
+  check_bool "still only on Lwt's thread" true (Domain.join d);
+  Lwt.return_unit
+
 let run_off_thread t =
   let d =
     Domain.spawn (fun () ->
@@ -725,6 +770,7 @@ let () =
         [
           case "value, exception, waiting" run_basics;
           case "only on Lwt's thread" run_off_thread;
+          case "no waiting, no fiber: resolved at once" no_wait_resolves_at_once;
           case "fork and switch inside" fork_and_switch;
           case "unjoined fork failure reported" unjoined_failure_reported;
           case "yielding fiber does not starve Lwt" yielding_fiber_is_fair;
