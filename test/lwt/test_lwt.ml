@@ -247,6 +247,73 @@ let ping_pong_one_in_flight t =
   Domain.join echo;
   Lwt.return_unit
 
+(* Answers slower than the bridge's spin before Lwt's loop waits: the loop
+   then blocks, and each answer must wake it (a lost wake-up hangs here
+   until the watchdog fires). Every other answer comes late, so the spin is
+   also entered, and given up, many times. *)
+let ping_pong_slow_answers t =
+  let n = 200 in
+  let ping = Mvar.create_empty () and pong = Mvar.create_empty () in
+  let echo =
+    fifo_domain (fun () ->
+        for i = 1 to n do
+          let v = Mvar.take ping in
+          if i mod 2 = 0 then Unix.sleepf 0.0005;
+          Mvar.put pong (v + 1)
+        done)
+  in
+  let rec loop i =
+    if i = n then Lwt.return_unit
+    else
+      let* () = B.Mvar.put t ping i in
+      let* v = B.Mvar.take t pong in
+      check_int "echo" (i + 1) v;
+      loop (i + 1)
+  in
+  let* () = loop 0 in
+  Domain.join echo;
+  Lwt.return_unit
+
+(* Someone else's [remove_all] takes the bridge's hook away: answers are
+   still delivered, each with a notification. *)
+let ping_pong_without_hook t =
+  Lwt_main.Enter_iter_hooks.remove_all ();
+  ping_pong_slow_answers t
+
+(* The last answer of an exchange often arrives while the bridge spins
+   before Lwt's wait, and resolves the promise [Lwt_main.run] waits for
+   there: that wait must not block (it used to, until libev's 60 s cap).
+   Many short runs, each timed. *)
+let main_promise_resolved_before_wait () =
+  let ping = Mvar.create_empty () and pong = Mvar.create_empty () in
+  let runs = 300 and trips = 20 in
+  let echo =
+    fifo_domain (fun () ->
+        for _ = 1 to runs * trips do
+          Mvar.put pong (Mvar.take ping + 1)
+        done)
+  in
+  let t = B.create () and slowest = ref 0. in
+  for _ = 1 to runs do
+    let t0 = Unix.gettimeofday () in
+    Lwt_main.run
+      (let rec loop i =
+         if i = trips then Lwt.return_unit
+         else
+           let* () = B.Mvar.put t ping i in
+           let* v = B.Mvar.take t pong in
+           check_int "echo" (i + 1) v;
+           loop (i + 1)
+       in
+       loop 0);
+    slowest := Float.max !slowest (Unix.gettimeofday () -. t0)
+  done;
+  Domain.join echo;
+  if !slowest > 10. then
+    Alcotest.failf
+      "a run took %.1f s: Lwt's loop waited after its promise was resolved"
+      !slowest
+
 (* {1 Cancellation} *)
 
 let cancel_mvar_take t =
@@ -780,6 +847,10 @@ let () =
           case "100,000 Lwt -> Braid -> Lwt through channels"
             hundred_thousand_messages;
           case "ping-pong with another domain" ping_pong_one_in_flight;
+          case "answers slower than the spin" ping_pong_slow_answers;
+          case "without the bridge's hook" ping_pong_without_hook;
+          Alcotest.test_case "Lwt_main.run's promise resolved before its wait"
+            `Quick main_promise_resolved_before_wait;
         ] );
       ( "cancel",
         [
