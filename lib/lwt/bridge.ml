@@ -21,11 +21,6 @@ type t = {
       *)
   incoming : (unit -> unit) Incoming.t;  (** From other threads. *)
   notified : bool Atomic.t;  (** A notification is on its way. *)
-  looking : bool Atomic.t;
-      (** Lwt's thread is spinning on [incoming] before its loop's wait, and
-          looks at it again before that wait: a push needs no notification. *)
-  mutable foreign_recently : bool;
-      (** Lwt's thread only: a task came from [incoming] since the last spin. *)
   notification : int;
   ops : Private.Scheduler.ops;
 }
@@ -62,7 +57,6 @@ and drain t n =
   else
     match Incoming.pop_opt t.incoming with
     | Some task ->
-        t.foreign_recently <- true;
         t.maybe_in_fiber <- true;
         task ();
         drain t (n - 1)
@@ -77,65 +71,15 @@ and continue_after_pause t =
 
 (* Cross-thread wake-ups coalesce: one notification is in flight at most, and
    the handler clears the flag before draining, so a push it misses sends a new
-   one. None is needed while Lwt's thread is [looking]: it clears the flag,
-   then looks at the queue once more before it can block (and the pusher
-   pushes, then reads the flag), so one of the two sees the other. *)
+   one. *)
 let post t task =
   Incoming.push t.incoming task;
-  if
-    not
-      (Atomic.get t.looking || Atomic.get t.notified
-      || Atomic.exchange t.notified true)
-  then Lwt_unix.send_notification t.notification
+  if not (Atomic.get t.notified || Atomic.exchange t.notified true) then
+    Lwt_unix.send_notification t.notification
 
 let on_notification t () =
   Atomic.set t.notified false;
   if not t.draining then run_tasks t
-
-let has_incoming t = not (Incoming.is_empty t.incoming)
-
-(* About 20 us here (50 ns a pause): the FIFO scheduler or IO loop on the
-   other side of a hand-over usually answers within that, and catching the
-   answer this way saves it a notification (a write to Lwt's pipe) and this
-   thread a wake-up from its loop's wait. *)
-let spin_pauses = 400
-
-(* Lwt's loop calls this before each of its waits. A drain on the way goes
-   through the same budget as any, so Lwt's loop still turns at least every
-   [budget] tasks. The spin happens only if a task came from another thread
-   since the last one: a bridge that only serves Lwt code, or whose fibers
-   wait for nothing foreign, never spins.
-
-   If a task ran, the wait that follows must not block: [Lwt_main.run] looks
-   at its promise before the hooks, not after, and a task may have resolved
-   it (it then waited for nothing until libev's 60 s cap). *)
-let before_wait t =
-  if not t.draining then (
-    Atomic.set t.looking true;
-    let rec take ran n =
-      if n > 0 then
-        if has_incoming t then take true (run_some t n)
-        else if t.foreign_recently then (
-          t.foreign_recently <- false;
-          if Private.Spin.until ~pauses:spin_pauses has_incoming t then
-            take ran n
-          else ran)
-        else ran
-      else ran
-    in
-    let ran =
-      match take false budget with
-      | ran ->
-          Atomic.set t.looking false;
-          ran
-      | exception e ->
-          Atomic.set t.looking false;
-          raise e
-    in
-    (* Anything pushed meanwhile was not notified: it runs after a turn of
-       the loop that does not block. *)
-    if ran || has_incoming t || not (Private.Task_queue.is_empty t.local) then
-      continue_after_pause t)
 
 (* On Lwt's thread outside a drain (Lwt code filling a promise a bridge fiber
    awaits, say) the task runs at once, as [Lwt.wakeup] would run callbacks. *)
@@ -171,8 +115,6 @@ let create () =
       maybe_in_fiber = false;
       incoming = Incoming.create ();
       notified = Atomic.make false;
-      looking = Atomic.make false;
-      foreign_recently = false;
       notification;
       ops =
         {
@@ -182,10 +124,6 @@ let create () =
     }
   in
   Lwt_unix.set_notification notification (on_notification t);
-  (* Never removed, like the notification. A hook removed by someone else's
-     [remove_all] costs only the spin: [looking] then stays false, and every
-     push is notified as before. *)
-  ignore (Lwt_main.Enter_iter_hooks.add_last (fun () -> before_wait t));
   t
 
 let check_thread t what =

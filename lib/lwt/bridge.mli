@@ -4,12 +4,9 @@
     resumptions are tasks: a resumer called on that thread queues the task
     locally; one called anywhere else pushes it on a lock-free queue and sends
     an [Lwt_unix] notification (at most one in flight), whose handler, run by
-    Lwt's loop, drains the queue. Before each of its waits, Lwt's loop (an
-    [Lwt_main.Enter_iter_hooks] hook) drains the queue too, and if a task came
-    from another thread lately, spins on it for about 20 us: an answer arriving
-    then needs no notification. Everything here but {!await_lwt}'s cross-thread
-    path must be called on Lwt's thread. See {!Braid_lwt} for the user-facing
-    contracts. *)
+    Lwt's loop, drains the queue. Everything here but {!await_lwt}'s
+    cross-thread path must be called on Lwt's thread. See {!Braid_lwt} for the
+    user-facing contracts. *)
 
 module Owner : sig
   type t
