@@ -72,6 +72,40 @@ let lwt_memory () =
     (per_sleeper ~before:rss0 ~after:rss1)
     (per_sleeper ~before:words0 ~after:words1)
 
+(* The floor under any fiber of OCaml 5: [sleepers] bare effect-handler
+   fibers, each suspended on an effect whose continuation is kept, and
+   nothing else (no scheduler, no timer). Its RSS per fiber is mostly the
+   runtime's first stack (64 words, with its header and handler: a 624-byte
+   malloc chunk). *)
+type _ Effect.t += Park : unit Effect.t
+type parked = Parked : (unit, unit) Effect.Deep.continuation -> parked
+
+let bare_memory () =
+  let parked = ref [] in
+  let handler =
+    {
+      Effect.Deep.retc = Fun.id;
+      exnc = raise;
+      effc =
+        (fun (type a) (e : a Effect.t) ->
+          match e with
+          | Park ->
+              Some
+                (fun (k : (a, unit) Effect.Deep.continuation) ->
+                  parked := Parked k :: !parked)
+          | _ -> None);
+    }
+  in
+  let rss0 = rss_bytes () and words0 = heap_words () in
+  for _ = 1 to sleepers do
+    Effect.Deep.match_with Effect.perform Park handler
+  done;
+  let rss1 = rss_bytes () and words1 = heap_words () in
+  ignore (Sys.opaque_identity !parked);
+  encode
+    (per_sleeper ~before:rss0 ~after:rss1)
+    (per_sleeper ~before:words0 ~after:words1)
+
 (* Wake-up: all sleepers share a deadline [delay] after they were created. *)
 
 let braid_timing ~delay () =
@@ -129,15 +163,18 @@ let run ~quick =
         progress "  round %d/%d" (i + 1) rounds;
         let braid_mem = in_child ~lwt:false braid_memory in
         let lwt_mem = in_child ~lwt:true lwt_memory in
+        let bare_mem = in_child ~lwt:false bare_memory in
         let braid_time = in_child ~lwt:false (braid_timing ~delay) in
         let lwt_time = in_child ~lwt:true (lwt_timing ~delay) in
         let memory (rss_bytes, heap_words) = { rss_bytes; heap_words } in
         let timing (start_us, wake_ms) = { start_us; wake_ms } in
         ( (memory braid_mem, timing braid_time),
-          (memory lwt_mem, timing lwt_time) ))
+          (memory lwt_mem, timing lwt_time),
+          memory bare_mem ))
   in
   let med f = median (List.map f results) in
-  let b f = med (fun (b, _) -> f b) and l f = med (fun (_, l) -> f l) in
+  let b f = med (fun (b, _, _) -> f b) and l f = med (fun (_, l, _) -> f l) in
+  let bare f = med (fun (_, _, m) -> f m) in
   let rss (m, _) = m.rss_bytes
   and words (m, _) = m.heap_words
   and start (_, t) = t.start_us
@@ -147,6 +184,12 @@ let run ~quick =
     row "lwt thread" "RSS per sleeper" (l rss) "bytes";
     row "braid_io fiber" "OCaml heap per sleeper" (b words) "words";
     row "lwt thread" "OCaml heap per sleeper" (l words) "words";
+    row "bare OCaml fiber (match_with, suspended)" "RSS per sleeper"
+      (bare (fun m -> m.rss_bytes))
+      "bytes";
+    row "bare OCaml fiber (match_with, suspended)" "OCaml heap per sleeper"
+      (bare (fun m -> m.heap_words))
+      "words";
     row "braid_io fiber" "start one sleeper" (b start) "us";
     row "lwt thread" "start one sleeper" (l start) "us";
     row "braid_io fibers" "deadline to last wake-up" (b wake) "ms";
@@ -159,7 +202,7 @@ let experiment =
   {
     name = "timers";
     summary =
-      "100,000 concurrent sleepers: memory per fiber and time to wake them \
-       all, Braid_io vs Lwt_unix";
+      "100,000 concurrent sleepers: memory per fiber (and under a bare OCaml \
+       fiber) and time to wake them all, Braid_io vs Lwt_unix";
     run;
   }

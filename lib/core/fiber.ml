@@ -2,6 +2,11 @@ open Suspend
 
 type failure = exn * Printexc.raw_backtrace
 
+(* How to wake a suspended fiber that gets cancelled: the resumer of its
+   current (or last) suspension itself. Unboxed, so registering it allocates
+   nothing; a closure around it would cost five words per suspended fiber. *)
+type waker = Waker : 'a resumer -> waker [@@unboxed]
+
 type scope = {
   cancelled : bool Atomic.t;
   shield : bool;  (** Stops cancellation of enclosing scopes. *)
@@ -17,7 +22,9 @@ and t = {
       (** Innermost first. Only the fiber itself changes it; a canceller on
           another domain reads it after reading [waker], which the fiber sets
           after its last change before suspending. *)
-  waker : (unit -> unit) Atomic.t;
+  waker : waker Atomic.t;
+      (** A resumer called with [Error Cancelled] if the fiber is cancelled
+          (one-shot: stale ones return [false]). *)
   failure : failure option Atomic.t;
   mutable context : Context.t;
       (** Only the fiber itself changes it once started; before, whoever starts
@@ -48,7 +55,7 @@ type _ Effect.t +=
 
 (* Fiber ids are positive, thread ids (see [self_id]) negative. *)
 let next_id = Atomic.make 1
-let no_waker () = ()
+let no_waker = Waker (fun _ -> false)
 
 let create ?(cancelled_with = []) () =
   let root = { cancelled = Atomic.make false; shield = false; owner = None } in
@@ -66,7 +73,7 @@ let create ?(cancelled_with = []) () =
   fiber
 
 let id f = f.id
-let set_waker f wake = Atomic.set f.waker wake
+let set_waker f resume = Atomic.set f.waker (Waker resume)
 
 let rec cancelled_in = function
   | [] -> false
@@ -74,6 +81,17 @@ let rec cancelled_in = function
       Atomic.get s.cancelled || ((not s.shield) && cancelled_in outer)
 
 let is_cancelled_fiber f = cancelled_in f.scopes
+
+(* The cancelled scope may be one a shield hides: only a fiber cancelled as a
+   whole is woken. The waker is read first, the scopes after: the fiber
+   pushes a shield before it publishes the resumer of a suspension inside
+   it, so a canceller that finds that resumer also finds the shield. The
+   other order could see the fiber cancelled, then call the resumer of a
+   shielded suspension published meanwhile (dscheck's condition scenario
+   finds it). *)
+let wake_if_cancelled f =
+  let (Waker resume) = Atomic.get f.waker in
+  if is_cancelled_fiber f then ignore (resume (Error Cancelled))
 
 let current () =
   try Some (Effect.perform Current) with Effect.Unhandled Current -> None
@@ -220,7 +238,7 @@ module Scope = struct
       match s.owner with
       | Some fiber ->
           Braid_trace.Probe.fiber_cancelled fiber.id;
-          (Atomic.get fiber.waker) ()
+          wake_if_cancelled fiber
       | None -> ()
 
   let is_cancelled s = Atomic.get s.cancelled
@@ -233,7 +251,10 @@ let finish h result =
   | Running joiners -> List.iter (fun wake -> ignore (wake (Ok ()))) joiners
   | Finished _ -> assert false
 
-let prepare ?on_failure f =
+(* Whatever [body] holds stays alive as long as the fiber runs, so it holds
+   few things: the hooks are the owner's (a switch makes its two once, not
+   per child), not closures made for this fiber. *)
+let prepare ?on_failure ?on_exit f =
   let fiber = create () in
   let h = { fiber; state = Atomic.make (Running []) } in
   let body () =
@@ -250,7 +271,8 @@ let prepare ?on_failure f =
               | Some report -> report e bt));
           Error (e, bt)
     in
-    finish h result
+    finish h result;
+    match on_exit with None -> () | Some exit -> exit fiber
   in
   (fiber, h, body)
 
@@ -313,6 +335,7 @@ let rec join h =
       join h
 
 let cancel h = Scope.cancel h.fiber.root
+let cancel_fiber f = Scope.cancel f.root
 
 let result_of_run ~main handle ~failed =
   let others =
@@ -348,6 +371,7 @@ module Private = struct
   let run_scope_in = run_scope_in
   let with_binding_in = with_binding_in
   let submitter = submitter
+  let thread_context = thread_context
   let cancellation_of = cancellation_of
   let prepare = prepare
   let start = start
@@ -359,6 +383,8 @@ module Private = struct
   let set_context = set_context
   let inherit_context = inherit_context
   let set_waker = set_waker
+  let cancel = cancel_fiber
+  let wake_if_cancelled = wake_if_cancelled
   let id = id
 
   type _ Effect.t += Fork = Fork | Current = Current

@@ -187,17 +187,27 @@ module Private : sig
       what a scheduler starting work on the caller's behalf inherits. One
       effect. *)
 
+  val thread_context : unit -> context
+  (** [thread_context ()] is the calling systhread's own context, what
+      {!Braid.Fiber.val-context} is outside a fiber, without the effect that
+      finds out whether the caller is in one: for a scheduler that knows its
+      caller is not. *)
+
   val cancellation_of : t option -> cancellation
   (** [cancellation_of (Some f)] is [f]'s cancellation now; of [None], none. *)
 
   val prepare :
     ?on_failure:(exn -> Printexc.raw_backtrace -> unit) ->
+    ?on_exit:(t -> unit) ->
     (unit -> 'a) ->
     t * 'a handle * (unit -> unit)
   (** [prepare f] is [(fiber, handle, body)]: running [body] inside [fiber] runs
       [f] and records its outcome in [handle]. A failure (any exception but
       [Cancelled] after the fiber was cancelled) goes to [on_failure], which by
-      default keeps it for {!unobserved_failure} until the handle is joined. *)
+      default keeps it for {!unobserved_failure} until the handle is joined.
+      Once the outcome is recorded (and joiners woken), [body] calls
+      [on_exit fiber]. Both hooks are kept as long as the fiber runs: pass
+      values made once for many fibers rather than closures made for each. *)
 
   val start : t -> (unit -> unit) -> unit
   (** [start fiber body] asks the current scheduler to run a prepared fiber.
@@ -238,9 +248,19 @@ module Private : sig
   (** [inherit_context ~parent child] is [set_context child] with [parent]'s
       current context: what every scheduler does on {!Fork}. *)
 
-  val set_waker : t -> (unit -> unit) -> unit
-  (** [set_waker f wake] registers how to wake [f] when it gets cancelled while
-      suspended. The scheduler sets it after each suspension. *)
+  val set_waker : t -> 'a Suspend.resumer -> unit
+  (** [set_waker f resume] registers how to wake [f] when it gets cancelled
+      while suspended: [resume (Error Cancelled)]. The scheduler sets it to the
+      resumer of each suspension once the suspension is published, then calls
+      {!wake_if_cancelled}. Allocates nothing. *)
+
+  val wake_if_cancelled : t -> unit
+  (** [wake_if_cancelled f] calls [f]'s registered resumer with
+      [Error Cancelled] if [f] is cancelled (a cancellation hidden by a shield
+      does not count). Callable from any domain. *)
+
+  val cancel : t -> unit
+  (** [cancel f] is {!Braid.Fiber.cancel} for a fiber rather than a handle. *)
 
   val id : t -> int
 

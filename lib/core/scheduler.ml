@@ -43,12 +43,8 @@ let suspend_fiber ops fiber block k =
            could be waiting, and an early [Some v] must never race with a
            cancellation. Then re-check, in case [Fiber.cancel] ran before the
            waker was visible (each side writes, then reads the other's). *)
-        let wake_if_cancelled () =
-          if Fiber.Private.is_cancelled_fiber fiber then
-            ignore (resumer (Error Cancelled))
-        in
-        Fiber.Private.set_waker fiber wake_if_cancelled;
-        wake_if_cancelled ()
+        Fiber.Private.set_waker fiber resumer;
+        Fiber.Private.wake_if_cancelled fiber
 
 let run_fiber ops fiber body =
   Probe.fiber_running (Fiber.Private.id fiber);

@@ -6,7 +6,7 @@ type t = {
   id : int;  (** For traces only: [0] when events are off. *)
   scope : Fiber.Scope.t;  (** The scope of [run]'s body. *)
   lock : Mutex.t;  (** Guards the fields below; never held while blocking. *)
-  children : (int, unit -> unit) Hashtbl.t;  (** Fiber id -> cancel it. *)
+  children : (int, Fiber.t) Hashtbl.t;  (** By fiber id. *)
   mutable live : int;
   mutable failures : failure list;  (** Most recent first. *)
   releases : (int, unit -> unit) Hashtbl.t;
@@ -15,6 +15,10 @@ type t = {
   mutable stopped : bool;  (** {!stop} was called. *)
   mutable finished : bool;
   mutable waiter : unit resumer option;
+  on_child_failure : (exn -> Printexc.raw_backtrace -> unit) option;
+  on_child_exit : (Fiber.t -> unit) option;
+      (** Made once per switch: a child's body keeps them as long as it runs,
+          and closures made per child would cost it 13 words. *)
 }
 
 let with_lock sw f =
@@ -35,7 +39,7 @@ let cancel sw =
     with_lock sw (fun () ->
         Hashtbl.fold (fun _ c acc -> c :: acc) sw.children [])
   in
-  List.iter (fun c -> c ()) cancellers
+  List.iter Fiber.Private.cancel cancellers
 
 let record sw e bt =
   match e with
@@ -62,17 +66,17 @@ let child_done sw id =
   Option.iter (fun wake -> ignore (wake (Ok ()))) waiter
 
 let fork sw f =
-  let fiber, handle, body = Fiber.Private.prepare ~on_failure:(fail_bt sw) f in
-  let id = Fiber.Private.id fiber in
+  let fiber, handle, body =
+    Fiber.Private.prepare ?on_failure:sw.on_child_failure
+      ?on_exit:sw.on_child_exit f
+  in
   with_lock sw (fun () ->
       if sw.finished then
         invalid_arg "Braid.Switch.fork: the switch has finished";
       sw.live <- sw.live + 1;
-      Hashtbl.replace sw.children id (fun () -> Fiber.cancel handle));
+      Hashtbl.replace sw.children (Fiber.Private.id fiber) fiber);
   if is_cancelled sw then Fiber.cancel handle;
-  Fiber.Private.start fiber (fun () ->
-      body ();
-      child_done sw id);
+  Fiber.Private.start fiber body;
   handle
 
 type hook = { switch : t; number : int }
@@ -140,7 +144,7 @@ let release_resources sw =
    the body was interrupted by {!stop} (nothing else failed). *)
 let run_switch f =
   Fiber.Scope.run (fun scope ->
-      let sw =
+      let rec sw =
         {
           id = Braid_trace.Probe.switch_id ();
           scope;
@@ -153,6 +157,9 @@ let run_switch f =
           stopped = false;
           finished = false;
           waiter = None;
+          on_child_failure = Some (fun e bt -> fail_bt sw e bt);
+          on_child_exit =
+            Some (fun fiber -> child_done sw (Fiber.Private.id fiber));
         }
       in
       if sw.id <> 0 then

@@ -382,20 +382,21 @@ let close fd =
 let add_timer t ~deadline action = Timer_heap.add t.timers ~deadline action
 let remove_timer t timer = Timer_heap.remove t.timers timer
 
+(* What a sleeping fiber holds beyond its stack: the timer, whose action is
+   its resumer, and the block below (kept by [suspend]). *)
 let sleep_until t ~deadline =
   check_owner t ~op:"Braid_io.Time.sleep";
-  let timer = ref Timer_heap.none in
+  let timer = Timer_heap.timer ~deadline in
   Braid_trace.Probe.waiting_on_timer ~deadline_ns:deadline;
   match
     suspend (fun resume ->
-        timer :=
-          Timer_heap.add t.timers ~deadline (fun () -> ignore (resume (Ok ())));
+        Timer_heap.schedule t.timers timer resume;
         None)
   with
   | () -> ()
   | exception e ->
       let bt = Printexc.get_raw_backtrace () in
-      Timer_heap.remove t.timers !timer;
+      Timer_heap.remove t.timers timer;
       Printexc.raise_with_backtrace e bt
 
 (* {1 Signals} *)

@@ -147,9 +147,9 @@ val close : fd -> unit
 
 (** {1 Timers} *)
 
-val add_timer : t -> deadline:int -> (unit -> unit) -> Timer_heap.timer
-(** [add_timer t ~deadline action] runs [action] on the loop (outside any fiber)
-    once {!now_ns} reaches [deadline]. [action] must not raise. *)
+val add_timer : t -> deadline:int -> unit Braid.resumer -> Timer_heap.timer
+(** [add_timer t ~deadline action] calls [action (Ok ())] on the loop (outside
+    any fiber) once {!now_ns} reaches [deadline]. [action] must not raise. *)
 
 val remove_timer : t -> Timer_heap.timer -> unit
 

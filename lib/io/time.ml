@@ -29,7 +29,9 @@ let timeout seconds f =
   let outcome =
     Fiber.Scope.run (fun scope ->
         let timer =
-          Loop.add_timer loop ~deadline (fun () -> Fiber.Scope.cancel scope)
+          Loop.add_timer loop ~deadline (fun _ ->
+              Fiber.Scope.cancel scope;
+              true)
         in
         match f () with
         | v ->

@@ -1,8 +1,11 @@
+(* A sleeping fiber's timer is one of these and nothing else: its action is
+   the fiber's resumer itself, not a closure around it. *)
 type timer = {
   deadline : int;
-  seq : int;  (** Breaks ties: equal deadlines fire in insertion order. *)
+  mutable seq : int;
+      (** Breaks ties: equal deadlines fire in insertion order. *)
   mutable index : int;  (** Position in the heap, [-1] once out of it. *)
-  action : unit -> unit;
+  mutable action : unit Braid.resumer;
 }
 
 type t = {
@@ -11,13 +14,13 @@ type t = {
   mutable next_seq : int;
 }
 
-let placeholder = { deadline = 0; seq = 0; index = -1; action = ignore }
+let never : unit Braid.resumer = fun _ -> false
+let placeholder = { deadline = 0; seq = 0; index = -1; action = never }
 let min_capacity = 16
 
 let create () =
   { heap = Array.make min_capacity placeholder; size = 0; next_seq = 0 }
 
-let none = placeholder
 let length t = t.size
 let next_deadline t = if t.size = 0 then max_int else t.heap.(0).deadline
 
@@ -58,12 +61,20 @@ let resize t capacity =
   Array.blit t.heap 0 heap 0 t.size;
   t.heap <- heap
 
-let add t ~deadline action =
-  let timer = { deadline; seq = t.next_seq; index = -1; action } in
+let timer ~deadline = { deadline; seq = 0; index = -1; action = never }
+
+let schedule t timer action =
+  if timer.index >= 0 then invalid_arg "Timer_heap.schedule: already scheduled";
+  timer.action <- action;
+  timer.seq <- t.next_seq;
   t.next_seq <- t.next_seq + 1;
   if t.size = Array.length t.heap then resize t (2 * t.size);
   t.size <- t.size + 1;
-  sift_up t (t.size - 1) timer;
+  sift_up t (t.size - 1) timer
+
+let add t ~deadline action =
+  let timer = timer ~deadline in
+  schedule t timer action;
   timer
 
 (* Takes out the timer at [i], refilling the hole with the last one. *)
@@ -88,5 +99,5 @@ let fire_due t ~now =
   while t.size > 0 && t.heap.(0).deadline <= now do
     let timer = t.heap.(0) in
     remove_at t 0;
-    timer.action ()
+    ignore (timer.action (Ok ()) : bool)
   done

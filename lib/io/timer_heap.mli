@@ -10,13 +10,21 @@ type timer
 
 val create : unit -> t
 
-val none : timer
-(** A timer that is never scheduled: removing it does nothing. *)
+val add : t -> deadline:int -> unit Braid.resumer -> timer
+(** [add t ~deadline action] schedules [action (Ok ())] at [deadline] (monotonic
+    nanoseconds); what it returns is ignored. Timers with equal deadlines fire
+    in the order they were added (scheduled). *)
 
-val add : t -> deadline:int -> (unit -> unit) -> timer
-(** [add t ~deadline action] schedules [action] at [deadline] (monotonic
-    nanoseconds). Timers with equal deadlines fire in the order they were added.
-*)
+val timer : deadline:int -> timer
+(** [timer ~deadline] is a timer not scheduled yet: {!schedule} it later, and
+    {!remove} it whether or not that happened. A fiber about to sleep makes it
+    before suspending, so that it needs nothing else to find it again. *)
+
+val schedule : t -> timer -> unit Braid.resumer -> unit
+(** [schedule t timer action] is {!add} for a timer made by {!val-timer}: the
+    fiber's resumer itself is the action, with no closure around it.
+
+    Raises [Invalid_argument] if [timer] is scheduled. *)
 
 val remove : t -> timer -> unit
 (** [remove t timer] unschedules [timer]; does nothing if it already fired or
@@ -30,4 +38,4 @@ val next_deadline : t -> int
 
 val fire_due : t -> now:int -> unit
 (** [fire_due t ~now] removes every timer whose deadline is [<= now] and runs
-    its action, earliest first. Actions must not raise. *)
+    its action with [Ok ()], earliest first. Actions must not raise. *)

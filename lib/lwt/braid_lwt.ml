@@ -6,13 +6,34 @@ let create = Bridge.create
 let run = Bridge.run
 let await_lwt = Bridge.await_lwt
 
+(* Each blocking operation of a structure first tries its non-blocking
+   twin, and waits only if that fails. Trying it here, before starting a
+   fiber, is what the fiber would do first, so the outcome is the same; an
+   operation that need not wait then costs no fiber, no effect and no
+   pending promise, only an already resolved one. *)
+
+let ready t what = Bridge.check_thread t what
+
 module Promise = struct
-  let await t p = run t (fun () -> Braid_sync.Promise.await p)
+  let await t p =
+    ready t "Braid_lwt.Promise.await";
+    match Braid_sync.Promise.peek p with
+    | Some (Ok v) -> Lwt.return v
+    | Some (Error e) -> Lwt.fail e
+    | None -> run t (fun () -> Braid_sync.Promise.await p)
 end
 
 module Mvar = struct
-  let take t m = run t (fun () -> Braid_sync.Mvar.take m)
-  let put t m v = run t (fun () -> Braid_sync.Mvar.put m v)
+  let take t m =
+    ready t "Braid_lwt.Mvar.take";
+    match Braid_sync.Mvar.try_take m with
+    | Some v -> Lwt.return v
+    | None -> run t (fun () -> Braid_sync.Mvar.take m)
+
+  let put t m v =
+    ready t "Braid_lwt.Mvar.put";
+    if Braid_sync.Mvar.try_put m v then Lwt.return_unit
+    else run t (fun () -> Braid_sync.Mvar.put m v)
 end
 
 module Mutex = struct
@@ -36,12 +57,26 @@ module Condition = struct
 end
 
 module Semaphore = struct
-  let acquire t s = run t (fun () -> Braid_sync.Semaphore.acquire s)
+  let acquire t s =
+    ready t "Braid_lwt.Semaphore.acquire";
+    if Braid_sync.Semaphore.try_acquire s then Lwt.return_unit
+    else run t (fun () -> Braid_sync.Semaphore.acquire s)
 end
 
 module Channel = struct
-  let send t c v = run t (fun () -> Braid_sync.Channel.send c v)
-  let recv t c = run t (fun () -> Braid_sync.Channel.recv c)
+  let send t c v =
+    ready t "Braid_lwt.Channel.send";
+    match Braid_sync.Channel.try_send c v with
+    | true -> Lwt.return_unit
+    | false -> run t (fun () -> Braid_sync.Channel.send c v)
+    | exception (Braid_sync.Channel.Closed as e) -> Lwt.fail e
+
+  let recv t c =
+    ready t "Braid_lwt.Channel.recv";
+    match Braid_sync.Channel.try_recv c with
+    | Some v -> Lwt.return v
+    | None -> run t (fun () -> Braid_sync.Channel.recv c)
+    | exception (Braid_sync.Channel.Closed as e) -> Lwt.fail e
 end
 
 module Lazy = struct

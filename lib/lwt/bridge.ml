@@ -9,9 +9,16 @@ end
 
 type t = {
   lwt_thread : Thread.t;
-  local : (unit -> unit) Queue.t;  (** Lwt's thread only. *)
+  local : Private.Task_queue.t;  (** Lwt's thread only. *)
   mutable draining : bool;  (** Lwt's thread only. *)
   mutable pause_pending : bool;  (** Lwt's thread only. *)
+  mutable maybe_in_fiber : bool;
+      (** Lwt's thread only. False while no bridge fiber can be running: Lwt
+          code calling {!run} then is not in one, and its context is its
+          thread's, found without the effect that would tell (an unhandled
+          effect costs an exception). True while a task runs, but for
+          {!deliver}'s (a fiber calling [Lwt.wakeup] runs Lwt code inside it).
+      *)
   incoming : (unit -> unit) Incoming.t;  (** From other threads. *)
   notified : bool Atomic.t;  (** A notification is on its way. *)
   notification : int;
@@ -24,27 +31,36 @@ let on_lwt_thread t = Thread.self () == t.lwt_thread
    fiber that keeps yielding cannot starve Lwt threads. *)
 let budget = 1024
 
-let rec run_tasks t =
+(* Runs at most [n] tasks; returns how many more it could have run ([0]:
+   some may be left, and a turn of Lwt's loop is due first). *)
+let rec run_some t n =
   t.draining <- true;
-  match drain t budget with
-  | () -> t.draining <- false
+  match drain t n with
+  | left ->
+      t.maybe_in_fiber <- false;
+      t.draining <- false;
+      left
   | exception e ->
+      t.maybe_in_fiber <- false;
       t.draining <- false;
       raise e
 
+and run_tasks t = if run_some t budget = 0 then continue_after_pause t
+
 and drain t n =
-  if n = 0 then continue_after_pause t
+  if n = 0 then 0
+  else if not (Private.Task_queue.is_empty t.local) then (
+    let task = Private.Task_queue.pop t.local in
+    t.maybe_in_fiber <- true;
+    task ();
+    drain t (n - 1))
   else
-    match Queue.take_opt t.local with
+    match Incoming.pop_opt t.incoming with
     | Some task ->
+        t.maybe_in_fiber <- true;
         task ();
         drain t (n - 1)
-    | None -> (
-        match Incoming.pop_opt t.incoming with
-        | Some task ->
-            task ();
-            drain t (n - 1)
-        | None -> ())
+    | None -> n
 
 and continue_after_pause t =
   if not t.pause_pending then (
@@ -68,7 +84,7 @@ let on_notification t () =
 (* On Lwt's thread outside a drain (Lwt code filling a promise a bridge fiber
    awaits, say) the task runs at once, as [Lwt.wakeup] would run callbacks. *)
 let enqueue_here t task =
-  Queue.push task t.local;
+  Private.Task_queue.push t.local task;
   if not t.draining then run_tasks t
 
 let enqueue t task =
@@ -93,9 +109,10 @@ let create () =
   let rec t =
     {
       lwt_thread = Thread.self ();
-      local = Queue.create ();
+      local = Private.Task_queue.create ();
       draining = false;
       pause_pending = false;
+      maybe_in_fiber = false;
       incoming = Incoming.create ();
       notified = Atomic.make false;
       notification;
@@ -126,33 +143,42 @@ let release_owner = function
   | Some (o : Owner.t) -> o.busy <- false
 
 (* One operation: a fiber running [f] whose outcome resolves a promise. *)
+(* Who hears of the outcome, see [cancellable]. *)
+type 'a waiter =
+  | Nobody  (** Not waited for yet, or between a cancellation and its catch. *)
+  | Trigger of 'a Lwt.u
+  | After_cancel of 'a Lwt.u
+
 type 'a op = {
   owner : Owner.t option;
-  outcome : 'a Lwt.u;
+  mutable outcome : ('a, exn) result option;  (** Once delivered. *)
+  mutable waiter : 'a waiter;
   mutable scope : Fiber.Scope.t option;  (** While [f] runs. *)
   mutable cancel_requested : bool;
-  mutable trigger : 'a Lwt.u option;  (** See [cancellable]. *)
 }
 
-let deliver op result () =
+let deliver t op result () =
+  t.maybe_in_fiber <- false;
   release_owner op.owner;
-  Lwt.wakeup_later_result op.outcome result;
-  match op.trigger with
-  | None -> ()
-  | Some trigger ->
-      op.trigger <- None;
-      Lwt.wakeup_later_result trigger result
+  op.outcome <- Some result;
+  match op.waiter with
+  | Nobody -> ()
+  | Trigger u | After_cancel u ->
+      op.waiter <- Nobody;
+      Lwt.wakeup_later_result u result
 
 let request_cancel op () =
-  op.trigger <- None;
+  (match op.waiter with
+  | Trigger _ -> op.waiter <- Nobody (* Rejected by the cancellation. *)
+  | Nobody | After_cancel _ -> ());
   if not op.cancel_requested then (
     op.cancel_requested <- true;
     Option.iter Fiber.Scope.cancel op.scope)
 
-let body t op context f () =
+let body t fiber op context f () =
   let result =
     match
-      Fiber.Scope.run (fun scope ->
+      Private.Fiber.run_scope_in fiber (fun scope ->
           op.scope <- Some scope;
           if op.cancel_requested then Fiber.Scope.cancel scope;
           Private.Fiber.run_in_context context f)
@@ -164,48 +190,62 @@ let body t op context f () =
   op.scope <- None;
   (* Resolve from the drain, not from inside this fiber's handler, so Lwt
      callbacks never run as part of the fiber. *)
-  enqueue_here t (deliver op result)
+  enqueue_here t (deliver t op result)
 
 (* [Lwt.cancel] rejects a task at once, but an operation whose resumer has
    already fired must still deliver its value. So the promise returned is a
-   [catch] over a task used only to hear of the cancellation: cancelling it
-   cancels the fiber, and the promise then follows [outcome], which is
-   [Canceled] if the structure withdrew the waiter, the value otherwise. *)
-let cancellable op outcome =
+   [catch] over a task that the outcome resolves: cancelling it cancels the
+   fiber, and the promise then follows the outcome, [Canceled] if the
+   structure withdrew the waiter, the value otherwise. The promise for that
+   is made only then: an operation that is not cancelled makes two promises,
+   the task and the catch's. *)
+let after_cancel op _ =
+  match op.outcome with
+  | Some r -> Lwt.of_result r
+  | None ->
+      let p, u = Lwt.wait () in
+      op.waiter <- After_cancel u;
+      p
+
+let cancellable op =
   let trigger, resolve_trigger = Lwt.task () in
-  op.trigger <- Some resolve_trigger;
+  op.waiter <- Trigger resolve_trigger;
   Lwt.on_cancel trigger (request_cancel op);
-  Lwt.catch (fun () -> trigger) (fun _ -> outcome)
+  Lwt.catch (fun () -> trigger) (after_cancel op)
+
+(* Lwt code is outside any fiber unless a bridge fiber runs it (see
+   [maybe_in_fiber]); Lwt's thread runs no other scheduler's fibers. *)
+let caller_context t =
+  if t.maybe_in_fiber then Fiber.context () else Private.Fiber.thread_context ()
 
 let run ?owner t f =
   check_thread t "Braid_lwt.run";
   let fiber = claim "Braid_lwt.run" owner in
-  let outcome, resolve = Lwt.wait () in
   let op =
     {
       owner;
-      outcome = resolve;
+      outcome = None;
+      waiter = Nobody;
       scope = None;
       cancel_requested = false;
-      trigger = None;
     }
   in
   (* The operation runs in the context of the Lwt code that asked for it. *)
-  let context = Fiber.context () in
+  let context = caller_context t in
   Private.Fiber.set_context fiber context;
   enqueue_here t (fun () ->
-      Private.Scheduler.run_fiber t.ops fiber (body t op context f));
-  match Lwt.state outcome with
-  | Return _ | Fail _ -> outcome
-  | Sleep -> cancellable op outcome
+      Private.Scheduler.run_fiber t.ops fiber (body t fiber op context f));
+  match op.outcome with Some r -> Lwt.of_result r | None -> cancellable op
 
 let run_now ~owner t f =
   check_thread t "Braid_lwt";
   let fiber = claim "Braid_lwt" (Some owner) in
   let was_draining = t.draining in
   let result = ref None in
+  let context = caller_context t in
   t.draining <- true;
-  let context = Fiber.context () in
+  let was_in_fiber = t.maybe_in_fiber in
+  t.maybe_in_fiber <- true;
   Private.Fiber.set_context fiber context;
   Private.Scheduler.run_fiber t.ops fiber (fun () ->
       result :=
@@ -214,6 +254,7 @@ let run_now ~owner t f =
           | v -> Ok v
           | exception e -> Error e));
   t.draining <- was_draining;
+  t.maybe_in_fiber <- was_in_fiber;
   owner.busy <- false;
   if not was_draining then run_tasks t;
   match !result with

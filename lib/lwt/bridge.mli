@@ -20,6 +20,10 @@ val create : unit -> t
 (** [create ()] makes a bridge for the calling systhread, which must be the one
     that runs [Lwt_main.run]. Never blocks. *)
 
+val check_thread : t -> string -> unit
+(** [check_thread t what] raises [Invalid_argument] (naming [what]) unless
+    called on [t]'s thread. *)
+
 val run : ?owner:Owner.t -> t -> (unit -> 'a) -> 'a Lwt.t
 (** [run ?owner t f] runs [f] as a Braid fiber on Lwt's thread (as [owner]'s
     fiber if given). The promise resolves with [f]'s outcome; cancelling it

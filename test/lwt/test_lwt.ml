@@ -62,6 +62,51 @@ let run_basics t =
   check_int "sum" 3 v;
   Lwt.return_unit
 
+(* An operation that need not wait is done on the spot: its promise is
+   resolved (or rejected) when the call returns, as Lwt_mvar's are; one that
+   must wait still queues behind the waiters before it. *)
+let no_wait_resolves_at_once t =
+  let m = Mvar.create_empty () in
+  check_bool "put into an empty Mvar" true
+    (Lwt.state (B.Mvar.put t m 1) = Lwt.Return ());
+  check_bool "take from a full one" true
+    (Lwt.state (B.Mvar.take t m) = Lwt.Return 1);
+  let first = B.Mvar.take t m and second = B.Mvar.take t m in
+  check_bool "takers wait" true (is_pending first && is_pending second);
+  check_bool "put to a waiting taker" true
+    (Lwt.state (B.Mvar.put t m 2) = Lwt.Return ());
+  let* v = first in
+  check_int "the first taker gets it" 2 v;
+  let* () = B.Mvar.put t m 3 in
+  let* v = second in
+  check_int "then the second" 3 v;
+  let s = Semaphore.make 1 in
+  check_bool "free permit" true
+    (Lwt.state (B.Semaphore.acquire t s) = Lwt.Return ());
+  let c = Channel.create 1 in
+  check_bool "send with room" true
+    (Lwt.state (B.Channel.send t c 4) = Lwt.Return ());
+  check_bool "recv a ready value" true
+    (Lwt.state (B.Channel.recv t c) = Lwt.Return 4);
+  Channel.close c;
+  check_bool "send to a closed channel" true
+    (Lwt.state (B.Channel.send t c 5) = Lwt.Fail Channel.Closed);
+  check_bool "recv from a closed, drained one" true
+    (Lwt.state (B.Channel.recv t c) = Lwt.Fail Channel.Closed);
+  let p = Promise.create () in
+  Promise.fill_error p (Boom 2);
+  check_bool "a failed promise" true
+    (Lwt.state (B.Promise.await t p) = Lwt.Fail (Boom 2));
+  check_bool "its failure observed" true (Promise.unobserved_error p = None);
+  let d =
+    Domain.spawn (fun () ->
+        match B.Mvar.put t (Mvar.create_empty ()) 0 with
+        | _ -> false
+        | exception Invalid_argument _ -> true)
+  in
+  check_bool "still only on Lwt's thread" true (Domain.join d);
+  Lwt.return_unit
+
 let run_off_thread t =
   let d =
     Domain.spawn (fun () ->
@@ -201,6 +246,66 @@ let ping_pong_one_in_flight t =
   let* () = loop 0 in
   Domain.join echo;
   Lwt.return_unit
+
+(* Answers slower than a hand-over between two running threads: Lwt's loop
+   blocks in its wait, and each answer must wake it (a lost wake-up hangs
+   here until the watchdog fires); every other answer comes at once. *)
+let ping_pong_slow_answers t =
+  let n = 200 in
+  let ping = Mvar.create_empty () and pong = Mvar.create_empty () in
+  let echo =
+    fifo_domain (fun () ->
+        for i = 1 to n do
+          let v = Mvar.take ping in
+          if i mod 2 = 0 then Unix.sleepf 0.0005;
+          Mvar.put pong (v + 1)
+        done)
+  in
+  let rec loop i =
+    if i = n then Lwt.return_unit
+    else
+      let* () = B.Mvar.put t ping i in
+      let* v = B.Mvar.take t pong in
+      check_int "echo" (i + 1) v;
+      loop (i + 1)
+  in
+  let* () = loop 0 in
+  Domain.join echo;
+  Lwt.return_unit
+
+(* Many short [Lwt_main.run]s, each timed, sharing a bridge and a fiber on
+   another domain: the last answer of each resolves the promise the run
+   waits for, and the run must then return (a bridge that ran Lwt code
+   in an enter hook once left it waiting for libev's 60 s cap). *)
+let main_promise_resolved_before_wait () =
+  let ping = Mvar.create_empty () and pong = Mvar.create_empty () in
+  let runs = 300 and trips = 20 in
+  let echo =
+    fifo_domain (fun () ->
+        for _ = 1 to runs * trips do
+          Mvar.put pong (Mvar.take ping + 1)
+        done)
+  in
+  let t = B.create () and slowest = ref 0. in
+  for _ = 1 to runs do
+    let t0 = Unix.gettimeofday () in
+    Lwt_main.run
+      (let rec loop i =
+         if i = trips then Lwt.return_unit
+         else
+           let* () = B.Mvar.put t ping i in
+           let* v = B.Mvar.take t pong in
+           check_int "echo" (i + 1) v;
+           loop (i + 1)
+       in
+       loop 0);
+    slowest := Float.max !slowest (Unix.gettimeofday () -. t0)
+  done;
+  Domain.join echo;
+  if !slowest > 10. then
+    Alcotest.failf
+      "a run took %.1f s: Lwt's loop waited after its promise was resolved"
+      !slowest
 
 (* {1 Cancellation} *)
 
@@ -725,6 +830,7 @@ let () =
         [
           case "value, exception, waiting" run_basics;
           case "only on Lwt's thread" run_off_thread;
+          case "no waiting, no fiber: resolved at once" no_wait_resolves_at_once;
           case "fork and switch inside" fork_and_switch;
           case "unjoined fork failure reported" unjoined_failure_reported;
           case "yielding fiber does not starve Lwt" yielding_fiber_is_fair;
@@ -734,6 +840,9 @@ let () =
           case "100,000 Lwt -> Braid -> Lwt through channels"
             hundred_thousand_messages;
           case "ping-pong with another domain" ping_pong_one_in_flight;
+          case "slow answers" ping_pong_slow_answers;
+          Alcotest.test_case "Lwt_main.run's promise resolved before its wait"
+            `Quick main_promise_resolved_before_wait;
         ] );
       ( "cancel",
         [
