@@ -8,7 +8,8 @@
 #   bench/backends.sh [rounds] [seconds] [connections]
 # BACKENDS (default "epoll uring") names the contenders; "uring-poll" is
 # io_uring as a readiness poller only (BRAID_IO_URING_COMPLETION=0: reads
-# and writes are system calls, as on epoll).
+# and writes are system calls, as on epoll); "uring-defer" sets the ring
+# up with IORING_SETUP_DEFER_TASKRUN (BRAID_IO_URING_DEFER=1).
 # Needs a release build: dune build --profile release bin/main.exe
 set -eu
 ROUNDS=${1:-3}
@@ -32,10 +33,12 @@ requests() { # wrk's total from its summary line "N requests in ..."
 
 one() { # $1: contender
   case $1 in
-    uring-poll) backend=uring completion=0 ;;
-    *) backend=$1 completion=1 ;;
+    uring-poll) backend=uring completion=0 defer=0 ;;
+    uring-defer) backend=uring completion=1 defer=1 ;;
+    *) backend=$1 completion=1 defer=0 ;;
   esac
-  BRAID_IO_BACKEND=$backend BRAID_IO_URING_COMPLETION=$completion taskset -c 0 "$BRAID" serve --root "$ROOT" --port "$PORT" \
+  BRAID_IO_BACKEND=$backend BRAID_IO_URING_COMPLETION=$completion \
+    BRAID_IO_URING_DEFER=$defer taskset -c 0 "$BRAID" serve --root "$ROOT" --port "$PORT" \
     --domains 1 --keep-alive-timeout 60 >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 100); do

@@ -49,7 +49,10 @@ let completion_wanted () =
   | Some _ | None -> true
 
 let create ~events =
-  let ring = Uring_ring.create ring_entries in
+  let ring =
+    Uring_ring.create ring_entries
+      ~defer:(Sys.getenv_opt "BRAID_IO_URING_DEFER" = Some "1")
+  in
   {
     ring;
     ops = (if completion_wanted () then Some (Uring_ops.create ring) else None);

@@ -1,6 +1,6 @@
 type t
 
-external create : int -> t = "braid_io_uring_create"
+external create : int -> defer:bool -> t = "braid_io_uring_create"
 external close : t -> unit = "braid_io_uring_close"
 
 external poll_add : t -> Unix.file_descr -> int -> int -> unit

@@ -10,9 +10,10 @@
 
 type t
 
-val create : int -> t
-(** [create entries] is a ring of [entries] submission entries (see
-    {!Uring_poller.create} for when the kernel refuses one). *)
+val create : int -> defer:bool -> t
+(** [create entries ~defer] is a ring of [entries] submission entries (see
+    {!Uring_poller.create} for when the kernel refuses one), set up with
+    [IORING_SETUP_DEFER_TASKRUN] if [defer] and the kernel takes it. *)
 
 val close : t -> unit
 (** Idempotent. What is in flight is cancelled with it; the operations' buffers

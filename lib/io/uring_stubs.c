@@ -102,19 +102,26 @@ static struct ring *open_ring(value v, const char *op) {
    the kernel only then. Older kernels refuse these flags (EINVAL): the ring
    is then made without them. DEFER_TASKRUN (6.1: the work batched until
    the loop asks for completions) is not tried yet (docs/io.md, Backends). */
-value braid_io_uring_create(value entries) {
-  CAMLparam1(entries);
+value braid_io_uring_create(value entries, value defer) {
+  CAMLparam2(entries, defer);
   CAMLlocal1(v);
   struct ring *r = calloc(1, sizeof *r);
   if (r == NULL) caml_raise_out_of_memory();
-  static const unsigned setups[] = {IORING_SETUP_SINGLE_ISSUER |
-                                        IORING_SETUP_COOP_TASKRUN |
-                                        IORING_SETUP_TASKRUN_FLAG,
-                                    0};
+  /* With [defer] (BRAID_IO_URING_DEFER=1, to measure it), DEFER_TASKRUN is
+     tried first: task work waits until the loop asks for completions
+     (io_uring_enter with GETEVENTS, which every wait, and a look that finds
+     TASKRUN_FLAG set, makes), rather than running at the exit of any system
+     call of the loop's thread. */
+  static const unsigned setups[] = {
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+          IORING_SETUP_TASKRUN_FLAG,
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN |
+          IORING_SETUP_TASKRUN_FLAG,
+      0};
   struct io_uring_params params;
   int err = -EINVAL;
-  for (size_t i = 0; err == -EINVAL && i < sizeof setups / sizeof *setups;
-       i++) {
+  for (size_t i = Bool_val(defer) ? 0 : 1;
+       err == -EINVAL && i < sizeof setups / sizeof *setups; i++) {
     memset(&params, 0, sizeof params);
     params.flags = setups[i];
     err = io_uring_queue_init_params(Int_val(entries), &r->ring, &params);
@@ -221,7 +228,9 @@ value braid_io_uring_wait(value v, value buffer, value timeout_ms) {
   int capacity = (int)(Wosize_val(buffer) / 3);
   int err = 0;
   if (timeout == 0) {
-    if (io_uring_sq_ready(ring) > 0) err = io_uring_submit(ring);
+    /* GETEVENTS too: under DEFER_TASKRUN the completions of what was
+       queued before are posted only then. */
+    if (io_uring_sq_ready(ring) > 0) err = io_uring_submit_and_get_events(ring);
   } else {
     struct io_uring_cqe *cqe;
     struct __kernel_timespec ts;
