@@ -248,8 +248,12 @@ let unix fd = fd.unix
 let is_socket fd = fd.socket
 let token fd = fd.token
 
+(* TCP sockets only ([stream]): a datagram socket's read of 0 bytes is an
+   empty datagram, not the end that Uring_ops remembers, and a datagram's
+   tail kept for the next read would be a datagram of its own. *)
 let completions fd =
-  if fd.socket && fd.token >= 0 then Poller.completion_ops fd.loop.poller
+  if fd.stream && fd.socket && fd.token >= 0 then
+    Poller.completion_ops fd.loop.poller
   else None
 
 (* Only for descriptors epoll watches: others are never waited for. *)

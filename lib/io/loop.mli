@@ -64,9 +64,10 @@ val token : fd -> int
     never waited for. *)
 
 val completions : fd -> Uring_ops.t option
-(** The ring's completion-based reads and writes, for a socket of a loop on
-    io_uring (unless [BRAID_IO_URING_COMPLETION=0]); [None] otherwise, and
-    always on epoll. *)
+(** The ring's completion-based reads and writes, for a TCP socket ([~stream] at
+    {!register}) of a loop on io_uring (unless [BRAID_IO_URING_COMPLETION=0]);
+    [None] otherwise (datagram and Unix-domain sockets, pipes), and always on
+    epoll. *)
 
 val is_open : fd -> bool
 
