@@ -79,10 +79,30 @@ let send_or_write fd unix buf off len =
   if Loop.is_socket fd then Syscall.send unix buf off len
   else Syscall.write unix buf off len
 
+let read_when_ready fd buf off len =
+  Handle.nonblocking fd Readable ~op:"read" ~blocked:Handle.would_block
+    recv_or_read buf off len
+
+(* On io_uring, a socket is read and written by ring operations
+   (Uring_ops): no system call of their own, and no readiness to wait for.
+   [busy] (another fiber's operation in flight on the socket) falls back to
+   the readiness path. A socket may be closed while the fiber waited for a
+   previous operation: its number could name another file by now. *)
+let ring_recv ops fd buf off len =
+  if not (Loop.is_open fd) then fail "read" Unix.EBADF;
+  match
+    Uring_ops.recv ops (Loop.unix fd) ~token:(Loop.token fd)
+      ~ready:(Loop.may_be_readable fd) buf off len
+  with
+  | n when n >= 0 -> n
+  | _busy -> read_when_ready fd buf off len
+  | exception Unix.Unix_error (error, _, _) -> fail "read" error
+
 let read fd buf off len =
   let n =
-    Handle.nonblocking fd Readable ~op:"read" ~blocked:Handle.would_block
-      recv_or_read buf off len
+    match Loop.completions fd with
+    | Some ops when len > 0 -> ring_recv ops fd buf off len
+    | Some _ | None -> read_when_ready fd buf off len
   in
   Loop.read_returned fd ~wanted:len n;
   n
@@ -96,8 +116,13 @@ let read_into fd buf off len =
 let rec write fd buf off len =
   if len > 0 then
     let n =
-      Handle.nonblocking fd Writable ~op:"write" ~blocked:Handle.would_block
-        send_or_write buf off len
+      match Loop.completions fd with
+      | Some ops ->
+          Handle.ring_send ops fd ~more:false buf off len
+            ~when_ready:send_or_write
+      | None ->
+          Handle.nonblocking fd Writable ~op:"write" ~blocked:Handle.would_block
+            send_or_write buf off len
     in
     write fd buf (off + n) (len - n)
 

@@ -77,3 +77,23 @@ val nonblocking :
 val would_block : int -> bool
 (** [would_block n] is [n < 0]: what {!Syscall}'s calls return when they would
     block. *)
+
+val ring_send :
+  Uring_ops.t ->
+  Loop.fd ->
+  more:bool ->
+  bytes ->
+  int ->
+  int ->
+  when_ready:(Loop.fd -> Unix.file_descr -> bytes -> int -> int -> int) ->
+  int
+(** [ring_send ops fd ~more buf off len ~when_ready] sends some of [buf]'s
+    [len > 0] bytes from [off] as one operation on [fd]'s ring
+    ({!Uring_ops.send}; [ops] is {!Loop.completions}[ fd]) and is how many went;
+    if another fiber's send is in flight on [fd], it is {!nonblocking} with
+    [when_ready] instead. Checks that [fd] is still open first (the caller
+    checked ownership). Blocks the calling fiber until the send completes.
+
+    Raises {!Error} [{op = "write"; _}] with the send's error, or [EBADF] if
+    [fd] is or gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled while it waits. *)

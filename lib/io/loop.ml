@@ -246,6 +246,15 @@ let register t unix ~socket ~stream ~op =
 
 let unix fd = fd.unix
 let is_socket fd = fd.socket
+let token fd = fd.token
+
+(* TCP sockets only ([stream]): a datagram socket's read of 0 bytes is an
+   empty datagram, not the end that Uring_ops remembers, and a datagram's
+   tail kept for the next read would be a datagram of its own. *)
+let completions fd =
+  if fd.stream && fd.socket && fd.token >= 0 then
+    Poller.completion_ops fd.loop.poller
+  else None
 
 (* Only for descriptors epoll watches: others are never waited for. *)
 let may_be_readable fd = fd.may_be_readable || fd.token < 0
@@ -287,6 +296,7 @@ let withdraw t fd ~write mine =
 let await_checked fd ~write =
   let t = fd.loop in
   if fd.token >= 0 then (
+    Poller.arm t.poller fd.token;
     let mine = ref not_waiting in
     Braid_trace.Probe.waiting_on_descriptor fd.unix;
     match
@@ -329,6 +339,9 @@ let interrupt_readers fd e =
   check_usable fd ~op:"Fd.interrupt";
   let readers = fd.readers and error = Error e in
   fd.readers <- [];
+  (match completions fd with
+  | Some ops -> Uring_ops.interrupt_reader ops ~token:fd.token e
+  | None -> ());
   wake_all fd.loop readers error;
   wake_watcher fd.loop fd error
 
@@ -336,6 +349,7 @@ let watch_readable fd resumer =
   check_usable fd ~op:"Fd.watch_input";
   let t = fd.loop in
   if fd.token >= 0 then (
+    Poller.arm t.poller fd.token;
     if fd.watcher != not_waiting then
       invalid_arg "Braid_io.Fd.watch_input: the descriptor is already watched";
     fd.watcher <- resumer;
@@ -428,7 +442,7 @@ let stats t =
   {
     fibers = Private.Scheduler.live t.fibers;
     open_fds = t.open_fds;
-    fd_waiters = t.fd_waiters;
+    fd_waiters = t.fd_waiters + Poller.op_waiters t.poller;
     timers = Timer_heap.length t.timers;
     signal_waiters = List.length t.signal_waiters;
   }
@@ -565,11 +579,15 @@ let dispatch t n =
 let spin_ns = 20_000
 let spin_window_ns = 1_000_000
 
-(* The number of events found, or [0] once a foreign resumption arrived or
-   [until] passed. *)
+(* The number of events found, or [0] once a foreign resumption arrived, a
+   ring operation's completion made a fiber runnable, or [until] passed. *)
 let rec spin t ~until =
   let n = Poller.wait t.poller ~timeout_ms:0 in
-  if n > 0 || not (Incoming.is_empty t.incoming) then n
+  if
+    n > 0
+    || (not (Incoming.is_empty t.incoming))
+    || not (Private.Task_queue.is_empty t.runnable)
+  then n
   else if now_ns () < until then spin t ~until
   else 0
 
@@ -580,7 +598,11 @@ let wait_idle t ~deadline ~timeout =
     if now - t.last_foreign > spin_window_ns then Wake.sleep t timeout
     else
       let n = spin t ~until:(now + spin_ns) in
-      if n > 0 || not (Incoming.is_empty t.incoming) then n
+      if
+        n > 0
+        || (not (Incoming.is_empty t.incoming))
+        || not (Private.Task_queue.is_empty t.runnable)
+      then n
       else
         match timeout_until deadline with
         | 0 -> Poller.wait t.poller ~timeout_ms:0

@@ -58,6 +58,17 @@ val register :
 
 val unix : fd -> Unix.file_descr
 val is_socket : fd -> bool
+
+val token : fd -> int
+(** The poller's name for [fd] (what {!Uring_ops} keys it by); [-1] if it is
+    never waited for. *)
+
+val completions : fd -> Uring_ops.t option
+(** The ring's completion-based reads and writes, for a TCP socket ([~stream] at
+    {!register}) of a loop on io_uring (unless [BRAID_IO_URING_COMPLETION=0]);
+    [None] otherwise (datagram and Unix-domain sockets, pipes), and always on
+    epoll. *)
+
 val is_open : fd -> bool
 
 (** {2 Readiness}
@@ -125,8 +136,8 @@ val await_checked : fd -> write:bool -> unit
 
 val interrupt_readers : fd -> exn -> unit
 (** [interrupt_readers fd e] wakes the fibers waiting for [fd] to become
-    readable with [e]; [fd] stays open and registered. Only on [fd]'s loop
-    thread. *)
+    readable, or in a read of it on the ring ({!Uring_ops.interrupt_reader}),
+    with [e]; [fd] stays open and registered. Only on [fd]'s loop thread. *)
 
 val watch_readable : fd -> unit Braid.resumer -> unit
 (** [watch_readable fd resumer] registers [resumer] as a reader of [fd] without

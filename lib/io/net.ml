@@ -15,13 +15,18 @@ let close = Fd.close
 let read_into = Fd.read_into
 let write_all = Fd.write_all
 let write_string = Fd.write_string
+let send_more_when_ready _ unix buf off len = Syscall.send_more unix buf off len
 
 let rec send_more s buf off len =
   if len > 0 then
     let n =
-      Handle.nonblocking s Writable ~op:"write" ~blocked:Handle.would_block
-        (fun _ unix buf off len -> Syscall.send_more unix buf off len)
-        buf off len
+      match Loop.completions s with
+      | Some ops ->
+          Handle.ring_send ops s ~more:true buf off len
+            ~when_ready:send_more_when_ready
+      | None ->
+          Handle.nonblocking s Writable ~op:"write" ~blocked:Handle.would_block
+            send_more_when_ready buf off len
     in
     send_more s buf (off + n) (len - n)
 

@@ -65,6 +65,19 @@ let add t fd flags ~token ~socket =
   | Epoll_poller { epoll; _ } -> Epoll.add epoll fd flags ~token
   | Uring_poller ring -> Uring_poller.add ring fd flags ~token ~socket
 
+let arm t token =
+  match t with
+  | Epoll_poller _ -> ()
+  | Uring_poller ring -> Uring_poller.arm ring token
+
+let completion_ops = function
+  | Epoll_poller _ -> None
+  | Uring_poller ring -> Uring_poller.ops ring
+
+let op_waiters = function
+  | Epoll_poller _ -> 0
+  | Uring_poller ring -> Uring_poller.waiting ring
+
 let remove t fd ~token =
   match t with
   | Epoll_poller { epoll; _ } -> Epoll.remove epoll fd

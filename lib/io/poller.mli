@@ -45,6 +45,17 @@ val add :
     Raises [Unix.Unix_error (EPERM, _, _)] for a descriptor that cannot be
     polled (a regular file, a directory), as epoll does. *)
 
+val arm : t -> int -> unit
+(** [arm t token] is called before a fiber waits for [token]'s readiness:
+    io_uring polls a socket only from then on ({!Uring_poller.arm}); nothing for
+    epoll, which watches from {!add} on. *)
+
+val completion_ops : t -> Uring_ops.t option
+(** Socket reads and writes on the ring, if [t] is io_uring with them on. *)
+
+val op_waiters : t -> int
+(** Fibers suspended in a {!completion_ops} operation. *)
+
 val remove : t -> Unix.file_descr -> token:int -> unit
 (** [remove t fd ~token] stops watching [fd]: no later event carries [token]
     until it is added again. [fd] may be closed right after. *)

@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 /* The OCaml side speaks epoll's flags (epoll.ml), which are poll(2)'s. */
 _Static_assert(POLLIN == 0x001, "POLLIN");
@@ -43,17 +44,39 @@ _Static_assert(POLLRDHUP == 0x2000, "POLLRDHUP");
    waited for ever. */
 #define ALWAYS_REPORTED (POLLERR | POLLHUP)
 
+/* The bytes of one completion-based operation (uring_ops.ml): the kernel
+   reads or fills them after the submitting call has returned, so they
+   cannot be an OCaml [bytes], which the collector may move. One buffer per
+   operation slot, kept across operations (slots are reused last-freed
+   first) and only ever grown while its slot is free. */
+struct op_buffer {
+  char *data;
+  size_t capacity;
+};
+
 struct ring {
   struct io_uring ring;
   int open;
+  struct op_buffer *buffers; /* By slot. */
+  size_t nbuffers;
 };
 
 #define Ring_val(v) (*((struct ring **)Data_custom_val(v)))
+
+/* Only once the ring is gone: its exit cancels and waits for what is in
+   flight, which may still write into these. */
+static void free_buffers(struct ring *r) {
+  for (size_t i = 0; i < r->nbuffers; i++) free(r->buffers[i].data);
+  free(r->buffers);
+  r->buffers = NULL;
+  r->nbuffers = 0;
+}
 
 static void finalize_ring(value v) {
   struct ring *r = Ring_val(v);
   if (r != NULL) {
     if (r->open) io_uring_queue_exit(&r->ring);
+    free_buffers(r);
     free(r);
   }
 }
@@ -79,19 +102,26 @@ static struct ring *open_ring(value v, const char *op) {
    the kernel only then. Older kernels refuse these flags (EINVAL): the ring
    is then made without them. DEFER_TASKRUN (6.1: the work batched until
    the loop asks for completions) is not tried yet (docs/io.md, Backends). */
-value braid_io_uring_create(value entries) {
-  CAMLparam1(entries);
+value braid_io_uring_create(value entries, value defer) {
+  CAMLparam2(entries, defer);
   CAMLlocal1(v);
   struct ring *r = calloc(1, sizeof *r);
   if (r == NULL) caml_raise_out_of_memory();
-  static const unsigned setups[] = {IORING_SETUP_SINGLE_ISSUER |
-                                        IORING_SETUP_COOP_TASKRUN |
-                                        IORING_SETUP_TASKRUN_FLAG,
-                                    0};
+  /* With [defer] (BRAID_IO_URING_DEFER=1, to measure it), DEFER_TASKRUN is
+     tried first: task work waits until the loop asks for completions
+     (io_uring_enter with GETEVENTS, which every wait, and a look that finds
+     TASKRUN_FLAG set, makes), rather than running at the exit of any system
+     call of the loop's thread. */
+  static const unsigned setups[] = {
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+          IORING_SETUP_TASKRUN_FLAG,
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN |
+          IORING_SETUP_TASKRUN_FLAG,
+      0};
   struct io_uring_params params;
   int err = -EINVAL;
-  for (size_t i = 0; err == -EINVAL && i < sizeof setups / sizeof *setups;
-       i++) {
+  for (size_t i = Bool_val(defer) ? 0 : 1;
+       err == -EINVAL && i < sizeof setups / sizeof *setups; i++) {
     memset(&params, 0, sizeof params);
     params.flags = setups[i];
     err = io_uring_queue_init_params(Int_val(entries), &r->ring, &params);
@@ -119,6 +149,7 @@ value braid_io_uring_close(value v) {
   if (r->open) {
     r->open = 0;
     io_uring_queue_exit(&r->ring);
+    free_buffers(r);
   }
   return Val_unit;
 }
@@ -197,7 +228,9 @@ value braid_io_uring_wait(value v, value buffer, value timeout_ms) {
   int capacity = (int)(Wosize_val(buffer) / 3);
   int err = 0;
   if (timeout == 0) {
-    if (io_uring_sq_ready(ring) > 0) err = io_uring_submit(ring);
+    /* GETEVENTS too: under DEFER_TASKRUN the completions of what was
+       queued before are posted only then. */
+    if (io_uring_sq_ready(ring) > 0) err = io_uring_submit_and_get_events(ring);
   } else {
     struct io_uring_cqe *cqe;
     struct __kernel_timespec ts;
@@ -221,4 +254,123 @@ value braid_io_uring_wait(value v, value buffer, value timeout_ms) {
     n++;
   }
   CAMLreturn(Val_int(n));
+}
+
+/* Completion-based operations (uring_ops.ml). Each is queued, not
+   submitted: the loop's next wait submits the whole turn's in one
+   io_uring_enter. Its completion comes under [user_data]. */
+
+/* Slot [slot]'s buffer, at least [len] bytes. */
+static char *op_buffer(struct ring *r, long slot, size_t len) {
+  if ((size_t)slot >= r->nbuffers) {
+    size_t n = r->nbuffers > 0 ? r->nbuffers : 64;
+    while (n <= (size_t)slot) n *= 2;
+    struct op_buffer *b = realloc(r->buffers, n * sizeof *b);
+    if (b == NULL) caml_raise_out_of_memory();
+    memset(b + r->nbuffers, 0, (n - r->nbuffers) * sizeof *b);
+    r->buffers = b;
+    r->nbuffers = n;
+  }
+  struct op_buffer *b = &r->buffers[slot];
+  if (b->capacity < len) {
+    /* Not realloc: the old bytes are not needed, only the room. */
+    size_t capacity = len < 4096 ? 4096 : len;
+    char *data = malloc(capacity);
+    if (data == NULL) caml_raise_out_of_memory();
+    free(b->data);
+    b->data = data;
+    b->capacity = capacity;
+  }
+  return b->data;
+}
+
+value braid_io_uring_recv(value v, value fd, value slot, value len,
+                          value user_data) {
+  struct ring *r = open_ring(v, "io_uring recv");
+  size_t n = Long_val(len);
+  char *data = op_buffer(r, Long_val(slot), n);
+  struct io_uring_sqe *sqe = take_sqe(&r->ring, "io_uring recv");
+  io_uring_prep_recv(sqe, Int_val(fd), data, n, 0);
+  io_uring_sqe_set_data64(sqe, (__u64)Long_val(user_data));
+  return Val_unit;
+}
+
+/* The bytes are copied now: the caller's [bytes] may move or be reused
+   before the kernel sends them. MSG_NOSIGNAL as Syscall.send. */
+value braid_io_uring_send(value v, value fd, value slot, value buf, value off,
+                          value len, value more, value user_data) {
+  struct ring *r = open_ring(v, "io_uring send");
+  size_t n = Long_val(len);
+  char *data = op_buffer(r, Long_val(slot), n);
+  memcpy(data, Bytes_val(buf) + Long_val(off), n);
+  struct io_uring_sqe *sqe = take_sqe(&r->ring, "io_uring send");
+  io_uring_prep_send(sqe, Int_val(fd), data, n,
+                     MSG_NOSIGNAL | (Bool_val(more) ? MSG_MORE : 0));
+  io_uring_sqe_set_data64(sqe, (__u64)Long_val(user_data));
+  return Val_unit;
+}
+
+value braid_io_uring_send_bytecode(value *argv, int argn) {
+  (void)argn;
+  return braid_io_uring_send(argv[0], argv[1], argv[2], argv[3], argv[4],
+                             argv[5], argv[6], argv[7]);
+}
+
+/* [len] bytes of slot [slot]'s buffer from [from] into [buf] at [off]; the
+   caller checked the bounds. Allocates nothing, raises nothing. */
+value braid_io_uring_copy_out(value v, value slot, value from, value buf,
+                              value off, value len) {
+  struct ring *r = Ring_val(v);
+  size_t s = Long_val(slot);
+  if (s < r->nbuffers && r->buffers[s].data != NULL)
+    memcpy(Bytes_val(buf) + Long_val(off), r->buffers[s].data + Long_val(from),
+           Long_val(len));
+  return Val_unit;
+}
+
+value braid_io_uring_copy_out_bytecode(value *argv, int argn) {
+  (void)argn;
+  return braid_io_uring_copy_out(argv[0], argv[1], argv[2], argv[3], argv[4],
+                                 argv[5]);
+}
+
+/* Cancels the operation under [target]; its own completion is skipped
+   when it succeeds, and comes under [own] (which names nothing) when the
+   operation had already finished. */
+value braid_io_uring_cancel(value v, value target, value own) {
+  struct ring *r = open_ring(v, "io_uring cancel");
+  struct io_uring_sqe *sqe = take_sqe(&r->ring, "io_uring cancel");
+  io_uring_prep_cancel64(sqe, (__u64)Long_val(target), 0);
+  io_uring_sqe_set_data64(sqe, (__u64)Long_val(own));
+  sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+  return Val_unit;
+}
+
+/* Cancels every operation on [fd] (5.19), before the descriptor is closed:
+   a pending receive holds the socket's file, so closing the descriptor
+   alone would neither end it nor close the socket. */
+value braid_io_uring_cancel_fd(value v, value fd, value own) {
+  struct ring *r = open_ring(v, "io_uring cancel");
+  struct io_uring_sqe *sqe = take_sqe(&r->ring, "io_uring cancel");
+  io_uring_prep_cancel_fd(sqe, Int_val(fd), IORING_ASYNC_CANCEL_ALL);
+  io_uring_sqe_set_data64(sqe, (__u64)Long_val(own));
+  sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+  return Val_unit;
+}
+
+value braid_io_uring_ecanceled(value unit) {
+  (void)unit;
+  return Val_int(ECANCELED);
+}
+
+/* Raises Unix.Unix_error for a completion's negative result. */
+value braid_io_uring_fail(value error, value op) {
+  caml_unix_error(Int_val(error), (char *)String_val(op), Nothing);
+  return Val_unit;
+}
+
+value braid_io_uring_submit(value v) {
+  struct ring *r = open_ring(v, "io_uring_enter");
+  submit_and_run_task_work(&r->ring);
+  return Val_unit;
 }
