@@ -380,7 +380,8 @@ let io_backend =
            ($(b,uring); Linux 5.11 or later). If the kernel refuses io_uring \
            (too old, $(b,kernel.io_uring_disabled), a seccomp filter), the \
            loops use epoll and one line on standard error says why. Default: \
-           the environment's $(b,BRAID_IO_BACKEND), else epoll.")
+           the configuration file's $(b,IoBackend), else the environment's \
+           $(b,BRAID_IO_BACKEND), else epoll. Changing it needs a restart.")
 
 let dev =
   Arg.(

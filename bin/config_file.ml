@@ -208,6 +208,12 @@ let paths : string list value =
     (String.split_on_char ',' s)
     (Ok [])
 
+let io_backend : Braid_io.backend value =
+ fun ~name ~dir:_ s ->
+  match Braid_io.backend_of_string (String.lowercase_ascii s) with
+  | Some b -> Ok b
+  | None -> Error (Printf.sprintf "%s: %S is neither epoll nor uring" name s)
+
 let on_off : bool value =
  fun ~name ~dir:_ s ->
   match String.lowercase_ascii s with
@@ -241,6 +247,7 @@ let specs =
     spec "TlsCertificateKey" paths Layer.tls_keys;
     spec "HttpsRedirect" on_off Layer.https_redirect;
     spec "Domains" (whole_number ~min:1) Layer.domains;
+    spec "IoBackend" io_backend Layer.io_backend;
     spec "DocumentRoot" path Layer.root;
     spec "Precompressed" on_off Layer.precompressed;
     spec "MaxConnections" (whole_number ~min:1) Layer.max_connections;

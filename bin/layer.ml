@@ -119,6 +119,7 @@ let port port (c : Config.t) =
   { c with listen = Unix.ADDR_INET (ip, port) }
 
 let domains n (c : Config.t) = { c with domains = n }
+let io_backend b (c : Config.t) = { c with io_backend = Some b }
 let root dir (c : Config.t) = { c with root = Some dir }
 let max_connections n (c : Config.t) = { c with max_connections = n }
 let precompressed on (c : Config.t) = { c with precompressed = on }

@@ -72,6 +72,9 @@ val https_redirect : bool -> change
 val domains : int -> change
 (** The number of event loops. *)
 
+val io_backend : Braid_io.backend -> change
+(** What the event loops wait in. *)
+
 val root : string -> change
 (** The document root. *)
 

@@ -152,6 +152,12 @@ let on_reload server writer ~defaults ~file ~flags ~activated ~client ~table ()
             log
               (Printf.sprintf "warning: %s: Domains %d needs a restart" source
                  config.domains);
+          if config.io_backend <> running.io_backend then
+            log
+              (Printf.sprintf "warning: %s: IoBackend %s needs a restart" source
+                 (match config.io_backend with
+                 | Some b -> Braid_io.string_of_backend b
+                 | None -> "(the default)"));
           log ("info: configuration reloaded from " ^ source))
 
 (* SIGUSR2: the hand-over to a new binary (what the log lines and the
@@ -181,13 +187,23 @@ let hand_over writer ~listening () =
 
 let serve flags config_file demo dev log_level shutdown_timeout io_backend =
   let ( let* ) = Result.bind in
-  (* The server's loops take their backend from BRAID_IO_BACKEND
-     (Braid_server.Config has no field for it); set here, it also reaches the
-     new process of a binary upgrade, which inherits this environment. *)
-  Option.iter
-    (fun backend ->
-      Unix.putenv "BRAID_IO_BACKEND" (Braid_io.string_of_backend backend))
-    io_backend;
+  (* --io-backend is a flag like the others (it beats the file's IoBackend,
+     at start and at each reload), and also goes to BRAID_IO_BACKEND: what
+     else of this process runs loops, and a binary upgrade's new process
+     (which inherits the environment), take the same backend. *)
+  let flags =
+    match io_backend with
+    | None -> flags
+    | Some backend ->
+        Unix.putenv "BRAID_IO_BACKEND" (Braid_io.string_of_backend backend);
+        flags
+        @ [
+            {
+              Layer.origin = "option '--io-backend'";
+              change = Layer.io_backend backend;
+            };
+          ]
+  in
   (* As many descriptors as the hard limit allows, and a connection limit
      that fits in them, unless the file or the command line sets one. *)
   let defaults =

@@ -66,6 +66,7 @@ type t = {
   minor_heap_words : int;
   listen : Unix.sockaddr;
   domains : int;
+  io_backend : Braid_io.backend option;
   access_log : string option;
   error_log : string option;
   tls : tls option;
@@ -110,6 +111,7 @@ let default =
     minor_heap_words = 1 lsl 20;
     listen = Unix.ADDR_INET (Unix.inet_addr_loopback, 8080);
     domains = 1;
+    io_backend = None;
     access_log = None;
     error_log = None;
     tls = None;

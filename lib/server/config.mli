@@ -237,6 +237,11 @@ type t = {
       (** Event loops, one per domain, each accepting on its own socket bound
           with [SO_REUSEPORT] when there are several; at least 1. Read by
           {!Server.create}: {!Server.set_config} ignores it. *)
+  io_backend : Braid_io.backend option;
+      (** What the event loops wait in ({!Braid_io.type-backend}): [None] takes
+          [BRAID_IO_BACKEND]'s, else epoll. io_uring refused by the kernel falls
+          back to epoll with one line on standard error. Read by
+          {!Server.create}, like [domains]: {!Server.set_config} ignores it. *)
   access_log : string option;
       (** Where the access log goes (a path); [None]: no access log. The server
           does not open it: it is for whoever creates the {!Log_writer}. *)

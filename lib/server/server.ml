@@ -4,6 +4,7 @@ module Promise = Braid_sync.Promise
 
 type t = {
   domains : int;
+  io_backend : Braid_io.backend option;
   direct_calls : bool;
       (** The pipeline calls the production services directly: the benchmarks'
           baseline. *)
@@ -40,6 +41,7 @@ let create_server ~direct_calls ~settings config =
   let metrics = settings.metrics in
   let tls_address = Option.map (fun (t : Config.tls) -> t.address) config.tls in
   let address = config.listen and domains = config.domains in
+  let io_backend = config.io_backend in
   let config = Atomic.make config in
   let draining = Atomic.make false in
   let admission = Admission.create ~config ~metrics in
@@ -60,6 +62,7 @@ let create_server ~direct_calls ~settings config =
   Ok
     {
       domains;
+      io_backend;
       direct_calls;
       settings;
       config;
@@ -105,7 +108,14 @@ let set_config t (c : Config.t) =
     | _, None, _ -> None
   in
   let* c =
-    Config_check.check { c with listen = t.address; domains = t.domains; tls }
+    Config_check.check
+      {
+        c with
+        listen = t.address;
+        domains = t.domains;
+        io_backend = t.io_backend;
+        tls;
+      }
   in
   (* Certificates are read last: a configuration that fails its checks
      does not cost a reading of every key. *)
@@ -277,7 +287,8 @@ let run ?(on_listen = ignore) ?(background = ignore) ?listening ?tls_listening t
   let port = Promise.create () in
   let tls_port = t.tls_port in
   ignore
-    (Braid_io.run_domains ~domains:t.domains (fun ~domain ->
+    (Braid_io.run_domains ?backend:t.io_backend ~domains:t.domains
+       (fun ~domain ->
          serve_domain t ~domain ~port ~tls_port ~on_listen ~background
            ~listening ~tls_listening))
 

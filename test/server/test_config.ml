@@ -43,6 +43,12 @@ let samples : (string * string * (Config.t -> unit)) list =
   [
     ("Listen", "0.0.0.0:8081", check_listen "Listen" (address "0.0.0.0" 8081));
     ("Domains", "3", fun c -> Alcotest.(check int) "Domains" 3 c.domains);
+    ( "IoBackend",
+      "Uring",
+      fun c ->
+        Alcotest.(check bool)
+          "IoBackend" true
+          (c.io_backend = Some Braid_io.Uring) );
     ( "DocumentRoot",
       "\"/srv/my site\"",
       fun c ->
@@ -732,7 +738,12 @@ let per_client_default () =
 let set_config_keeps_listen_and_domains () =
   let dir = temp_dir () in
   let running =
-    { Config.default with listen = address "127.0.0.1" 0; domains = 2 }
+    {
+      Config.default with
+      listen = address "127.0.0.1" 0;
+      domains = 2;
+      io_backend = Some Braid_io.Epoll;
+    }
   in
   let server =
     match
@@ -746,6 +757,7 @@ let set_config_keeps_listen_and_domains () =
       running with
       listen = address "0.0.0.0" 9003;
       domains = 4;
+      io_backend = Some Braid_io.Uring;
       root = Some dir;
     }
   in
@@ -755,6 +767,7 @@ let set_config_keeps_listen_and_domains () =
   let c = Server.config server in
   check_listen "listen" running.listen c;
   Alcotest.(check int) "domains" 2 c.domains;
+  Alcotest.(check bool) "io_backend" true (c.io_backend = Some Braid_io.Epoll);
   Alcotest.(check (option string)) "root" (Some dir) c.root
 
 let errors =
@@ -779,6 +792,8 @@ let errors =
       "/etc/braid.conf:1: MaxConnections must be at least 1, not 0");
     ("zero domains", "Domains 0\n",
       "/etc/braid.conf:1: Domains must be at least 1, not 0");
+    ("unknown backend", "IoBackend kqueue\n",
+      "/etc/braid.conf:1: IoBackend: \"kqueue\" is neither epoll nor uring");
     ("negative seconds", "KeepAliveTimeout -5\n",
       "/etc/braid.conf:1: KeepAliveTimeout must not be negative: -5");
     ("zero seconds", "Timeout 0\n", "/etc/braid.conf:1: Timeout must be positive, not 0");

@@ -101,6 +101,8 @@ let big = String.make (32 lsl 20) 'x'
 let router pool =
   Braid_cli.Demo.routes pool Router.empty
   |> Router.add GET "/hello" (fun _ -> Response.string "hello\n")
+  |> Router.add GET "/backend" (fun _ ->
+         Response.string (Braid_io.string_of_backend (Braid_io.backend ())))
   |> Router.add GET "/big" (fun _ -> Response.string big)
   |> Router.add GET "/drain-while-answering" (fun _ ->
          Response.stream (fun w ->
@@ -128,7 +130,7 @@ let quick_timeouts =
     handler = Some 0.3;
   }
 
-let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
+let with_server ?(domains = 1) ?io_backend ?(timeouts = quick_timeouts)
     ?(max_connections = 1000) f =
   let pool = Braid_pool.create ~domains:1 () in
   let settings = Real_services.settings ~log_level:Error (router pool) in
@@ -140,6 +142,7 @@ let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
       linger = 0.2;
       listen = Braid_io.Net.tcp "127.0.0.1" 0;
       domains;
+      io_backend;
     }
   in
   let server =
@@ -150,6 +153,29 @@ let with_server ?(domains = 1) ?(timeouts = quick_timeouts)
   Fun.protect
     ~finally:(fun () -> Braid_pool.shutdown pool)
     (fun () -> serving server (fun port -> f server port))
+
+(* {1 The loops' backend} *)
+
+(* Config.io_backend is what the server's loops wait in, whatever
+   BRAID_IO_BACKEND says (make test runs this file again with it set to
+   uring): each backend asked for is the one a handler finds, or what
+   braid_io falls back to where the kernel refuses io_uring. *)
+let configured_backend () =
+  List.iter
+    (fun backend ->
+      let expected =
+        Braid_io.run ~backend (fun () ->
+            Braid_io.string_of_backend (Braid_io.backend ()))
+      in
+      with_server ~io_backend:backend @@ fun _ port ->
+      let s = connect port in
+      send s "GET /backend HTTP/1.1\r\nHost: x\r\n\r\n";
+      let r = read_response s in
+      Unix.close s;
+      Alcotest.(check string)
+        (Braid_io.string_of_backend backend)
+        expected r.Wire.body)
+    [ Braid_io.Epoll; Braid_io.Uring ]
 
 (* {1 Timeouts} *)
 
@@ -1315,6 +1341,10 @@ let () =
           Alcotest.test_case "stalled body" `Quick stalled_body;
           Alcotest.test_case "handler timeout" `Quick handler_timeout;
           Alcotest.test_case "stalled reader" `Quick stalled_reader;
+        ] );
+      ( "backend",
+        [
+          Alcotest.test_case "from the configuration" `Quick configured_backend;
         ] );
       ( "limits",
         [
