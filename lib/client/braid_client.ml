@@ -456,17 +456,8 @@ let close_idle t = Pool.close_idle t.pool
 
 (* Fields the client frames itself, or that belong to one connection. *)
 let is_managed name =
-  (* By length first: a request's every field is looked at. *)
-  match String.length name with
-  | 2 -> Headers.equal_name name "te"
-  | 7 -> Headers.equal_name name "upgrade"
-  | 10 ->
-      Headers.equal_name name "connection"
-      || Headers.equal_name name "keep-alive"
-  | 14 -> Headers.equal_name name "content-length"
-  | 16 -> Headers.equal_name name "proxy-connection"
-  | 17 -> Headers.equal_name name "transfer-encoding"
-  | _ -> false
+  Headers.is_hop_by_hop name
+  || (String.length name = 14 && Headers.equal_name name "content-length")
 
 let content_length b n =
   Buffer.add_string b "Content-Length: ";

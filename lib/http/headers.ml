@@ -108,6 +108,17 @@ let equal_name a b =
   let n = String.length a in
   n = String.length b && equal_name_from a b n 0
 
+(* By length first, with no lowercased copy: a proxy or client looks at
+   every field of every message. *)
+let is_hop_by_hop name =
+  match String.length name with
+  | 2 -> equal_name name "te"
+  | 7 -> equal_name name "upgrade"
+  | 10 -> equal_name name "connection" || equal_name name "keep-alive"
+  | 16 -> equal_name name "proxy-connection"
+  | 17 -> equal_name name "transfer-encoding"
+  | _ -> false
+
 let rec find_from t name i =
   if i >= Array.length t then None
   else if equal_name t.(i) name then Some t.(i + 1)

@@ -65,6 +65,12 @@ val fold : (string -> string -> 'a -> 'a) -> t -> 'a -> 'a
 val equal_name : string -> string -> bool
 (** [equal_name a b] compares field names ASCII case-insensitively. *)
 
+val is_hop_by_hop : string -> bool
+(** [is_hop_by_hop name]: [name] is one of the fields RFC 9110 §7.6.1 says
+    belong to one connection ([Connection], [Keep-Alive], [Proxy-Connection],
+    [TE], [Transfer-Encoding], [Upgrade]), in any case. Fields a [Connection]
+    header names are the caller's to add. No allocation. *)
+
 val list_has_token : string -> string -> bool
 (** [list_has_token value token] is [true] if the comma-separated [value] holds
     [token] (case-insensitively, ignoring whitespace around elements). *)

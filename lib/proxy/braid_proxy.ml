@@ -146,29 +146,33 @@ let update t config =
 let usable ~now u =
   Atomic.get u.down_until <= now && not (Atomic.get u.failed_check)
 
+(* The balancing policy's choice among the [n] (at least one) [candidates],
+   from the next turn. *)
+let choose t set candidates n =
+  let start = Atomic.fetch_and_add t.turn 1 land max_int in
+  match set.config.balance with
+  | Round_robin -> candidates.(start mod n)
+  | Least_connections ->
+      let best = ref candidates.(start mod n) in
+      for k = 1 to n - 1 do
+        let u = candidates.((start + k) mod n) in
+        if Atomic.get u.active < Atomic.get !best.active then best := u
+      done;
+      !best
+
 (* The first attempt, every upstream usable (the common case): chosen
    without the lists the general case builds. *)
 let pick_first t set ~now =
   let all = set.upstreams in
   let n = Array.length all in
   if not (Array.for_all (usable ~now) all) then None
-  else
-    let start = Atomic.fetch_and_add t.turn 1 land max_int in
-    match set.config.balance with
-    | Round_robin -> Some all.(start mod n)
-    | Least_connections ->
-        let best = ref all.(start mod n) in
-        for k = 1 to n - 1 do
-          let u = all.((start + k) mod n) in
-          if Atomic.get u.active < Atomic.get !best.active then best := u
-        done;
-        Some !best
+  else Some (choose t set all n)
 
 let pick t set ~tried =
   let now = Braid_io.Time.now_ns () in
   match if tried = [] then pick_first t set ~now else None with
   | Some _ as u -> u
-  | None -> (
+  | None ->
       let untried =
         List.filter
           (fun u -> not (List.memq u tried))
@@ -177,18 +181,7 @@ let pick t set ~tried =
       let alive = List.filter (usable ~now) untried in
       let candidates = Array.of_list (if alive = [] then untried else alive) in
       let n = Array.length candidates in
-      if n = 0 then None
-      else
-        let start = Atomic.fetch_and_add t.turn 1 land max_int in
-        match set.config.balance with
-        | Round_robin -> Some candidates.(start mod n)
-        | Least_connections ->
-            let best = ref candidates.(start mod n) in
-            for k = 1 to n - 1 do
-              let u = candidates.((start + k) mod n) in
-              if Atomic.get u.active < Atomic.get !best.active then best := u
-            done;
-            Some !best)
+      if n = 0 then None else Some (choose t set candidates n)
 
 let succeeded u = if Atomic.get u.fails <> 0 then Atomic.set u.fails 0
 
@@ -200,18 +193,7 @@ let failed set u =
 
 (* {1 Header fields} *)
 
-(* RFC 9110 §7.6.1; by length first, with no lowercased copy: every field
-   of every request and response is looked at. *)
-let is_hop_by_hop name =
-  match String.length name with
-  | 2 -> Headers.equal_name name "te"
-  | 7 -> Headers.equal_name name "upgrade"
-  | 10 ->
-      Headers.equal_name name "connection"
-      || Headers.equal_name name "keep-alive"
-  | 16 -> Headers.equal_name name "proxy-connection"
-  | 17 -> Headers.equal_name name "transfer-encoding"
-  | _ -> false
+let is_hop_by_hop = Headers.is_hop_by_hop
 
 (* Names listed by the message's Connection fields: hop-by-hop too. *)
 let connection_options headers =

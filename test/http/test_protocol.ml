@@ -353,6 +353,33 @@ let content_coding () =
    on random strings of every length up to 40 made mostly of the bytes at
    the edges (controls, space, tab, DEL, obs-text), and with one bad byte
    in each position of a long good value. *)
+(* RFC 9110 §7.6.1's fields in any case, and near misses of each length. *)
+let hop_by_hop () =
+  List.iter
+    (fun name -> Alcotest.(check bool) name true (Headers.is_hop_by_hop name))
+    [
+      "Connection";
+      "keep-alive";
+      "Proxy-Connection";
+      "TE";
+      "transfer-encoding";
+      "UPGRADE";
+    ];
+  List.iter
+    (fun name -> Alcotest.(check bool) name false (Headers.is_hop_by_hop name))
+    [
+      "";
+      "tt";
+      "content-length";
+      "upgrades";
+      "connectiox";
+      "keep-alivf";
+      "trailer";
+      "proxy-connectioN2";
+      "transfer-encodinG" ^ "s";
+      "host";
+    ]
+
 let field_checks () =
   let field_char c = c = ' ' || c = '\t' || (c >= '!' && c <> '\127') in
   let tchar c =
@@ -394,6 +421,7 @@ let () =
         [
           Alcotest.test_case "status" `Quick status;
           Alcotest.test_case "field names and values" `Quick field_checks;
+          Alcotest.test_case "hop-by-hop fields" `Quick hop_by_hop;
           Alcotest.test_case "a declared length reserves nothing" `Quick
             body_length_reserves_nothing;
           Alcotest.test_case "dates" `Quick dates;
