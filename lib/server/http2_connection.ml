@@ -480,16 +480,25 @@ let file_piece = 16_384
 
 exception File_shrank
 
-(* [n] bytes of [fd] from [offset] into [dst] at [dst_off]. *)
+(* pread(2) into the bytes themselves (pread_stubs.c): without releasing
+   the runtime lock for what the page cache holds, with it (through a
+   buffer of its own) for what must come from the disk. No seek: a
+   descriptor shared by streams keeps no position of theirs. *)
+external pread_into : Unix.file_descr -> bytes -> int -> int -> int -> int
+  = "braid_pread_into"
+
+(* [n] bytes of [fd] from [offset] into [dst] at [dst_off], where [fill]
+   puts them: the DATA frame's payload in [pending]. *)
 let read_exactly fd ~offset dst dst_off n =
-  if Unix.lseek fd offset SEEK_SET <> offset then raise File_shrank;
-  let rec go off n =
+  if dst_off < 0 || n < 0 || dst_off > Bytes.length dst - n then
+    invalid_arg "Http2_connection.read_exactly";
+  let rec go offset off n =
     if n > 0 then
-      match Unix.read fd dst off n with
+      match pread_into fd dst off n offset with
       | 0 -> raise File_shrank
-      | got -> go (off + got) (n - got)
+      | got -> go (offset + got) (off + got) (n - got)
   in
-  go dst_off n
+  go offset dst_off n
 
 (* A file's region read into DATA frames: over HTTP/2 the bytes must be
    framed (and, over TLS, encrypted), so sendfile(2) cannot send them. A
