@@ -17,7 +17,7 @@ dir=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$dir"' EXIT
 mkdir "$dir/root"
 head -c "$size" /dev/urandom >"$dir/root/f.bin"
-port=$((20000 + $$ % 20000))
+port=$((20000 + $$ % 12000))
 taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.%p" \
   "$exe" serve --domains 1 --root "$dir/root" --port "$port" \
   >"$dir/server.log" 2>&1 &
