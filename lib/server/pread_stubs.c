@@ -71,3 +71,47 @@ value braid_pread_into(value fd, value buf, value ofs, value len, value at) {
 #endif
   return pread_released(descriptor, buf, o, n, position);
 }
+
+/* The bytes between two slots: an HTTP/2 frame header. */
+#define GAP 9
+/* The most slots one call fills (a batch of DATA frames is smaller). */
+#define MAX_SLOTS 64
+
+/* braid_pread_slots fd buf ofs slot len at: as braid_pread_into, but the
+   [len] bytes go to slots of [slot] bytes (the last one shorter), the
+   first at [ofs] and each next one [GAP] bytes past the end of the one
+   before: the payloads of consecutive DATA frames, read by one system
+   call. At most MAX_SLOTS slots; the count read may be short. */
+value braid_pread_slots(value fd, value buf, value ofs, value slot,
+                        value len, value at) {
+  int descriptor = Int_val(fd);
+  long o = Long_val(ofs);
+  size_t piece = (size_t)Long_val(slot);
+  size_t n = (size_t)Long_val(len);
+  off_t position = (off_t)Long_val(at);
+  if (piece == 0) caml_invalid_argument("braid_pread_slots");
+  if (n > piece * MAX_SLOTS) n = piece * MAX_SLOTS;
+#ifdef RWF_NOWAIT
+  struct iovec iov[MAX_SLOTS];
+  int count = 0;
+  for (size_t i = 0; i < n; i += piece, count++) {
+    iov[count].iov_base = Bytes_val(buf) + o + (i / piece) * (piece + GAP);
+    iov[count].iov_len = n - i < piece ? n - i : piece;
+  }
+  ssize_t done;
+  do done = preadv2(descriptor, iov, count, position, RWF_NOWAIT);
+  while (done < 0 && errno == EINTR);
+  if (done >= 0) return Val_long(done);
+  if (errno != EAGAIN && errno != EOPNOTSUPP && errno != ENOSYS)
+    caml_unix_error(errno, "pread", Nothing);
+#endif
+  /* From the disk: the first slot only, through the lock-releasing path;
+     the caller comes back for the rest. */
+  return pread_released(descriptor, buf, o, n < piece ? n : piece, position);
+}
+
+value braid_pread_slots_bytecode(value *argv, int argn) {
+  (void)argn;
+  return braid_pread_slots(argv[0], argv[1], argv[2], argv[3], argv[4],
+                           argv[5]);
+}
