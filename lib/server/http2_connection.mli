@@ -30,7 +30,13 @@
       flight finish.
 
     A file response is read into DATA frames: sendfile(2) cannot send bytes that
-    must be framed (and, over TLS, encrypted). *)
+    must be framed (and, over TLS, encrypted). It is read in the stream's fiber,
+    on the loop's domain, by [preadv2] at the response's offsets (no seek: a
+    descriptor shared by streams is safe) straight into the frames' payloads:
+    with the runtime lock kept for what the page cache holds, released for what
+    must come from the disk, which blocks the loop (as sendfile(2) does for
+    HTTP/1.1) but neither the domain's other threads nor the other domains'
+    collections. *)
 
 type ending =
   | Peer_gone  (** The client closed the connection. *)
