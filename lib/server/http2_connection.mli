@@ -14,7 +14,9 @@
       windows as the handler reads it (half a window at a time), so a stream
       buffers at most its window and the connection at most its own; a response
       waits for the client's windows, suspending only its stream's fiber, at
-      most [timeouts.send] per wait (then the stream is reset);
+      most [timeouts.send] per wait (then the stream is reset), and past 128 KiB
+      of unwritten output for its turn (the writer lets one stream go per
+      write);
     - a stream reset by the client cancels its fiber; one the server finishes
       answering before the client finishes its body is ended with RST_STREAM
       NO_ERROR; PRIORITY frames and RFC 9218 priorities are parsed and ignored;
