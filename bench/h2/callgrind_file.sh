@@ -6,8 +6,8 @@
 #   bench/h2/callgrind_file.sh BRAID_EXE [SIZE_BYTES] [REQUESTS] [H2LOAD_ARGS]
 #
 # e.g. bench/h2/callgrind_file.sh _build/default/bin/main.exe 65536 2000 "-c1 -m1"
-# Prints the total and the top functions (inclusive of nothing: self cost),
-# per request. Needs valgrind and h2load (nghttp2-client).
+# Prints the instructions per request and the 15 functions with the most of
+# their own (self cost), per request. Needs valgrind and h2load (nghttp2-client).
 set -eu
 exe=$1
 size=${2:-65536}
@@ -39,9 +39,7 @@ callgrind_control -d "$server" >/dev/null 2>&1
 sleep 1
 out=$(ls -t "$dir"/cg.* | head -1)
 cp "$out" "${CG_KEEP:-/dev/null}"
-total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
-echo "requests $n ($load), file $size B: $((total / n)) instructions per request"
-callgrind_annotate "$out" 2>/dev/null | awk -v n="$n" '
-  /file:function/ { on = 1; next }
-  on && NF >= 2 && $1 ~ /^[0-9,]+$/ && shown < 15 {
-    c = $1; gsub(",", "", c); printf "%9d  %s\n", c / n, $NF; shown++ }'
+# callgrind_annotate's inclusive costs are nonsense across fiber stacks:
+# self costs, summed by callgrind_self.py.
+echo "requests $n ($load), file $size B:"
+python3 "$(dirname "$0")/callgrind_self.py" "$out" "$n" 15
