@@ -14,7 +14,9 @@
       windows as the handler reads it (half a window at a time), so a stream
       buffers at most its window and the connection at most its own; a response
       waits for the client's windows, suspending only its stream's fiber, at
-      most [timeouts.send] per wait (then the stream is reset);
+      most [timeouts.send] per wait (then the stream is reset), and past 128 KiB
+      of unwritten output for its turn (the writer lets one stream go per
+      write);
     - a stream reset by the client cancels its fiber; one the server finishes
       answering before the client finishes its body is ended with RST_STREAM
       NO_ERROR; PRIORITY frames and RFC 9218 priorities are parsed and ignored;
@@ -30,7 +32,13 @@
       flight finish.
 
     A file response is read into DATA frames: sendfile(2) cannot send bytes that
-    must be framed (and, over TLS, encrypted). *)
+    must be framed (and, over TLS, encrypted). It is read in the stream's fiber,
+    on the loop's domain, by [preadv2] at the response's offsets (no seek: a
+    descriptor shared by streams is safe) straight into the frames' payloads:
+    with the runtime lock kept for what the page cache holds, released for what
+    must come from the disk, which blocks the loop (as sendfile(2) does for
+    HTTP/1.1) but neither the domain's other threads nor the other domains'
+    collections. *)
 
 type ending =
   | Peer_gone  (** The client closed the connection. *)
