@@ -10,9 +10,8 @@ let send_piece = 65536
 
 (* Serves one parsed request; [true] if the connection goes on. [fiber] is
    the calling fiber, if any, looked up once for all the requests of a
-   [resume]. *)
+   [resume]. Called with the request's id bound ([loop]). *)
 let rec exchange (c : Pipeline_state.t) ~fiber (req : Request.t) =
-  Dispatch.with_request_id ~fiber req @@ fun () ->
   let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
   let response, body = Dispatch.dispatch c req ~now ~path ~query in
@@ -206,7 +205,32 @@ let next (c : Pipeline_state.t) =
    client need not retry): it waits for it, the first as briefly as a
    connection idle when the drain began ([Progress.drain_grace]), the fresh
    one within its head's deadline. Connection.close_idle bounds both. *)
-let rec loop (c : Pipeline_state.t) ~fiber =
+(* What [loop] hands [Dispatch.with_request_id] to run: made once per
+   [resume], not a closure per request. [serve ()] serves the request in
+   [current]; between requests [current] holds the last one served (or
+   [no_request]). *)
+type turn = { mutable current : Request.t; serve : unit -> bool }
+
+(* [current] before the first request: never served. *)
+let no_request : Request.t =
+  {
+    meth = GET;
+    target = "/";
+    target_form = Origin_form;
+    version = Http_1_1;
+    headers = Headers.empty;
+    body = No_body;
+    keep_alive = false;
+    expect_continue = false;
+  }
+
+let turn c ~fiber =
+  let rec t =
+    { current = no_request; serve = (fun () -> exchange c ~fiber t.current) }
+  in
+  t
+
+let rec loop (c : Pipeline_state.t) ~fiber ~turn =
   let progress = c.progress in
   if Input.length c.input = 0 then (
     Output.flush c.out;
@@ -268,7 +292,7 @@ let rec loop (c : Pipeline_state.t) ~fiber =
       | Error (Invalid e) ->
           if reject c e then (
             next c;
-            loop c ~fiber)
+            loop c ~fiber ~turn)
           else Server_closed
       | Ok req -> (
           progress.phase <- Body;
@@ -277,7 +301,8 @@ let rec loop (c : Pipeline_state.t) ~fiber =
           c.head_written <- false;
           c.abandon_body <- false;
           match
-            match exchange c ~fiber req with
+            turn.current <- req;
+            match Dispatch.with_request_id ~fiber req turn.serve with
             | v ->
                 Body.close c.body;
                 Handler.Ending.run c.ending;
@@ -290,7 +315,7 @@ let rec loop (c : Pipeline_state.t) ~fiber =
           with
           | true ->
               next c;
-              loop c ~fiber
+              loop c ~fiber ~turn
           | false ->
               (* The client that asked for the close sends nothing more
                  (RFC 9112 §9.6): if nothing of its is left unread, closing
@@ -520,7 +545,10 @@ let resume (c : Pipeline_state.t) =
        or parks (and a parked connection is taken up with a pipeline made
        anew, maybe by another fiber). *)
     let fiber = Braid.Private.Fiber.current () in
-    let outcome = try loop c ~fiber with Unwind.Abort -> Server_closed in
+    let outcome =
+      try loop c ~fiber ~turn:(turn c ~fiber)
+      with Unwind.Abort -> Server_closed
+    in
     Output.flush c.out;
     release_buffers c;
     outcome
