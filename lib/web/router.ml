@@ -165,9 +165,46 @@ let allow methods =
        (fun m -> if List.mem m methods then Some (Method.to_string m) else None)
        order)
 
+(* Whether [path] holds a "%" from [i]: without one, its decoded segments
+   are its substrings. *)
+let rec has_percent path i n =
+  i < n && (String.unsafe_get path i = '%' || has_percent path (i + 1) n)
+
+(* Whether [lit] is [path]'s substring from 1 to [stop], not cut out. *)
+let first_segment_is path stop lit =
+  let n = String.length lit in
+  let rec same i =
+    i >= n
+    || (String.unsafe_get lit i = String.unsafe_get path (i + 1) && same (i + 1))
+  in
+  n = stop - 1 && same 0
+
+(* Whether a route may match [path], whose first segment (no escapes in it)
+   ends at [stop]: one whose pattern begins with another literal cannot.
+   The path of a request that no route serves (a static file's, on every
+   request the fallback answers) is then not split here, only there. *)
+let rec may_match path stop = function
+  | [] -> false
+  | { pattern = Literal lit :: _; _ } :: rest ->
+      first_segment_is path stop lit || may_match path stop rest
+  | _ :: _ -> true
+
+(* Where the segment from [i] ends: no option allocated. *)
+let rec segment_end path i n =
+  if i >= n || String.unsafe_get path i = '/' then i
+  else segment_end path (i + 1) n
+
+let no_route_for routes path =
+  let n = String.length path in
+  n > 0
+  && String.unsafe_get path 0 = '/'
+  && (not (has_percent path 1 n))
+  && not (may_match path (segment_end path 1 n) routes)
+
 let lookup t meth path =
   match t.routes with
   | [] -> Not_found
+  | routes when no_route_for routes path -> Not_found
   | routes -> (
       match Url_path.segments path with
       | Error _ -> Not_found
