@@ -92,7 +92,7 @@ let traced_end ~fiber ~status ~bytes =
         | None -> Braid.Fiber.self_id ())
       ~status ~bytes
 
-let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
+let answer (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   (* Routes and files see the path with its dot-segments resolved, so that
      /./fib/3 and /%66ib/3 reach the same route, and rules on paths cannot be
      dodged with dots. *)
@@ -162,21 +162,22 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
     | response -> response
     | exception exn -> failure c req ~time:now exn
   in
-  let response =
-    run_handler c
-      (c.services.middleware inner)
-      ~time:now
-      {
-        head = req;
-        path;
-        query;
-        params = [];
-        tail = None;
-        peer = c.peer;
-        secure = c.secure;
-        body;
-        now;
-        ending;
-      }
-  in
-  (response, body)
+  run_handler c
+    (c.services.middleware inner)
+    ~time:now
+    {
+      head = req;
+      path;
+      query;
+      params = [];
+      tail = None;
+      peer = c.peer;
+      secure = c.secure;
+      body;
+      now;
+      ending;
+    }
+
+let dispatch c req ~now ~path ~query =
+  let response = answer c req ~now ~path ~query in
+  (response, c.body)

@@ -14,7 +14,8 @@ let send_piece = 65536
 let rec exchange (c : Pipeline_state.t) ~fiber (req : Request.t) =
   let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
-  let response, body = Dispatch.dispatch c req ~now ~path ~query in
+  let response = Dispatch.answer c req ~now ~path ~query in
+  let body = c.body in
   match response.body with
   | Upgrade { protocol; run } ->
       upgrade c ~fiber req ~now response body ~protocol run
