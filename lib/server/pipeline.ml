@@ -197,22 +197,12 @@ let not_http2 (c : Pipeline_state.t) =
 let next (c : Pipeline_state.t) =
   if Output.length c.out >= c.config.output_buffer then Output.flush c.out
 
-(* Before waiting for a request: out go the buffered responses. A draining
-   server answers with [Connection: close] and ends the connection then; a
-   connection reaching its wait while the server drains is one whose last
-   response went out keep-alive just before the drain began, or a fresh one
-   (accepted just before listening stopped). Either may have its client's
-   request on the way, which closing it now would reset (and an HTTP/1.1
-   client need not retry): it waits for it, the first as briefly as a
-   connection idle when the drain began ([Progress.drain_grace]), the fresh
-   one within its head's deadline. Connection.close_idle bounds both. *)
 (* What [loop] hands [Dispatch.with_request_id] to run: made once per
-   [resume], not a closure per request. [serve ()] serves the request in
-   [current]; between requests [current] holds the last one served (or
-   [no_request]). *)
+   [resume], not a closure per request. [serve ()] serves the request put in
+   [current], and takes it out: an idle connection holds no request. *)
 type turn = { mutable current : Request.t; serve : unit -> bool }
 
-(* [current] before the first request: never served. *)
+(* [current] between requests: never served. *)
 let no_request : Request.t =
   {
     meth = GET;
@@ -227,10 +217,26 @@ let no_request : Request.t =
 
 let turn c ~fiber =
   let rec t =
-    { current = no_request; serve = (fun () -> exchange c ~fiber t.current) }
+    {
+      current = no_request;
+      serve =
+        (fun () ->
+          let req = t.current in
+          t.current <- no_request;
+          exchange c ~fiber req);
+    }
   in
   t
 
+(* Before waiting for a request: out go the buffered responses. A draining
+   server answers with [Connection: close] and ends the connection then; a
+   connection reaching its wait while the server drains is one whose last
+   response went out keep-alive just before the drain began, or a fresh one
+   (accepted just before listening stopped). Either may have its client's
+   request on the way, which closing it now would reset (and an HTTP/1.1
+   client need not retry): it waits for it, the first as briefly as a
+   connection idle when the drain began ([Progress.drain_grace]), the fresh
+   one within its head's deadline. Connection.close_idle bounds both. *)
 let rec loop (c : Pipeline_state.t) ~fiber ~turn =
   let progress = c.progress in
   if Input.length c.input = 0 then (
