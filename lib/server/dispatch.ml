@@ -21,6 +21,9 @@ let error_page (c : Pipeline_state.t) req (response : Response.t) =
          ^ "; the server's own page was sent");
         response
 
+let page_if_error c req (response : Response.t) =
+  if response.status < 400 then response else error_page c (Some req) response
+
 let failure (c : Pipeline_state.t) (req : Request.t) ~time exn =
   let backtrace = Printexc.get_raw_backtrace () in
   if Unwind.is_connections_own exn then
@@ -154,7 +157,9 @@ let answer (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
           match c.config.root with
           | None -> error_page c (Some req) (Response.error 404 "")
           | Some root ->
-              error_page c (Some req)
+              (* [Some req] made only for an error: a file served (most
+                 requests here) allocates no option. *)
+              page_if_error c req
                 (Static.serve c.services ~root ~index:c.config.index
                    ~precompressed:c.config.precompressed ~dates:c.dates r.head
                    ~path ~query))
