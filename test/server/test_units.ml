@@ -205,7 +205,8 @@ let routing_literal_heads () =
   in
   check "other file" `Not_found (found_name router GET "/1k.txt");
   check "literal" (`Found ("gc", [])) (found_name router GET "/debug/gc");
-  check "escaped literal" (`Found ("gc", []))
+  check "escaped literal"
+    (`Found ("gc", []))
     (found_name router GET "/%64ebug/gc");
   check "first only" `Not_found (found_name router GET "/debug");
   check "longer first" `Not_found (found_name router GET "/debugx/gc");
@@ -213,7 +214,8 @@ let routing_literal_heads () =
   check "param after"
     (`Found ("docs", [ ("page", "x") ]))
     (found_name router GET "/docs/x");
-  check "decoded literal" (`Found ("space", []))
+  check "decoded literal"
+    (`Found ("space", []))
     (found_name router POST "/a%20b");
   check "405" (`Not_allowed "POST") (found_name router GET "/a%20b");
   check "405 plain" (`Not_allowed "GET, HEAD")
