@@ -183,8 +183,20 @@ let create_key = Context.create_key
 let get key = Context.find key (context ())
 let with_binding key v f = with_context_changed (Context.add key v) f
 
+(* Not [with_fiber_context_changed fiber (Context.add key v) f]: that
+   partial application is a closure per call, and the server binds a request
+   id with this once per request. *)
 let with_binding_in fiber key v f =
-  with_fiber_context_changed fiber (Context.add key v) f
+  let saved = fiber.context in
+  fiber.context <- Context.add key v saved;
+  match f () with
+  | v ->
+      fiber.context <- saved;
+      v
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      fiber.context <- saved;
+      Printexc.raise_with_backtrace e bt
 
 let without_binding key f = with_context_changed (Context.remove key) f
 

@@ -21,6 +21,9 @@ let error_page (c : Pipeline_state.t) req (response : Response.t) =
          ^ "; the server's own page was sent");
         response
 
+let page_if_error c req (response : Response.t) =
+  if response.status < 400 then response else error_page c (Some req) response
+
 let failure (c : Pipeline_state.t) (req : Request.t) ~time exn =
   let backtrace = Printexc.get_raw_backtrace () in
   if Unwind.is_connections_own exn then
@@ -92,7 +95,7 @@ let traced_end ~fiber ~status ~bytes =
         | None -> Braid.Fiber.self_id ())
       ~status ~bytes
 
-let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
+let answer (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
   (* Routes and files see the path with its dot-segments resolved, so that
      /./fib/3 and /%66ib/3 reach the same route, and rules on paths cannot be
      dodged with dots. *)
@@ -154,7 +157,9 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
           match c.config.root with
           | None -> error_page c (Some req) (Response.error 404 "")
           | Some root ->
-              error_page c (Some req)
+              (* [Some req] made only for an error: a file served (most
+                 requests here) allocates no option. *)
+              page_if_error c req
                 (Static.serve c.services ~root ~index:c.config.index
                    ~precompressed:c.config.precompressed ~dates:c.dates r.head
                    ~path ~query))
@@ -162,21 +167,22 @@ let dispatch (c : Pipeline_state.t) (req : Request.t) ~now ~path ~query =
     | response -> response
     | exception exn -> failure c req ~time:now exn
   in
-  let response =
-    run_handler c
-      (c.services.middleware inner)
-      ~time:now
-      {
-        head = req;
-        path;
-        query;
-        params = [];
-        tail = None;
-        peer = c.peer;
-        secure = c.secure;
-        body;
-        now;
-        ending;
-      }
-  in
-  (response, body)
+  run_handler c
+    (c.services.middleware inner)
+    ~time:now
+    {
+      head = req;
+      path;
+      query;
+      params = [];
+      tail = None;
+      peer = c.peer;
+      secure = c.secure;
+      body;
+      now;
+      ending;
+    }
+
+let dispatch c req ~now ~path ~query =
+  let response = answer c req ~now ~path ~query in
+  (response, c.body)

@@ -48,6 +48,17 @@ val dispatch :
     handler that times out ([timeouts.handler]) is cancelled and answered [503]
     with [Connection: close]. Blocks the fiber while the handler runs. *)
 
+val answer :
+  Pipeline_state.t ->
+  Braid_http.Request.t ->
+  now:float ->
+  path:string ->
+  query:string option ->
+  Response.t
+(** [answer c request ~now ~path ~query] is {!dispatch}'s response alone; the
+    body given to the handler is [c.body] afterwards. The HTTP/1.1 pipeline's
+    call: no pair allocated per request. *)
+
 val with_request_id :
   fiber:Braid.Fiber.t option -> Braid_http.Request.t -> (unit -> 'a) -> 'a
 (** [with_request_id ~fiber request serve] runs [serve ()] (the request's whole

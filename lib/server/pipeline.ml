@@ -10,12 +10,12 @@ let send_piece = 65536
 
 (* Serves one parsed request; [true] if the connection goes on. [fiber] is
    the calling fiber, if any, looked up once for all the requests of a
-   [resume]. *)
+   [resume]. Called with the request's id bound ([loop]). *)
 let rec exchange (c : Pipeline_state.t) ~fiber (req : Request.t) =
-  Dispatch.with_request_id ~fiber req @@ fun () ->
   let now = Head_cache.now c.dates c.services in
   let path, query = Url_path.split_target req.target in
-  let response, body = Dispatch.dispatch c req ~now ~path ~query in
+  let response = Dispatch.answer c req ~now ~path ~query in
+  let body = c.body in
   match response.body with
   | Upgrade { protocol; run } ->
       upgrade c ~fiber req ~now response body ~protocol run
@@ -197,6 +197,37 @@ let not_http2 (c : Pipeline_state.t) =
 let next (c : Pipeline_state.t) =
   if Output.length c.out >= c.config.output_buffer then Output.flush c.out
 
+(* What [loop] hands [Dispatch.with_request_id] to run: made once per
+   [resume], not a closure per request. [serve ()] serves the request put in
+   [current], and takes it out: an idle connection holds no request. *)
+type turn = { mutable current : Request.t; serve : unit -> bool }
+
+(* [current] between requests: never served. *)
+let no_request : Request.t =
+  {
+    meth = GET;
+    target = "/";
+    target_form = Origin_form;
+    version = Http_1_1;
+    headers = Headers.empty;
+    body = No_body;
+    keep_alive = false;
+    expect_continue = false;
+  }
+
+let turn c ~fiber =
+  let rec t =
+    {
+      current = no_request;
+      serve =
+        (fun () ->
+          let req = t.current in
+          t.current <- no_request;
+          exchange c ~fiber req);
+    }
+  in
+  t
+
 (* Before waiting for a request: out go the buffered responses. A draining
    server answers with [Connection: close] and ends the connection then; a
    connection reaching its wait while the server drains is one whose last
@@ -206,7 +237,7 @@ let next (c : Pipeline_state.t) =
    client need not retry): it waits for it, the first as briefly as a
    connection idle when the drain began ([Progress.drain_grace]), the fresh
    one within its head's deadline. Connection.close_idle bounds both. *)
-let rec loop (c : Pipeline_state.t) ~fiber =
+let rec loop (c : Pipeline_state.t) ~fiber ~turn =
   let progress = c.progress in
   if Input.length c.input = 0 then (
     Output.flush c.out;
@@ -268,7 +299,7 @@ let rec loop (c : Pipeline_state.t) ~fiber =
       | Error (Invalid e) ->
           if reject c e then (
             next c;
-            loop c ~fiber)
+            loop c ~fiber ~turn)
           else Server_closed
       | Ok req -> (
           progress.phase <- Body;
@@ -277,7 +308,8 @@ let rec loop (c : Pipeline_state.t) ~fiber =
           c.head_written <- false;
           c.abandon_body <- false;
           match
-            match exchange c ~fiber req with
+            turn.current <- req;
+            match Dispatch.with_request_id ~fiber req turn.serve with
             | v ->
                 Body.close c.body;
                 Handler.Ending.run c.ending;
@@ -290,7 +322,7 @@ let rec loop (c : Pipeline_state.t) ~fiber =
           with
           | true ->
               next c;
-              loop c ~fiber
+              loop c ~fiber ~turn
           | false ->
               (* The client that asked for the close sends nothing more
                  (RFC 9112 §9.6): if nothing of its is left unread, closing
@@ -520,7 +552,10 @@ let resume (c : Pipeline_state.t) =
        or parks (and a parked connection is taken up with a pipeline made
        anew, maybe by another fiber). *)
     let fiber = Braid.Private.Fiber.current () in
-    let outcome = try loop c ~fiber with Unwind.Abort -> Server_closed in
+    let outcome =
+      try loop c ~fiber ~turn:(turn c ~fiber)
+      with Unwind.Abort -> Server_closed
+    in
     Output.flush c.out;
     release_buffers c;
     outcome

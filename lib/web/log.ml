@@ -15,10 +15,13 @@ let debug text = message Debug text
 module Request_id = struct
   (* The id is worked out when first read (a log line, a trace event, the
      echo), not for every request: most requests write no line but the
-     access log's, and none when there is no access log. [id] is [""] until
-     then; the first reader's value is kept (compare-and-set), so that every
-     line of a request, on any domain, shows the same id. *)
-  type t = { head : Braid_http.Request.t option; id : string Atomic.t }
+     access log's, and none when there is no access log. The cell holds the
+     request until then; the first reader's value is kept (compare-and-set),
+     so that every line of a request, on any domain, shows the same id. One
+     cell and one constructor: 4 words per request, against 7 for a record
+     of the request's option and a cell. *)
+  type state = Of_head of Braid_http.Request.t | Id of string
+  type t = state Atomic.t
 
   let is_hex_digit = function '0' .. '9' | 'a' .. 'f' -> true | _ -> false
   let all_hex s = String.for_all is_hex_digit s
@@ -27,7 +30,7 @@ module Request_id = struct
   (* version "-" trace-id "-" parent-id "-" flags: 2, 32, 16 and 2 hex
      digits. Version ff is invalid, and so is an all-zero id; a version
      above 00 may append fields, which are ignored (W3C Trace Context, 3.2). *)
-  let of_traceparent header =
+  let trace_id_of header =
     let h = String.trim header in
     if String.length h < 55 then Result.Error "traceparent: too short"
     else if h.[2] <> '-' || h.[35] <> '-' || h.[52] <> '-' then
@@ -43,7 +46,7 @@ module Request_id = struct
       else if id = zeros 32 then Result.Error "traceparent: all-zero trace id"
       else if parent = zeros 16 then
         Result.Error "traceparent: all-zero parent id"
-      else Ok { head = None; id = Atomic.make id }
+      else Ok id
 
   (* Generated ids: 16 random hex digits drawn once per process, then a
      counter of the generating domain with the domain's index on top, so
@@ -89,25 +92,28 @@ module Request_id = struct
     count b 31;
     Bytes.to_string b
 
-  let generate () = { head = None; id = Atomic.make (generated ()) }
-  let of_request req = { head = Some req; id = Atomic.make "" }
+  let of_traceparent header =
+    match trace_id_of header with
+    | Ok id -> Ok (Atomic.make (Id id))
+    | Result.Error _ as e -> e
+
+  let generate () = Atomic.make (Id (generated ()))
+  let of_request req = Atomic.make (Of_head req)
 
   let of_head (req : Braid_http.Request.t) =
     match Braid_http.Request.header req "traceparent" with
     | None -> generated ()
     | Some h -> (
-        match of_traceparent h with
-        | Ok t -> Atomic.get t.id
-        | Result.Error _ -> generated ())
+        match trace_id_of h with Ok id -> id | Result.Error _ -> generated ())
 
-  let to_string t =
-    match Atomic.get t.id with
-    | "" ->
-        let id =
-          match t.head with Some req -> of_head req | None -> generated ()
-        in
-        if Atomic.compare_and_set t.id "" id then id else Atomic.get t.id
-    | id -> id
+  let rec to_string t =
+    match Atomic.get t with
+    | Id id -> id
+    | Of_head req as seen ->
+        let id = of_head req in
+        if Atomic.compare_and_set t seen (Id id) then id
+        else (* Another reader's value came first. *)
+          to_string t
 
   let key : t Braid.Fiber.key = Braid.Fiber.create_key ~name:"request id" ()
   let current () = Braid.Fiber.get key

@@ -165,37 +165,84 @@ let allow methods =
        (fun m -> if List.mem m methods then Some (Method.to_string m) else None)
        order)
 
+(* Whether [path] holds a "%" from [i]: without one, its decoded segments
+   are its substrings. *)
+let rec has_percent path i n =
+  i < n && (String.unsafe_get path i = '%' || has_percent path (i + 1) n)
+
+(* Whether [lit] from [i] is [path] from [i + 1]: top-level, as a local
+   function would be a closure made per call. *)
+let rec same_from lit path i n =
+  i >= n
+  || String.unsafe_get lit i = String.unsafe_get path (i + 1)
+     && same_from lit path (i + 1) n
+
+(* Whether [lit] is [path]'s substring from 1 to [stop], not cut out. *)
+let first_segment_is path stop lit =
+  let n = String.length lit in
+  n = stop - 1 && same_from lit path 0 n
+
+(* Whether a route may match [path], whose first segment (no escapes in it)
+   ends at [stop]: one whose pattern begins with another literal cannot.
+   The path of a request that no route serves (a static file's, on every
+   request the fallback answers) is then not split here, only there. *)
+let rec may_match path stop = function
+  | [] -> false
+  | { pattern = Literal lit :: _; _ } :: rest ->
+      first_segment_is path stop lit || may_match path stop rest
+  | _ :: _ -> true
+
+(* Where the segment from [i] ends: no option allocated. *)
+let rec segment_end path i n =
+  if i >= n || String.unsafe_get path i = '/' then i
+  else segment_end path (i + 1) n
+
+let no_route_for routes path =
+  let n = String.length path in
+  n > 0
+  && String.unsafe_get path 0 = '/'
+  && (not (has_percent path 1 n))
+  && not (may_match path (segment_end path 1 n) routes)
+
+(* The first route for [meth] that matches, or [Not_found]: a function of
+   its own rather than closures made per lookup. *)
+let rec find_route meth path segs = function
+  | [] -> Not_found
+  | r :: rest -> (
+      if r.meth <> meth then find_route meth path segs rest
+      else
+        match matches r.pattern segs [] with
+        | Some (params, depth) ->
+            Found
+              {
+                handler = r.handler;
+                params = List.rev params;
+                tail =
+                  (match depth with
+                  | Some depth -> Some (tail_of path depth)
+                  | None -> None);
+                max_body = r.max_body;
+              }
+        | None -> find_route meth path segs rest)
+
 let lookup t meth path =
   match t.routes with
   | [] -> Not_found
+  | routes when no_route_for routes path -> Not_found
   | routes -> (
       match Url_path.segments path with
       | Error _ -> Not_found
       | Ok segs -> (
-          let find meth =
-            List.find_map
-              (fun r ->
-                if r.meth = meth then
-                  match matches r.pattern segs [] with
-                  | Some (params, depth) ->
-                      Some
-                        (Found
-                           {
-                             handler = r.handler;
-                             params = List.rev params;
-                             tail = Option.map (tail_of path) depth;
-                             max_body = r.max_body;
-                           })
-                  | None -> None
-                else None)
-              routes
-          in
-          match find meth with
-          | Some found -> found
-          | None -> (
-              match if meth = Method.HEAD then find Method.GET else None with
-              | Some found -> found
-              | None ->
+          match find_route meth path segs routes with
+          | Found _ as found -> found
+          | Method_not_allowed _ | Not_found -> (
+              match
+                if meth = Method.HEAD then
+                  find_route Method.GET path segs routes
+                else Not_found
+              with
+              | Found _ as found -> found
+              | Method_not_allowed _ | Not_found ->
                   let allowed =
                     List.filter_map
                       (fun r ->

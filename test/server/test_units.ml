@@ -190,6 +190,39 @@ let routing () =
       | exception Invalid_argument _ -> ())
     [ ""; "fib"; "/fib/:"; "/*rest/x"; "/%zz" ]
 
+(* Routes that all begin with a literal: a path whose first segment is none
+   of them is answered without being split (Router.lookup), and must be
+   answered as if it had been. *)
+let routing_literal_heads () =
+  let router =
+    Router.empty
+    |> Router.add GET "/debug/gc" (named "gc")
+    |> Router.add GET "/docs/:page" (named "docs")
+    |> Router.add POST "/a%20b" (named "space")
+  in
+  let check name expected got =
+    Alcotest.(check bool) name true (expected = got)
+  in
+  check "other file" `Not_found (found_name router GET "/1k.txt");
+  check "literal" (`Found ("gc", [])) (found_name router GET "/debug/gc");
+  check "escaped literal"
+    (`Found ("gc", []))
+    (found_name router GET "/%64ebug/gc");
+  check "first only" `Not_found (found_name router GET "/debug");
+  check "longer first" `Not_found (found_name router GET "/debugx/gc");
+  check "shorter first" `Not_found (found_name router GET "/debu/gc");
+  check "param after"
+    (`Found ("docs", [ ("page", "x") ]))
+    (found_name router GET "/docs/x");
+  check "decoded literal"
+    (`Found ("space", []))
+    (found_name router POST "/a%20b");
+  check "405" (`Not_allowed "POST") (found_name router GET "/a%20b");
+  check "405 plain" (`Not_allowed "GET, HEAD")
+    (found_name router DELETE "/debug/gc");
+  check "root" `Not_found (found_name router GET "/");
+  check "not absolute" `Not_found (found_name router GET "debug/gc")
+
 (* {1 Static files} *)
 
 let request ?(meth = Method.GET) ?(headers = []) target =
@@ -783,7 +816,12 @@ let () =
           Alcotest.test_case "date cache" `Quick date_cache;
           Alcotest.test_case "content type remembered" `Quick content_type_memo;
         ] );
-      ("routing", [ Alcotest.test_case "router" `Quick routing ]);
+      ( "routing",
+        [
+          Alcotest.test_case "router" `Quick routing;
+          Alcotest.test_case "routes that begin with literals" `Quick
+            routing_literal_heads;
+        ] );
       ( "static",
         [
           Alcotest.test_case "files" `Quick static_files;
