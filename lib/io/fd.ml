@@ -117,9 +117,7 @@ let rec write fd buf off len =
   if len > 0 then
     let n =
       match Loop.completions fd with
-      | Some ops ->
-          Handle.ring_send ops fd ~more:false buf off len
-            ~when_ready:send_or_write
+      | Some ops -> Handle.ring_send ops fd ~more:false buf off len
       | None ->
           Handle.nonblocking fd Writable ~op:"write" ~blocked:Handle.would_block
             send_or_write buf off len

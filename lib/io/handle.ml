@@ -62,13 +62,14 @@ and wait_then_retry fd wanted ~op ~blocked call a b c =
 
 let would_block n = n < 0
 
-let ring_send ops fd ~more buf off len ~when_ready =
+let ring_send ops fd ~more buf off len =
   if not (Loop.is_open fd) then fail "write" Unix.EBADF;
-  match
-    Uring_ops.send ops (Loop.unix fd) ~token:(Loop.token fd) ~more buf off len
-  with
-  | n when n >= 0 -> n
-  | _busy ->
-      nonblocking fd Writable ~op:"write" ~blocked:would_block when_ready buf
-        off len
-  | exception Unix.Unix_error (error, _, _) -> fail "write" error
+  try Uring_ops.send ops (Loop.unix fd) ~token:(Loop.token fd) ~more buf off len
+  with Unix.Unix_error (error, _, _) -> fail "write" error
+
+let flush fd ~op =
+  match Loop.completions fd with
+  | None -> ()
+  | Some ops -> (
+      try Uring_ops.flush ops ~token:(Loop.token fd) ~op
+      with Unix.Unix_error (error, _, _) -> fail op error)

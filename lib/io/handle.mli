@@ -79,21 +79,20 @@ val would_block : int -> bool
     block. *)
 
 val ring_send :
-  Uring_ops.t ->
-  Loop.fd ->
-  more:bool ->
-  bytes ->
-  int ->
-  int ->
-  when_ready:(Loop.fd -> Unix.file_descr -> bytes -> int -> int -> int) ->
-  int
-(** [ring_send ops fd ~more buf off len ~when_ready] sends some of [buf]'s
-    [len > 0] bytes from [off] as one operation on [fd]'s ring
-    ({!Uring_ops.send}; [ops] is {!Loop.completions}[ fd]) and is how many went;
-    if another fiber's send is in flight on [fd], it is {!nonblocking} with
-    [when_ready] instead. Checks that [fd] is still open first (the caller
-    checked ownership). Blocks the calling fiber until the send completes.
+  Uring_ops.t -> Loop.fd -> more:bool -> bytes -> int -> int -> int
+(** [ring_send ops fd ~more buf off len] queues some of [buf]'s [len > 0] bytes
+    from [off] for [fd] on its ring ({!Uring_ops.send}; [ops] is
+    {!Loop.completions}[ fd]) and is how many it took. Checks that [fd] is still
+    open first (the caller checked ownership). Does not wait for the send;
+    blocks the calling fiber only while [fd] has too many bytes queued.
 
-    Raises {!Error} [{op = "write"; _}] with the send's error, or [EBADF] if
-    [fd] is or gets closed.
+    Raises {!Error} [{op = "write"; _}] with the error of an earlier send that
+    failed, or [EBADF] if [fd] is or gets closed.
+    @raise Braid.Cancelled if the fiber is cancelled while it waits for room. *)
+
+val flush : Loop.fd -> op:string -> unit
+(** [flush fd ~op] waits until the bytes queued by {!ring_send} on [fd] have
+    gone (at once on epoll, or for a descriptor not on the ring): before a
+    system call that writes to [fd] directly. Blocks only the calling fiber.
+    Raises {!Error} [{op; _}] with the error of a send that failed.
     @raise Braid.Cancelled if the fiber is cancelled while it waits. *)

@@ -21,9 +21,7 @@ let rec send_more s buf off len =
   if len > 0 then
     let n =
       match Loop.completions s with
-      | Some ops ->
-          Handle.ring_send ops s ~more:true buf off len
-            ~when_ready:send_more_when_ready
+      | Some ops -> Handle.ring_send ops s ~more:true buf off len
       | None ->
           Handle.nonblocking s Writable ~op:"write" ~blocked:Handle.would_block
             send_more_when_ready buf off len
@@ -56,6 +54,8 @@ let sendfile s file ~off ~len =
   else (
     Handle.usable s ~op:"sendfile";
     Loop.spend s;
+    (* On io_uring, the bytes written before must go first. *)
+    Handle.flush s ~op:"sendfile";
     send_file s file ~off ~len ~sent:0)
 
 let checked op f s =
@@ -64,7 +64,12 @@ let checked op f s =
 
 let local_addr = checked "getsockname" Unix.getsockname
 let peer_addr = checked "getpeername" Unix.getpeername
-let shutdown s cmd = checked "shutdown" (fun fd -> Unix.shutdown fd cmd) s
+
+let shutdown s cmd =
+  if cmd <> Unix.SHUTDOWN_RECEIVE then (
+    Handle.usable s ~op:"shutdown";
+    Handle.flush s ~op:"shutdown");
+  checked "shutdown" (fun fd -> Unix.shutdown fd cmd) s
 
 (* Only TCP reads trust a short read to have drained the socket (see
    [Loop.read_returned]): a Unix-domain read also stops where the credentials

@@ -26,6 +26,43 @@ let nobody = -1
    caller's to loop over, as with read(2). *)
 let max_bytes = 1 lsl 18
 
+(* A socket's sends (see [send]): at most one in flight, [inflight], and the
+   bytes written since, gathered in a second slot, [next], sent when the
+   first completes. So sends never reorder, a short send is sent on from
+   where it stopped, and at most two slots' worth of bytes wait per socket. *)
+type stream = {
+  mutable unix : Unix.file_descr;
+      (** A duplicate once the loop closed the socket with bytes still queued:
+          it keeps the socket open until they have gone. *)
+  mutable inflight : int;  (** A slot, or [-1]. *)
+  mutable sent : int;  (** Of [inflight]'s bytes, how many went. *)
+  mutable length : int;  (** Of [inflight]'s bytes. *)
+  mutable inflight_more : bool;
+  mutable next : int;  (** A slot, or [-1]: bytes not submitted yet. *)
+  mutable next_length : int;
+  mutable next_more : bool;
+  mutable error : int;
+      (** The errno of a failed send, or 0. Every later write raises it. *)
+  mutable blocked : unit Braid.resumer list;
+      (** Writers waiting for room, or for the queue to empty ({!flush}). *)
+  mutable closing : bool;
+}
+
+let no_stream =
+  {
+    unix = Unix.stdin;
+    inflight = -1;
+    sent = 0;
+    length = 0;
+    inflight_more = false;
+    next = -1;
+    next_length = 0;
+    next_more = false;
+    error = 0;
+    blocked = [];
+    closing = true;
+  }
+
 (* Bytes a receive got after its fiber had gone, for the next read. *)
 type kept = { bytes : bytes; mutable start : int; mutable length : int }
 
@@ -43,7 +80,10 @@ type t = {
   mutable slots : int;  (** Slots ever used. *)
   mutable receiving : int array;
       (** By token: the slot of its receive in flight, or [-1]. *)
-  mutable sending : int array;
+  mutable streams : stream array;  (** By token; [no_stream] if none. *)
+  mutable owners : stream array;  (** By slot, for sends. *)
+  mutable lingering : stream list;
+      (** Closed by the loop, their bytes still going; rarely any. *)
   kept : (int, kept) Hashtbl.t;  (** By token; rarely any. *)
   mutable ended : Bytes.t;
       (** By token: ['\001'] once a receive got the end of stream. A stream
@@ -66,7 +106,9 @@ let create ring =
     free_count = 0;
     slots = 0;
     receiving = [||];
-    sending = [||];
+    streams = [||];
+    owners = [||];
+    lingering = [];
     kept = Hashtbl.create 8;
     ended = Bytes.empty;
     waiting = 0;
@@ -94,6 +136,7 @@ let take_slot t ~token ~kind =
         t.results <- grow t.results slot ~filler:0;
         t.kinds <- grow t.kinds slot ~filler:0;
         t.tokens <- grow t.tokens slot ~filler:(-1);
+        t.owners <- grow t.owners slot ~filler:no_stream;
         t.free_slots <- grow t.free_slots slot ~filler:0);
       slot
   in
@@ -104,6 +147,7 @@ let take_slot t ~token ~kind =
 
 let release t slot =
   t.states.(slot) <- free;
+  t.owners.(slot) <- no_stream;
   t.waiters.(slot) <- idle;
   t.free_slots.(t.free_count) <- slot;
   t.free_count <- t.free_count + 1
@@ -111,7 +155,7 @@ let release t slot =
 let ensure_token t token =
   if token >= Array.length t.receiving then (
     t.receiving <- grow t.receiving token ~filler:(-1);
-    t.sending <- grow t.sending token ~filler:(-1);
+    t.streams <- grow t.streams token ~filler:no_stream;
     let ended = Bytes.make (Array.length t.receiving) '\000' in
     Bytes.blit t.ended 0 ended 0 (Bytes.length t.ended);
     t.ended <- ended)
@@ -155,22 +199,8 @@ let finish_orphan t slot result =
   if token >= 0 then
     if t.kinds.(slot) = receive then (
       clear t.receiving ~token slot;
-      if result > 0 then keep t ~token slot ~from:0 ~length:result)
-    else clear t.sending ~token slot;
+      if result > 0 then keep t ~token slot ~from:0 ~length:result);
   release t slot
-
-let complete t data result =
-  let slot = -2 - data in
-  let waiter = t.waiters.(slot) in
-  if waiter == idle then finish_orphan t slot result
-  else (
-    t.waiters.(slot) <- idle;
-    t.waiting <- t.waiting - 1;
-    t.results.(slot) <- result;
-    t.states.(slot) <- done_;
-    (* False if the fiber was resumed otherwise (cancelled) meanwhile: it
-       will find its slot done, and treat it as an orphan's. *)
-    ignore (waiter (Ok ()) : bool))
 
 (* Suspends until [slot] completes or its descriptor is closed (the slot is
    then still pending). *)
@@ -246,31 +276,162 @@ and received t unix ~token slot buf off len =
       recv t unix ~token ~ready:false buf off len
     else Uring_ring.fail (-result) "read")
 
+let wake_blocked s =
+  match s.blocked with
+  | [] -> ()
+  | blocked ->
+      s.blocked <- [];
+      List.iter (fun w -> ignore (w (Ok ()) : bool)) blocked
+
+let submit_inflight t s =
+  Uring_ring.send t.ring s.unix s.inflight s.sent (s.length - s.sent)
+    s.inflight_more (user_data s.inflight)
+
+(* The socket's queue is empty, or failed: a socket the loop closed is
+   closed now. *)
+let settled t s =
+  if s.closing && s.inflight < 0 then (
+    t.lingering <- List.filter (fun l -> l != s) t.lingering;
+    try Unix.close s.unix with Unix.Unix_error _ -> ())
+
+let drop_queue t s =
+  if s.inflight >= 0 then release t s.inflight;
+  if s.next >= 0 then release t s.next;
+  s.inflight <- -1;
+  s.next <- -1;
+  s.next_length <- 0
+
+(* The completion of [slot], [s]'s send in flight. *)
+let sent t slot result =
+  let s = t.owners.(slot) in
+  if result >= 0 then (
+    s.sent <- s.sent + result;
+    if s.sent < s.length then submit_inflight t s
+    else (
+      release t slot;
+      s.inflight <- -1;
+      if s.next >= 0 then (
+        s.inflight <- s.next;
+        s.sent <- 0;
+        s.length <- s.next_length;
+        s.inflight_more <- s.next_more;
+        s.next <- -1;
+        s.next_length <- 0;
+        submit_inflight t s);
+      wake_blocked s;
+      settled t s))
+  else (
+    if s.error = 0 then s.error <- -result;
+    drop_queue t s;
+    wake_blocked s;
+    settled t s)
+
+let complete t data result =
+  let slot = -2 - data in
+  let waiter = t.waiters.(slot) in
+  if t.kinds.(slot) = transmit then sent t slot result
+  else if waiter == idle then finish_orphan t slot result
+  else (
+    t.waiters.(slot) <- idle;
+    t.waiting <- t.waiting - 1;
+    t.results.(slot) <- result;
+    t.states.(slot) <- done_;
+    (* False if the fiber was resumed otherwise (cancelled) meanwhile: it
+       will find its slot done, and treat it as an orphan's. *)
+    ignore (waiter (Ok ()) : bool))
+
+(* Suspends the writer until [s]'s send in flight completes, or the socket
+   is closed. *)
+let block t s =
+  let mine = ref idle in
+  match
+    Braid.suspend (fun resume ->
+        mine := resume;
+        s.blocked <- resume :: s.blocked;
+        t.waiting <- t.waiting + 1;
+        None)
+  with
+  | () -> t.waiting <- t.waiting - 1
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      (* Not registered if the fiber was cancelled before it suspended. *)
+      if !mine != idle then (
+        t.waiting <- t.waiting - 1;
+        s.blocked <- List.filter (fun w -> w != !mine) s.blocked);
+      Printexc.raise_with_backtrace e bt
+
+let stream t unix ~token =
+  let s = t.streams.(token) in
+  if s != no_stream then s
+  else
+    let s =
+      {
+        no_stream with
+        unix;
+        closing = false;
+        inflight = -1;
+        next = -1;
+        blocked = [];
+      }
+    in
+    t.streams.(token) <- s;
+    s
+
+let check s ~op =
+  if s.closing then raise (Unix.Unix_error (Unix.EBADF, op, ""));
+  if s.error <> 0 then Uring_ring.fail s.error op
+
+(* A send does not wait for its completion: its bytes are copied into a
+   slot's buffer and it returns. The first goes at once (with the loop's
+   next submission); what is written while it is in flight is gathered in
+   the [next] slot, sent as one when it completes. A writer waits only when
+   [next] is full: a slow reader holds at most two slots' worth of a
+   socket's bytes here. *)
 let rec send t unix ~token ~more buf off len =
   ensure_token t token;
-  let slot = t.sending.(token) in
-  if slot >= 0 then
-    if t.states.(slot) = pending && t.waiters.(slot) == idle then (
-      (* An orphan's bytes go first; what it sent was not ours. *)
-      await t slot;
-      ignore (outcome t slot ~op:"write" : int);
-      clear t.sending ~token slot;
-      release t slot;
-      send t unix ~token ~more buf off len)
-    else busy
-  else
+  let s = stream t unix ~token in
+  check s ~op:"write";
+  if s.inflight < 0 then (
+    let n = min len max_bytes in
     let slot = take_slot t ~token ~kind:transmit in
-    Uring_ring.send t.ring unix slot buf off (min len max_bytes) more
-      (user_data slot);
-    t.sending.(token) <- slot;
-    await t slot;
-    let result = outcome t slot ~op:"write" in
-    clear t.sending ~token slot;
-    release t slot;
-    if result >= 0 then result
-    else if result = -Uring_ring.ecanceled then
-      send t unix ~token ~more buf off len
-    else Uring_ring.fail (-result) "write"
+    t.owners.(slot) <- s;
+    Uring_ring.append t.ring slot 0 buf off n;
+    s.inflight <- slot;
+    s.sent <- 0;
+    s.length <- n;
+    s.inflight_more <- more;
+    submit_inflight t s;
+    n)
+  else if s.next_length >= max_bytes then (
+    block t s;
+    check s ~op:"write";
+    send t unix ~token ~more buf off len)
+  else (
+    if s.next < 0 then (
+      let slot = take_slot t ~token ~kind:transmit in
+      t.owners.(slot) <- s;
+      s.next <- slot);
+    let n = min len (max_bytes - s.next_length) in
+    Uring_ring.append t.ring s.next s.next_length buf off n;
+    s.next_length <- s.next_length + n;
+    s.next_more <- more;
+    n)
+
+let rec flush t ~token ~op =
+  if token < Array.length t.streams then
+    let s = t.streams.(token) in
+    if s != no_stream then (
+      check s ~op;
+      if s.inflight >= 0 then (
+        block t s;
+        check s ~op;
+        flush t ~token ~op))
+
+let queued t ~token =
+  if token < Array.length t.streams then
+    let s = t.streams.(token) in
+    if s.inflight < 0 then 0 else s.length - s.sent + s.next_length
+  else 0
 
 (* The fiber woken here finds its slot still pending: [outcome] raises
    EBADF, and the slot, now an orphan, is freed by its completion. *)
@@ -282,20 +443,46 @@ let forget_slot t slot =
     t.waiting <- t.waiting - 1;
     ignore (waiter (Ok ()) : bool))
 
+(* A socket closed with bytes still queued keeps them: a duplicate of its
+   descriptor holds it open until they have gone (or failed), as close(2)
+   lets the kernel send what is in the socket's buffer. Writers waiting for
+   room fail with [EBADF]. *)
+let linger t unix s =
+  s.closing <- true;
+  (match Unix.dup ~cloexec:true unix with
+  | dup ->
+      s.unix <- dup;
+      t.lingering <- s :: t.lingering
+  | exception Unix.Unix_error _ ->
+      (* No descriptor left: the bytes are lost, as the loop's cancellation
+         of what is in flight below drops them. *)
+      Uring_ring.cancel_fd t.ring unix nobody;
+      drop_queue t s);
+  wake_blocked s
+
 let forget t unix ~token =
   if token < Array.length t.receiving then (
     Hashtbl.remove t.kept token;
     Bytes.unsafe_set t.ended token '\000';
-    let r = t.receiving.(token) and s = t.sending.(token) in
-    if r >= 0 || s >= 0 then (
-      Uring_ring.cancel_fd t.ring unix nobody;
+    let r = t.receiving.(token) and s = t.streams.(token) in
+    t.streams.(token) <- no_stream;
+    let sending = s != no_stream && s.inflight >= 0 in
+    if sending then linger t unix s
+    else if s != no_stream then (
+      s.closing <- true;
+      wake_blocked s);
+    if r >= 0 then (
+      Uring_ring.cancel t.ring (user_data r) nobody;
       t.receiving.(token) <- -1;
-      t.sending.(token) <- -1;
-      if r >= 0 then forget_slot t r;
-      if s >= 0 then forget_slot t s;
-      true)
-    else false)
+      forget_slot t r);
+    r >= 0 || sending)
   else false
+
+let close_lingering t =
+  List.iter
+    (fun s -> try Unix.close s.unix with Unix.Unix_error _ -> ())
+    t.lingering;
+  t.lingering <- []
 
 (* Like a cancellation of the reader's fiber: the receive is cancelled, and
    what it may still get is kept. *)

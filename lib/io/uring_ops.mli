@@ -1,8 +1,9 @@
 (** Completion-based socket IO on an io_uring ring: a receive or a send is a
     ring operation, queued by the fiber that needs it and submitted with the
     rest of the loop's turn by the loop's next wait ({!Uring_poller.wait}),
-    which also hands the completions back here ({!complete}). The fiber is
-    suspended until its operation completes; the loop runs the others meanwhile.
+    which also hands the completions back here ({!complete}). A receiving fiber
+    is suspended until its receive completes; a sending one is not (its bytes
+    are queued: {!send}). The loop runs the others meanwhile.
 
     The bytes travel through a buffer of the operation's slot, owned by the C
     side (an OCaml [bytes] may move while the kernel holds it): a receive copies
@@ -22,10 +23,9 @@ type t
 val create : Uring_ring.t -> t
 
 val busy : int
-(** What {!recv} and {!send} return (a negative number) when another fiber's
-    operation of the same kind is in flight on the descriptor: the caller then
-    uses the readiness path (as two fibers reading one socket under epoll
-    would). *)
+(** What {!recv} returns (a negative number) when another fiber's receive is in
+    flight on the descriptor: the caller then uses the readiness path (as two
+    fibers reading one socket under epoll would). *)
 
 val recv :
   t -> Unix.file_descr -> token:int -> ready:bool -> bytes -> int -> int -> int
@@ -45,16 +45,33 @@ val recv :
 
 val send :
   t -> Unix.file_descr -> token:int -> more:bool -> bytes -> int -> int -> int
-(** [send t fd ~token ~more buf off len] sends some of [buf]'s [len > 0] bytes
-    from [off] with one send on the ring ([MSG_MORE] too if [more]), and returns
-    how many went (at least 1), or {!busy}. Blocks the calling fiber until the
-    send completes.
+(** [send t fd ~token ~more buf off len] takes up to [len > 0] bytes of [buf]
+    from [off] for socket [fd] and returns how many (at least 1). It does not
+    wait for their send: they are copied into a slot's buffer and sent after the
+    bytes taken before them, in order, with [MSG_MORE] if [more]. Blocks the
+    calling fiber only while the socket already has two slots' worth of bytes
+    (up to 512 KiB) queued: back-pressure, so a peer that does not read makes no
+    more memory wait here. The bytes taken stay queued if the fiber is then
+    cancelled, and if [fd] is closed (the socket is held open by a duplicate
+    descriptor until they have gone).
 
-    Raises [Unix.Unix_error] with the send's error ([EPIPE] for a vanished peer:
-    no signal), or [EBADF] if [fd] is closed meanwhile.
+    A send that fails is reported by the socket's next {!send} or {!flush}, and
+    by every one after: they raise [Unix.Unix_error] with its error ([EPIPE] or
+    [ECONNRESET] for a vanished peer: no signal); the bytes queued behind it are
+    dropped. Raises [EBADF] if [fd] is closed while the fiber waits for room.
     @raise Braid.Cancelled
-      if the fiber is cancelled while it waits (the send is then cancelled; some
-      of its bytes may have gone). *)
+      if the fiber is cancelled while it waits for room (none of the bytes of
+      this call are then taken). *)
+
+val flush : t -> token:int -> op:string -> unit
+(** [flush t ~token ~op] blocks the calling fiber until the bytes queued by
+    {!send} for [token]'s socket have gone, then raises a failed send's error as
+    {!send} does (as [Unix.Unix_error (_, op, _)]). For a system call that
+    writes to the socket behind the ring's back ([sendfile], [shutdown]).
+    @raise Braid.Cancelled if the fiber is cancelled while it waits. *)
+
+val queued : t -> token:int -> int
+(** Bytes taken by {!send} for [token]'s socket and not yet sent. *)
 
 val complete : t -> int -> int -> unit
 (** [complete t user_data result] hands over an operation's completion:
@@ -65,10 +82,17 @@ val is_operation : int -> bool
 (** Whether a completion's user data names an operation of this module. *)
 
 val forget : t -> Unix.file_descr -> token:int -> bool
-(** [forget t fd ~token] is called as [fd] is being closed: its operations in
-    flight are cancelled, their fibers woken to fail with [EBADF], and the bytes
-    kept for it dropped. True if a cancellation was queued: the caller must
-    submit it before closing [fd] (a pending receive holds the socket open). *)
+(** [forget t fd ~token] is called as [fd] is being closed: its receive in
+    flight is cancelled, its fiber woken to fail with [EBADF], and the bytes
+    kept for it dropped; its queued sends go on, on a duplicate of [fd] closed
+    once they have gone (see {!send}). True if something was queued: the caller
+    must submit it before closing [fd] (a pending receive holds the socket open;
+    a send not yet submitted names [fd]). *)
+
+val close_lingering : t -> unit
+(** [close_lingering t] closes the duplicates of closed sockets whose bytes are
+    still queued; called once the ring itself is closed (which cancelled their
+    sends). *)
 
 val interrupt_reader : t -> token:int -> exn -> unit
 (** [interrupt_reader t ~token e] makes the fiber waiting in {!recv} on
@@ -76,4 +100,4 @@ val interrupt_reader : t -> token:int -> exn -> unit
     fiber had been (no data lost). *)
 
 val waiting : t -> int
-(** Fibers suspended in {!recv} or {!send}. *)
+(** Fibers suspended in {!recv}, {!send} or {!flush}. *)

@@ -70,6 +70,7 @@ let ops t = t.ops
 
 let close t =
   Uring_ring.close t.ring;
+  Option.iter Uring_ops.close_lingering t.ops;
   Option.iter Epoll.close t.scratch_epoll;
   t.scratch_epoll <- None
 

@@ -12,8 +12,10 @@ external wait : t -> int array -> int -> int = "braid_io_uring_wait"
 external recv : t -> Unix.file_descr -> int -> int -> int -> unit
   = "braid_io_uring_recv"
 
-external send :
-  t -> Unix.file_descr -> int -> bytes -> int -> int -> bool -> int -> unit
+external append : t -> int -> int -> bytes -> int -> int -> unit
+  = "braid_io_uring_append_bytecode" "braid_io_uring_append"
+
+external send : t -> Unix.file_descr -> int -> int -> int -> bool -> int -> unit
   = "braid_io_uring_send_bytecode" "braid_io_uring_send"
 
 external copy_out : t -> int -> int -> bytes -> int -> int -> unit

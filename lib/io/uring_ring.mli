@@ -43,11 +43,15 @@ val recv : t -> Unix.file_descr -> int -> int -> int -> unit
 (** [recv t fd slot len user_data] queues a receive of up to [len] bytes into
     [slot]'s buffer. *)
 
-val send :
-  t -> Unix.file_descr -> int -> bytes -> int -> int -> bool -> int -> unit
-(** [send t fd slot buf off len more user_data] copies [buf]'s [len] bytes from
-    [off] (checked by the caller) into [slot]'s buffer and queues their send
-    ([MSG_NOSIGNAL], and [MSG_MORE] if [more]). *)
+val append : t -> int -> int -> bytes -> int -> int -> unit
+(** [append t slot pos buf off len] copies [buf]'s [len] bytes from [off]
+    (checked by the caller) into [slot]'s buffer at [pos], keeping its first
+    [pos] bytes (a [pos] of 0 discards them). The slot must not be in flight. *)
+
+val send : t -> Unix.file_descr -> int -> int -> int -> bool -> int -> unit
+(** [send t fd slot from len more user_data] queues the send of [len] bytes of
+    [slot]'s buffer from [from] ([MSG_NOSIGNAL], and [MSG_MORE] if [more]); the
+    bytes were put there by {!append}. *)
 
 val copy_out : t -> int -> int -> bytes -> int -> int -> unit
 (** [copy_out t slot from buf off len] copies [len] bytes of [slot]'s buffer

@@ -295,16 +295,51 @@ value braid_io_uring_recv(value v, value fd, value slot, value len,
   return Val_unit;
 }
 
-/* The bytes are copied now: the caller's [bytes] may move or be reused
-   before the kernel sends them. MSG_NOSIGNAL as Syscall.send. */
-value braid_io_uring_send(value v, value fd, value slot, value buf, value off,
+/* [len] bytes of [buf] from [off] (checked by the caller) copied to slot
+   [slot]'s buffer at [pos], which keeps its first [pos] bytes: the bytes a
+   socket's next send will carry (uring_ops.ml), gathered while the send
+   before it is in flight. The caller's [bytes] may move or be reused as
+   soon as this returns. */
+value braid_io_uring_append(value v, value slot, value pos, value buf,
+                            value off, value len) {
+  struct ring *r = open_ring(v, "io_uring send");
+  size_t at = Long_val(pos), n = Long_val(len);
+  if (at == 0) {
+    char *data = op_buffer(r, Long_val(slot), n);
+    memcpy(data, Bytes_val(buf) + Long_val(off), n);
+    return Val_unit;
+  }
+  op_buffer(r, Long_val(slot), 0);
+  struct op_buffer *b = &r->buffers[Long_val(slot)];
+  if (b->capacity < at + n) {
+    size_t capacity = b->capacity < 4096 ? 4096 : b->capacity;
+    while (capacity < at + n) capacity *= 2;
+    char *data = realloc(b->data, capacity);
+    if (data == NULL) caml_raise_out_of_memory();
+    b->data = data;
+    b->capacity = capacity;
+  }
+  memcpy(b->data + at, Bytes_val(buf) + Long_val(off), n);
+  return Val_unit;
+}
+
+value braid_io_uring_append_bytecode(value *argv, int argn) {
+  (void)argn;
+  return braid_io_uring_append(argv[0], argv[1], argv[2], argv[3], argv[4],
+                               argv[5]);
+}
+
+/* Queues the send of [len] bytes of slot [slot]'s buffer from [from]
+   (filled by braid_io_uring_append). MSG_NOSIGNAL as Syscall.send. */
+value braid_io_uring_send(value v, value fd, value slot, value from,
                           value len, value more, value user_data) {
   struct ring *r = open_ring(v, "io_uring send");
-  size_t n = Long_val(len);
-  char *data = op_buffer(r, Long_val(slot), n);
-  memcpy(data, Bytes_val(buf) + Long_val(off), n);
+  size_t s = Long_val(slot);
+  if (s >= r->nbuffers || r->buffers[s].data == NULL)
+    caml_invalid_argument("io_uring send: empty slot");
+  char *data = r->buffers[s].data + Long_val(from);
   struct io_uring_sqe *sqe = take_sqe(&r->ring, "io_uring send");
-  io_uring_prep_send(sqe, Int_val(fd), data, n,
+  io_uring_prep_send(sqe, Int_val(fd), data, Long_val(len),
                      MSG_NOSIGNAL | (Bool_val(more) ? MSG_MORE : 0));
   io_uring_sqe_set_data64(sqe, (__u64)Long_val(user_data));
   return Val_unit;
@@ -313,7 +348,7 @@ value braid_io_uring_send(value v, value fd, value slot, value buf, value off,
 value braid_io_uring_send_bytecode(value *argv, int argn) {
   (void)argn;
   return braid_io_uring_send(argv[0], argv[1], argv[2], argv[3], argv[4],
-                             argv[5], argv[6], argv[7]);
+                             argv[5], argv[6]);
 }
 
 /* [len] bytes of slot [slot]'s buffer from [from] into [buf] at [off]; the

@@ -197,6 +197,114 @@ let reads_past_the_end () =
   Alcotest.(check int) "again" 0 (Net.read_into b buf 0 8);
   Alcotest.(check int) "and again" 0 (Net.read_into b buf 0 8)
 
+(* Many writes, most while the previous ones are still queued (on io_uring
+   a write does not wait for its send), of every size up to more than one
+   send takes, through [write_all], [write_string] and [write_more], by a
+   writer that closes the socket right after its last one: the reader gets
+   every byte, in order, then the end. *)
+let queued_sends_in_order () =
+  run @@ fun () ->
+  within "queued sends in order" @@ fun () ->
+  Switch.run @@ fun sw ->
+  let a, b = pair ~sw in
+  let expected = Buffer.create (8 * 1024 * 1024) in
+  let record i =
+    let size = if i mod 997 = 0 then 300_000 + i else 1 + (i * 7919 mod 1500) in
+    String.init size (fun j -> Char.chr ((i + (j * 31)) land 0xff))
+  in
+  let records = Array.init 5000 record in
+  Array.iter (Buffer.add_string expected) records;
+  let writer =
+    Fiber.fork (fun () ->
+        Array.iteri
+          (fun i r ->
+            (match i mod 3 with
+            | 0 -> Net.write_string a r
+            | 1 ->
+                Net.write_all a (Bytes.unsafe_of_string r) 0 (String.length r)
+            | _ ->
+                Net.write_more a (Bytes.unsafe_of_string r) 0 (String.length r));
+            if i mod 500 = 0 then Fiber.yield ())
+          records;
+        Net.close a)
+  in
+  let got = Buffer.create (Buffer.length expected) in
+  let buf = Bytes.create 4096 in
+  let rec drain () =
+    match Net.read_into b buf 0 (Bytes.length buf) with
+    | 0 -> ()
+    | n ->
+        Buffer.add_subbytes got buf 0 n;
+        drain ()
+  in
+  drain ();
+  Fiber.join writer;
+  Alcotest.(check int) "length" (Buffer.length expected) (Buffer.length got);
+  Alcotest.(check bool)
+    "the same bytes, in order" true
+    (String.equal (Buffer.contents got) (Buffer.contents expected))
+
+(* The peer resets the connection. On io_uring the first write after it may
+   only queue its bytes; its send fails, and the loop's next turn sees it:
+   the next write raises, and so does every one after. On epoll the first
+   or the second write raises. *)
+let error_after_reset () =
+  run @@ fun () ->
+  within "error after reset" @@ fun () ->
+  Switch.run @@ fun sw ->
+  let a, b = pair ~sw in
+  Unix.setsockopt_optint (Fd.to_unix b) Unix.SO_LINGER (Some 0);
+  Net.close b;
+  (* The reset has reached [a] once a read sees it. *)
+  (match Net.read_into a (Bytes.create 1) 0 1 with
+  | _ -> ()
+  | exception Io_error { error = Unix.ECONNRESET; _ } -> ());
+  let write () =
+    match Net.write_string a "after the reset" with
+    | () -> `Taken
+    | exception
+        Io_error { op = "write"; error = Unix.EPIPE | Unix.ECONNRESET; _ } ->
+        `Failed
+  in
+  let first = write () in
+  Fiber.yield ();
+  let second = write () in
+  if first = `Taken then
+    Alcotest.(check bool) "the next write fails" true (second = `Failed);
+  Fiber.yield ();
+  Alcotest.(check bool) "and the one after" true (write () = `Failed)
+
+(* A peer that does not read: the writer must end up waiting with a bounded
+   number of bytes taken (on io_uring, a write that never waited would let
+   the queue grow to everything written), and everything arrives once the
+   peer reads. *)
+let bounded_queue () =
+  run @@ fun () ->
+  within "bounded queue" @@ fun () ->
+  Switch.run @@ fun sw ->
+  let a, b = pair ~sw in
+  Unix.setsockopt_int (Fd.to_unix a) Unix.SO_SNDBUF 65536;
+  Unix.setsockopt_int (Fd.to_unix b) Unix.SO_RCVBUF 65536;
+  let size = 32 * 1024 * 1024 and chunk = 65536 in
+  let data = Bytes.init size (fun i -> Char.chr (i * 13 land 0xff)) in
+  let taken = ref 0 in
+  let writer =
+    Fiber.fork (fun () ->
+        while !taken < size do
+          Net.write_all a data !taken chunk;
+          taken := !taken + chunk
+        done)
+  in
+  until_waiting 1;
+  let bound = 4 * 1024 * 1024 in
+  if !taken > bound then
+    Alcotest.failf "%d bytes taken by a peer that does not read (bound %d)"
+      !taken bound;
+  let got = Bytes.create size in
+  read_exactly b got size;
+  Fiber.join writer;
+  Alcotest.(check bool) "the same bytes" true (Bytes.equal got data)
+
 let () =
   Alcotest.run "completion"
     [
@@ -211,5 +319,13 @@ let () =
           Alcotest.test_case "interrupted" `Quick interrupted_read;
           Alcotest.test_case "past the end" `Quick reads_past_the_end;
         ] );
-      ("writes", [ Alcotest.test_case "large transfer" `Quick large_transfer ]);
+      ( "writes",
+        [
+          Alcotest.test_case "large transfer" `Quick large_transfer;
+          Alcotest.test_case "queued sends in order, then close" `Quick
+            queued_sends_in_order;
+          Alcotest.test_case "an error after a reset, on the next write" `Quick
+            error_after_reset;
+          Alcotest.test_case "a bound on queued bytes" `Quick bounded_queue;
+        ] );
     ]
