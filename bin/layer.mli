@@ -118,7 +118,9 @@ val access_log : string option -> change
 val error_log : string option -> change
 (** [None]: standard error. *)
 
-(** {1 HTTP/2} ({!Braid_server.Config.http2}) *)
+(** {1 HTTP/2}
+
+    The fields of {!Braid_server.Config.http2}. *)
 
 val http2_enabled : bool -> change
 (** Whether HTTP/2 is served (ALPN [h2] over TLS, h2c by prior knowledge). *)
