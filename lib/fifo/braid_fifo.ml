@@ -57,8 +57,12 @@ let rec schedule t =
     (Private.Task_queue.pop t.runnable) ();
     schedule t)
   else if Private.Scheduler.live t.fibers > 0 then (
-    if not (Private.Spin.until ~pauses:spin_pauses has_incoming t) then
-      Wake.sleep t ();
+    if not (Private.Spin.until ~pauses:spin_pauses has_incoming t) then (
+      (* What this domain recorded goes to the trace before it sleeps, as
+         the IO loop's and the pool's do: a consumer would otherwise see it
+         only when the buffer fills or the domain ends. *)
+      Braid_trace.Probe.flush ();
+      Wake.sleep t ());
     schedule t)
 
 let run main =

@@ -179,6 +179,42 @@ let batching () =
   if unflushed + ring_events > 10 then
     Alcotest.failf "%d ring events for 50 records" (unflushed + ring_events)
 
+(* A FIFO scheduler's domain with nothing to run sleeps; what it recorded
+   reaches the ring before it does (not only when its buffer fills or the
+   domain ends), as the IO loop's and the pool's records do. *)
+let fifo_flushes_before_sleeping () =
+  ignore (Braid_trace.Recorder.poll recorder : int);
+  let before = List.length (Braid_trace.Recorder.events recorder) in
+  let marker = 424242 in
+  let go = Braid_sync.Promise.create () in
+  let domain =
+    Domain.spawn (fun () ->
+        Braid_fifo.run (fun () ->
+            Probe.fiber_running marker;
+            Braid_sync.Promise.await go))
+  in
+  let seen () =
+    ignore (Braid_trace.Recorder.poll recorder : int);
+    Braid_trace.Recorder.events recorder
+    |> List.filteri (fun i _ -> i >= before)
+    |> List.exists (fun (e : Event.t) -> e.what = Fiber_running marker)
+  in
+  (* Polling the ring until the record shows, 10 s at most: the domain is
+     asleep on the promise the whole time, until it is filled below. *)
+  let deadline = Unix.gettimeofday () +. 10. in
+  let rec wait () =
+    if seen () then true
+    else if Unix.gettimeofday () > deadline then false
+    else (
+      Unix.sleepf 0.01;
+      wait ())
+  in
+  let shown = wait () in
+  Braid_sync.Promise.fill go ();
+  Domain.join domain;
+  if not shown then
+    Alcotest.fail "the sleeping FIFO domain's record was not in the ring"
+
 (* More records than a buffer holds: it is flushed when full, and nothing
    is lost or reordered across the flushes. *)
 let many () =
@@ -294,5 +330,7 @@ let () =
           Alcotest.test_case "a buffer per domain" `Quick two_domains;
           Alcotest.test_case "a domain's index reused" `Quick reused_index;
           Alcotest.test_case "a domain's first notes" `Quick first_notes;
+          Alcotest.test_case "a FIFO domain flushes before it sleeps" `Quick
+            fifo_flushes_before_sleeping;
         ] );
     ]
