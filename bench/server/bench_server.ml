@@ -170,6 +170,15 @@ let run_http ~quick =
           !names
       in
       let median_of f name = median (List.map f (Hashtbl.find results name)) in
+      (* How far apart the rounds were: (largest - smallest) / median, in
+         percent. A ratio between two servers that is inside both their
+         spreads says nothing. *)
+      let spread_of f name =
+        let values = List.map f (Hashtbl.find results name) in
+        let largest = List.fold_left Float.max neg_infinity values
+        and smallest = List.fold_left Float.min infinity values in
+        100. *. (largest -. smallest) /. median values
+      in
       let rps = median_of (fun r -> r.wrk.requests_per_second)
       and cpu = median_of (fun r -> r.cpu_us)
       and words = median_of (fun r -> r.words) in
@@ -185,6 +194,12 @@ let run_http ~quick =
                 (median_of (fun r -> r.wrk.p99_ms) name)
                 "ms";
               row name "server CPU per request" (cpu name) "us";
+              row name "req/s round spread"
+                (spread_of (fun r -> r.wrk.requests_per_second) name)
+                "% of median";
+              row name "CPU per request round spread"
+                (spread_of (fun r -> r.cpu_us) name)
+                "% of median";
             ]
             @
             if counts_words then
