@@ -1,7 +1,6 @@
 module Frame = Braid_http2.Frame
 module Hpack = Braid_http2.Hpack
-
-type t = Unix.file_descr list
+module Idle_clients = Bench_scale.Idle_clients
 
 let frames fs =
   let b = Buffer.create 128 in
@@ -24,10 +23,6 @@ let opening path =
   Frame.write_field_block b ~max_frame_size:16_384 ~stream:1 ~end_stream:true
     (Buffer.contents block);
   Buffer.contents b
-
-let rec write_all fd s off =
-  if off < String.length s then
-    write_all fd s (off + Unix.write_substring fd s off (String.length s - off))
 
 let status_of fragment =
   match
@@ -52,7 +47,7 @@ let read_response fd =
         let ended =
           match f with
           | Settings _ ->
-              write_all fd (frames [ Settings_ack ]) 0;
+              Idle_clients.write_all fd (frames [ Settings_ack ]) 0;
               false
           | Headers { stream = 1; fragment; end_stream; _ } ->
               let status = status_of fragment in
@@ -77,68 +72,11 @@ let read_response fd =
   in
   next ()
 
-let close fds =
-  List.iter (fun fd -> try Unix.close fd with Unix.Unix_error _ -> ()) fds
-
-let batch = 200
-let timeout = 10.
+type t = Idle_clients.t
 
 let open_idle ~port ~path ~count =
-  let opening = opening path in
-  let address = Unix.ADDR_INET (Unix.inet_addr_loopback, port) in
-  let opened = ref [] in
-  let step what i f =
-    try f ()
-    with (Failure _ | Unix.Unix_error _) as e ->
-      close !opened;
-      failwith
-        (Printf.sprintf "h2 connection %d of %d to port %d failed (%s): %s"
-           (i + 1) count port what
-           (match e with
-           | Unix.Unix_error (err, op, _) -> op ^ ": " ^ Unix.error_message err
-           | Failure msg -> msg
-           | e -> Printexc.to_string e))
-  in
-  let rec go first =
-    if first < count then (
-      let n = min batch (count - first) in
-      let fds =
-        List.init n (fun j ->
-            step "connect" (first + j) (fun () ->
-                let fd = Unix.socket PF_INET SOCK_STREAM 0 in
-                opened := fd :: !opened;
-                Unix.setsockopt_float fd SO_RCVTIMEO timeout;
-                Unix.setsockopt_float fd SO_SNDTIMEO timeout;
-                Unix.connect fd address;
-                fd))
-      in
-      List.iteri
-        (fun j fd ->
-          step "request" (first + j) (fun () -> write_all fd opening 0))
-        fds;
-      List.iteri
-        (fun j fd -> step "response" (first + j) (fun () -> read_response fd))
-        fds;
-      go (first + n))
-  in
-  go 0;
-  !opened
+  Idle_clients.open_with ~kind:"h2 connection" ~opening:(opening path)
+    ~read_response ~port ~count
 
-(* A peek that would block: open and quiet. End of stream or an error: the
-   server closed it. A frame (a PING, a GOAWAY) is read as open here; a
-   GOAWAY is followed by a close, which a later look sees. *)
-let closed_by_server fds =
-  let byte = Bytes.create 1 in
-  List.fold_left
-    (fun closed fd ->
-      Unix.set_nonblock fd;
-      let is_closed =
-        match Unix.recv fd byte 0 1 [ MSG_PEEK ] with
-        | 0 -> true
-        | _ -> false
-        | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) -> false
-        | exception Unix.Unix_error _ -> true
-      in
-      Unix.clear_nonblock fd;
-      if is_closed then closed + 1 else closed)
-    0 fds
+let closed_by_server = Idle_clients.closed_by_server
+let close = Idle_clients.close

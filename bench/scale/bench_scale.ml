@@ -542,3 +542,5 @@ let experiment =
        vs nginx vs h2o (server on core 0, wrk on core 1)";
     run;
   }
+
+module Idle_clients = Idle_clients

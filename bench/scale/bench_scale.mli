@@ -26,3 +26,6 @@
     connections. *)
 
 val experiment : Bench_harness.experiment
+
+module Idle_clients = Idle_clients
+(** The idle connections, for other benchmarks' protocols ([h2]). *)

@@ -56,8 +56,8 @@ let close fds =
 let batch = 200
 let timeout = 10.
 
-let open_idle ~port ~path ~count =
-  let request = request path in
+let open_with ~kind ~opening ~read_response ~port ~count =
+  let request = opening in
   let address = Unix.ADDR_INET (Unix.inet_addr_loopback, port) in
   let opened = ref [] in
   let step what i f =
@@ -65,7 +65,7 @@ let open_idle ~port ~path ~count =
     with (Failure _ | Unix.Unix_error _) as e ->
       close !opened;
       failwith
-        (Printf.sprintf "connection %d of %d to port %d failed (%s): %s" (i + 1)
+        (Printf.sprintf "%s %d of %d to port %d failed (%s): %s" kind (i + 1)
            count port what
            (match e with
            | Unix.Unix_error (err, op, _) -> op ^ ": " ^ Unix.error_message err
@@ -100,6 +100,10 @@ let open_idle ~port ~path ~count =
   go 0;
   !opened
 
+let open_idle ~port ~path ~count =
+  open_with ~kind:"connection" ~opening:(request path) ~read_response ~port
+    ~count
+
 (* A peek that would block means the connection is open and quiet; 0 bytes
    (end of stream) or an error means the server closed it. *)
 let closed_by_server fds =
@@ -110,7 +114,9 @@ let closed_by_server fds =
       let is_closed =
         match Unix.recv fd byte 0 1 [ MSG_PEEK ] with
         | 0 -> true
-        | _ -> false (* it sent something unasked: open, if odd *)
+        | _ -> false
+        (* it sent something unasked (an HTTP/2 PING or GOAWAY, say): open,
+           if odd; a GOAWAY is followed by a close, which a later look sees *)
         | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) -> false
         | exception Unix.Unix_error _ -> true
       in

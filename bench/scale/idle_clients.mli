@@ -15,6 +15,21 @@ val open_idle : port:int -> path:string -> count:int -> t
       within 10 s, a status other than 200, no [Content-Length]), after closing
       those already opened: a run with errors is a failed run. *)
 
+val open_with :
+  kind:string ->
+  opening:string ->
+  read_response:(Unix.file_descr -> unit) ->
+  port:int ->
+  count:int ->
+  t
+(** [open_with ~kind ~opening ~read_response ~port ~count] is {!open_idle} for
+    any protocol: each connection sends [opening], then [read_response] reads
+    what answers it (raising [Failure] or [Unix.Unix_error] to fail the run);
+    errors name the connection as [kind]. *)
+
+val write_all : Unix.file_descr -> string -> int -> unit
+(** [write_all fd s off] writes [s] from [off] to its end (blocking). *)
+
 val closed_by_server : t -> int
 (** How many of the connections the server has closed (or reset) since: idle
     connections it dropped would make the memory they hold look smaller. *)
