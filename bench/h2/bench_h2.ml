@@ -19,14 +19,6 @@ let stream_counts = [ 1; 10; 100 ]
 
 type setup = { root : string; cert : string; key : string }
 
-let run_quietly argv =
-  let command = String.concat " " (List.map Filename.quote argv) ^ " 2>&1" in
-  let ic = Unix.open_process_in command in
-  let out = In_channel.input_all ic in
-  match Unix.close_process_in ic with
-  | WEXITED 0 -> ()
-  | _ -> failwith (Printf.sprintf "h2: %s failed:\n%s" (List.hd argv) out)
-
 (* The files where the peers' unprivileged workers can read them, and a
    self-signed P-256 certificate, made for the run. *)
 let make_setup dir =
@@ -43,27 +35,7 @@ let make_setup dir =
     files;
   let cert = Filename.concat tls "cert.pem"
   and key = Filename.concat tls "key.pem" in
-  run_quietly
-    [
-      "openssl";
-      "req";
-      "-x509";
-      "-newkey";
-      "ec";
-      "-pkeyopt";
-      "ec_paramgen_curve:prime256v1";
-      "-nodes";
-      "-keyout";
-      key;
-      "-out";
-      cert;
-      "-days";
-      "2";
-      "-subj";
-      "/CN=127.0.0.1";
-      "-addext";
-      "subjectAltName=IP:127.0.0.1";
-    ];
+  Procs.self_signed_p256 ~cert ~key;
   { root; cert; key }
 
 (* {1 The servers} *)

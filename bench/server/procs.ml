@@ -339,3 +339,36 @@ let get ~port path =
         String.sub r b (String.length r - b)
       in
       (status, body))
+
+let run_quietly argv =
+  let command = String.concat " " (List.map Filename.quote argv) ^ " 2>&1" in
+  let ic = Unix.open_process_in command in
+  let out = In_channel.input_all ic in
+  match Unix.close_process_in ic with
+  | WEXITED 0 -> out
+  | _ -> failwith (Printf.sprintf "%s failed:\n%s" (List.hd argv) out)
+
+let self_signed_p256 ~cert ~key =
+  ignore
+    (run_quietly
+       [
+         "openssl";
+         "req";
+         "-x509";
+         "-newkey";
+         "ec";
+         "-pkeyopt";
+         "ec_paramgen_curve:prime256v1";
+         "-nodes";
+         "-keyout";
+         key;
+         "-out";
+         cert;
+         "-days";
+         "2";
+         "-subj";
+         "/CN=127.0.0.1";
+         "-addext";
+         "subjectAltName=IP:127.0.0.1";
+       ]
+      : string)

@@ -73,3 +73,13 @@ val load_average : unit -> float
 val get : port:int -> string -> int * string
 (** [get ~port path] is the status and body of [GET path] on a fresh connection
     (HTTP/1.0, read to the end): a sanity check. *)
+
+val run_quietly : string list -> string
+(** [run_quietly argv] runs [argv] to its end, its standard error with its
+    output, and returns that output.
+    @raise Failure naming the program and giving its output if it fails. *)
+
+val self_signed_p256 : cert:string -> key:string -> unit
+(** [self_signed_p256 ~cert ~key] writes a self-signed ECDSA P-256 certificate
+    for 127.0.0.1 (valid two days) and its key, with [openssl req]: what the TLS
+    and HTTP/2 benchmarks serve. *)

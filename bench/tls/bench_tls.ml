@@ -22,13 +22,7 @@ let keep_alive_connections = 100
 
 type files = { root : string; cert : string; key : string }
 
-let run_quietly argv =
-  let cmd = String.concat " " (List.map Filename.quote argv) ^ " 2>&1" in
-  let ic = Unix.open_process_in cmd in
-  let out = In_channel.input_all ic in
-  match Unix.close_process_in ic with
-  | WEXITED 0 -> out
-  | _ -> failwith (Printf.sprintf "tls: %s failed:\n%s" (List.hd argv) out)
+let run_quietly = Procs.run_quietly
 
 (* A self-signed ECDSA P-256 certificate for 127.0.0.1, made afresh for
    the run; the document root beside it, where nginx's unprivileged worker
@@ -40,28 +34,7 @@ let make_files dir =
   Sys.mkdir tls 0o700;
   let cert = Filename.concat tls "cert.pem"
   and key = Filename.concat tls "key.pem" in
-  ignore
-    (run_quietly
-       [
-         "openssl";
-         "req";
-         "-x509";
-         "-newkey";
-         "ec";
-         "-pkeyopt";
-         "ec_paramgen_curve:prime256v1";
-         "-nodes";
-         "-keyout";
-         key;
-         "-out";
-         cert;
-         "-days";
-         "2";
-         "-subj";
-         "/CN=127.0.0.1";
-         "-addext";
-         "subjectAltName=IP:127.0.0.1";
-       ]);
+  Procs.self_signed_p256 ~cert ~key;
   let path = Filename.concat root file in
   Out_channel.with_open_bin path (fun oc -> output_string oc content);
   Unix.chmod path 0o644;
