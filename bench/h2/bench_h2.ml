@@ -1,5 +1,6 @@
 open Bench_harness
 module Procs = Bench_server.Procs
+module Idle_clients = Bench_scale.Idle_clients
 module Peers = Bench_server.Peers
 
 let name = "h2"
@@ -145,28 +146,13 @@ let measure s ~url ~connections ~streams ~requests =
    once is in the baseline), a wait past Braid's sweeper's ticks, then the
    idle connections and another wait. *)
 let idle_memory s ~count =
-  let path = "/1k.txt" in
-  match
-    (* Fewer than the idle ones: memory the warm-up's connections left
-       for reuse would otherwise hold all of theirs. *)
-    Idle_h2.close (Idle_h2.open_idle ~port:s.port ~path ~count:(count / 5));
-    Unix.sleepf 2.5;
-    let before = Procs.rss_bytes s.proc in
-    let clients = Idle_h2.open_idle ~port:s.port ~path ~count in
-    Fun.protect
-      ~finally:(fun () -> Idle_h2.close clients)
-      (fun () ->
-        Unix.sleepf 2.5;
-        let after = Procs.rss_bytes s.proc in
-        match Idle_h2.closed_by_server clients with
-        | 0 -> Ok ((after -. before) /. float count)
-        | n ->
-            Error
-              (Printf.sprintf "%s closed %d of the %d idle connections" s.label
-                 n count))
-  with
-  | result -> result
-  | exception Failure msg -> Error msg
+  (* Fewer warm-up connections than idle ones: memory they left for reuse
+     would otherwise hold all of the idle ones'. *)
+  Idle_clients.rss_per_connection ~label:s.label
+    ~rss:(fun () -> Procs.rss_bytes s.proc)
+    ~open_idle:(fun ~count ->
+      Idle_h2.open_idle ~port:s.port ~path:"/1k.txt" ~count)
+    ~warm_up:(count / 5) ~count
 
 (* {1 The experiment} *)
 

@@ -5,7 +5,7 @@
     HTTP/1.1 idle clients; this process's descriptor limit must allow [count]
     more. *)
 
-type t
+type t = Bench_scale.Idle_clients.t
 
 val open_idle : port:int -> path:string -> count:int -> t
 (** [open_idle ~port ~path ~count] opens [count] h2c connections to

@@ -215,28 +215,10 @@ let throughput s ~connections ~seconds =
 let warm_up_connections = 2_000
 
 let idle_memory s ~connections =
-  match
-    Idle_clients.close
-      (Idle_clients.open_idle ~port:s.port ~path ~count:warm_up_connections);
-    Unix.sleepf 2.5;
-    let before = Procs.rss_bytes s.proc in
-    let clients =
-      Idle_clients.open_idle ~port:s.port ~path ~count:connections
-    in
-    Fun.protect
-      ~finally:(fun () -> Idle_clients.close clients)
-      (fun () ->
-        Unix.sleepf 2.5;
-        let after = Procs.rss_bytes s.proc in
-        match Idle_clients.closed_by_server clients with
-        | 0 -> Ok ((after -. before) /. float connections)
-        | n ->
-            Error
-              (Printf.sprintf "%s closed %d of the %d idle connections" s.label
-                 n connections))
-  with
-  | result -> result
-  | exception Failure msg -> Error msg
+  Idle_clients.rss_per_connection ~label:s.label
+    ~rss:(fun () -> Procs.rss_bytes s.proc)
+    ~open_idle:(fun ~count -> Idle_clients.open_idle ~port:s.port ~path ~count)
+    ~warm_up:warm_up_connections ~count:connections
 
 (* {1 The experiment} *)
 

@@ -123,3 +123,24 @@ let closed_by_server fds =
       Unix.clear_nonblock fd;
       if is_closed then closed + 1 else closed)
     0 fds
+
+let rss_per_connection ~label ~rss ~open_idle ~warm_up ~count =
+  match
+    close (open_idle ~count:warm_up);
+    Unix.sleepf 2.5;
+    let before = rss () in
+    let clients = open_idle ~count in
+    Fun.protect
+      ~finally:(fun () -> close clients)
+      (fun () ->
+        Unix.sleepf 2.5;
+        let after = rss () in
+        match closed_by_server clients with
+        | 0 -> Ok ((after -. before) /. float count)
+        | n ->
+            Error
+              (Printf.sprintf "%s closed %d of the %d idle connections" label n
+                 count))
+  with
+  | result -> result
+  | exception Failure msg -> Error msg

@@ -36,3 +36,18 @@ val closed_by_server : t -> int
 
 val close : t -> unit
 (** Closes every connection. *)
+
+val rss_per_connection :
+  label:string ->
+  rss:(unit -> float) ->
+  open_idle:(count:int -> t) ->
+  warm_up:int ->
+  count:int ->
+  (float, string) result
+(** [rss_per_connection ~label ~rss ~open_idle ~warm_up ~count]: [warm_up]
+    connections opened and closed (memory a server keeps for reuse after them
+    would otherwise be counted against the idle ones), then [count] opened with
+    [open_idle] and left idle; the server's [rss ()] after, less before (each
+    read after 2.5 s of quiet), per connection. An error if a connection failed
+    or the server (named [label]) closed any of them. Blocks for about 5 s plus
+    the connections' opening. *)
