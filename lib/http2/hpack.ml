@@ -553,7 +553,7 @@ module Encoder = struct
        code a literal of equal length. *)
     if coded <= length then (
       integer t ~prefix:7 ~flags:0x80 coded;
-      t.pos <- Huffman.encode_into s t.out t.pos)
+      t.pos <- Huffman.encode_into ~length:coded s t.out t.pos)
     else (
       integer t ~prefix:7 ~flags:0 length;
       Bytes.blit_string s 0 t.out t.pos length;

@@ -71,13 +71,18 @@ let set_u32_be b i n =
   let n = Int32.of_int n in
   unsafe_set_int32_ne b i (if Sys.big_endian then n else bswap32 n)
 
-let encode_into s dst off =
+let encode_into ?length s dst off =
   (* A code takes at most 30 bits, so four bytes a byte always fit; only
-     when they do not is the exact length worth computing. *)
+     when they do not is the exact length worth computing, unless the caller
+     has it already (it chose Huffman by it). *)
   if
     off < 0
     || off > Bytes.length dst - (4 * String.length s)
-       && off > Bytes.length dst - encoded_length s
+       &&
+       let length =
+         match length with Some n -> n | None -> encoded_length s
+       in
+       off > Bytes.length dst - length
   then invalid_arg "Huffman.encode_into";
   (* [acc] holds the [n] bits not yet written, right-aligned: fewer than 32
      before a code is added, so at most 61 after, within an OCaml int. Four
@@ -108,7 +113,7 @@ let encode_into s dst off =
 let encode b s =
   let n = encoded_length s in
   let out = Bytes.create n in
-  ignore (encode_into s out 0);
+  ignore (encode_into ~length:n s out 0);
   Buffer.add_bytes b out
 
 (* {1 Decoding}

@@ -32,9 +32,11 @@ val encode : Buffer.t -> string -> unit
 (** [encode b s] appends [s] Huffman-coded, padded to a byte with the most
     significant bits of EOS (ones), as §5.2 requires. *)
 
-val encode_into : string -> bytes -> int -> int
+val encode_into : ?length:int -> string -> bytes -> int -> int
 (** [encode_into s dst off] writes what [encode] appends at [off] in [dst] (the
-    [encoded_length s] bytes there) and returns the position after it.
+    [encoded_length s] bytes there) and returns the position after it. [length],
+    when given, must be [encoded_length s]: a caller that computed it to choose
+    Huffman spares the second pass over [s].
 
     Raises [Invalid_argument] if they do not fit. *)
 
