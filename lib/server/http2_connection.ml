@@ -546,22 +546,21 @@ let file_piece = 16_384
 
 exception File_shrank
 
-(* pread(2) into the bytes themselves (pread_stubs.c): without releasing
-   the runtime lock for what the page cache holds, with it (through a
-   buffer of its own) for what must come from the disk. No seek: a
-   descriptor shared by streams keeps no position of theirs. *)
-external pread_into : Unix.file_descr -> bytes -> int -> int -> int -> int
-  = "braid_pread_into"
-
+(* pread(2) into the bytes themselves (pread_stubs.c), into slots a frame
+   header apart: without releasing the runtime lock for what the page cache
+   holds, with it (through a buffer of its own) for what must come from the
+   disk. No seek: a descriptor shared by streams keeps no position of
+   theirs. *)
 external pread_slots :
   Unix.file_descr -> bytes -> int -> int -> int -> int -> int
   = "braid_pread_slots_bytecode" "braid_pread_slots"
 
-(* [n] bytes of [fd] from [offset] into [dst] at [dst_off]. *)
+(* [n] bytes of [fd] from [offset] into [dst] at [dst_off]: one slot as
+   large as what is left. *)
 let read_exactly fd ~offset dst dst_off n =
   let rec go offset off n =
     if n > 0 then
-      match pread_into fd dst off n offset with
+      match pread_slots fd dst off n n offset with
       | 0 -> raise File_shrank
       | got -> go (offset + got) (off + got) (n - got)
   in

@@ -52,36 +52,18 @@ static value pread_released(int fd, value buf, long ofs, size_t len,
   CAMLreturn(Val_long(done));
 }
 
-/* braid_pread_into fd buf ofs len at: at most [len] bytes of [fd] from its
-   offset [at] into [buf] at [ofs]; the count, 0 at the end of the file.
-   Bounds are the caller's to check. Raises Unix.Unix_error. */
-value braid_pread_into(value fd, value buf, value ofs, value len, value at) {
-  int descriptor = Int_val(fd);
-  long o = Long_val(ofs);
-  size_t n = (size_t)Long_val(len);
-  off_t position = (off_t)Long_val(at);
-#ifdef RWF_NOWAIT
-  struct iovec iov = {.iov_base = Bytes_val(buf) + o, .iov_len = n};
-  ssize_t done;
-  do done = preadv2(descriptor, &iov, 1, position, RWF_NOWAIT);
-  while (done < 0 && errno == EINTR);
-  if (done >= 0) return Val_long(done);
-  if (errno != EAGAIN && errno != EOPNOTSUPP && errno != ENOSYS)
-    caml_unix_error(errno, "pread", Nothing);
-#endif
-  return pread_released(descriptor, buf, o, n, position);
-}
-
 /* The bytes between two slots: an HTTP/2 frame header. */
 #define GAP 9
 /* The most slots one call fills (a batch of DATA frames is smaller). */
 #define MAX_SLOTS 64
 
-/* braid_pread_slots fd buf ofs slot len at: as braid_pread_into, but the
-   [len] bytes go to slots of [slot] bytes (the last one shorter), the
-   first at [ofs] and each next one [GAP] bytes past the end of the one
-   before: the payloads of consecutive DATA frames, read by one system
-   call. At most MAX_SLOTS slots; the count read may be short. */
+/* braid_pread_slots fd buf ofs slot len at: at most [len] bytes of [fd]
+   from its offset [at] into [buf], in slots of [slot] bytes (the last one
+   shorter), the first at [ofs] and each next one [GAP] bytes past the end
+   of the one before: the payloads of consecutive DATA frames, read by one
+   system call (one slot of [len] bytes: a plain pread). At most MAX_SLOTS
+   slots; the count read may be short, 0 at the end of the file. Bounds are
+   the caller's to check. Raises Unix.Unix_error. */
 value braid_pread_slots(value fd, value buf, value ofs, value slot,
                         value len, value at) {
   int descriptor = Int_val(fd);
