@@ -113,16 +113,8 @@ let read_into fd buf off len =
   Loop.spend fd;
   read fd buf off len
 
-let rec write fd buf off len =
-  if len > 0 then
-    let n =
-      match Loop.completions fd with
-      | Some ops -> Handle.ring_send ops fd ~more:false buf off len
-      | None ->
-          Handle.nonblocking fd Writable ~op:"write" ~blocked:Handle.would_block
-            send_or_write buf off len
-    in
-    write fd buf (off + n) (len - n)
+let write fd buf off len =
+  Handle.send_all fd ~more:false ~when_ready:send_or_write buf off len
 
 let write_all fd buf off len =
   check_range "write_all" buf off len;

@@ -67,6 +67,17 @@ let ring_send ops fd ~more buf off len =
   try Uring_ops.send ops (Loop.unix fd) ~token:(Loop.token fd) ~more buf off len
   with Unix.Unix_error (error, _, _) -> fail "write" error
 
+let rec send_all fd ~more ~when_ready buf off len =
+  if len > 0 then
+    let n =
+      match Loop.completions fd with
+      | Some ops -> ring_send ops fd ~more buf off len
+      | None ->
+          nonblocking fd Writable ~op:"write" ~blocked:would_block when_ready
+            buf off len
+    in
+    send_all fd ~more ~when_ready buf (off + n) (len - n)
+
 let flush fd ~op =
   match Loop.completions fd with
   | None -> ()

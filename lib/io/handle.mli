@@ -78,6 +78,21 @@ val would_block : int -> bool
 (** [would_block n] is [n < 0]: what {!Syscall}'s calls return when they would
     block. *)
 
+val send_all :
+  Loop.fd ->
+  more:bool ->
+  when_ready:(Loop.fd -> Unix.file_descr -> bytes -> int -> int -> int) ->
+  bytes ->
+  int ->
+  int ->
+  unit
+(** [send_all fd ~more ~when_ready buf off len] writes [buf]'s [len] bytes from
+    [off] to [fd]: queued on its ring ({!ring_send}, [more] saying more bytes
+    follow) when it has one, else with [when_ready] (a system call that answers
+    {!would_block}'s negative count) each time [fd] is writable. Blocks the
+    calling fiber while [fd] cannot take them. The caller checked the range and
+    ownership. Raises {!Error} [{op = "write"; _}]. *)
+
 val ring_send :
   Uring_ops.t -> Loop.fd -> more:bool -> bytes -> int -> int -> int
 (** [ring_send ops fd ~more buf off len] queues some of [buf]'s [len > 0] bytes

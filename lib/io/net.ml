@@ -17,16 +17,8 @@ let write_all = Fd.write_all
 let write_string = Fd.write_string
 let send_more_when_ready _ unix buf off len = Syscall.send_more unix buf off len
 
-let rec send_more s buf off len =
-  if len > 0 then
-    let n =
-      match Loop.completions s with
-      | Some ops -> Handle.ring_send ops s ~more:true buf off len
-      | None ->
-          Handle.nonblocking s Writable ~op:"write" ~blocked:Handle.would_block
-            send_more_when_ready buf off len
-    in
-    send_more s buf (off + n) (len - n)
+let send_more s buf off len =
+  Handle.send_all s ~more:true ~when_ready:send_more_when_ready buf off len
 
 let write_more s buf off len =
   if off < 0 || len < 0 || off > Bytes.length buf - len then
