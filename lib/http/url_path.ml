@@ -60,9 +60,9 @@ let hex c =
 
 exception Bad
 
-(* [s.[off] .. s.[stop - 1]] decoded. *)
 let has_percent s i stop = index_byte s i stop '%' < stop
 
+(* [s.[off] .. s.[stop - 1]] decoded. *)
 let decode_range s off stop =
   if not (has_percent s off stop) then String.sub s off (stop - off)
   else

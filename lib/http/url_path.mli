@@ -25,6 +25,10 @@ val percent_decode : string -> (string, error) result
 (** [percent_decode s] decodes every [%XX]; ["+"] stays ["+"] (paths are not
     forms). *)
 
+val has_percent : string -> int -> int -> bool
+(** [has_percent s i stop]: a ['%'] is among [s.[i] .. s.[stop - 1]]. Without
+    one, that part of a path decodes to itself. *)
+
 val segments : string -> (string list, error) result
 (** [segments path] is the percent-decoded segments of an absolute [path], in
     order: ["/fib/10"] gives [["fib"; "10"]], ["/"] gives [[]], and an empty

@@ -165,11 +165,6 @@ let allow methods =
        (fun m -> if List.mem m methods then Some (Method.to_string m) else None)
        order)
 
-(* Whether [path] holds a "%" from [i]: without one, its decoded segments
-   are its substrings. *)
-let rec has_percent path i n =
-  i < n && (String.unsafe_get path i = '%' || has_percent path (i + 1) n)
-
 (* Whether [lit] from [i] is [path] from [i + 1]: top-level, as a local
    function would be a closure made per call. *)
 let rec same_from lit path i n =
@@ -197,12 +192,15 @@ let rec segment_end path i n =
   if i >= n || String.unsafe_get path i = '/' then i
   else segment_end path (i + 1) n
 
+(* Only the first segment must be free of "%": it alone is compared with
+   the routes' first literals; Url_path.segments scans the rest. *)
 let no_route_for routes path =
   let n = String.length path in
   n > 0
   && String.unsafe_get path 0 = '/'
-  && (not (has_percent path 1 n))
-  && not (may_match path (segment_end path 1 n) routes)
+  &&
+  let stop = segment_end path 1 n in
+  (not (Url_path.has_percent path 1 stop)) && not (may_match path stop routes)
 
 (* The first route for [meth] that matches, or [Not_found]: a function of
    its own rather than closures made per lookup. *)

@@ -220,6 +220,11 @@ let routing_literal_heads () =
   check "405" (`Not_allowed "POST") (found_name router GET "/a%20b");
   check "405 plain" (`Not_allowed "GET, HEAD")
     (found_name router DELETE "/debug/gc");
+  check "escape past the first segment"
+    (`Found ("docs", [ ("page", "x") ]))
+    (found_name router GET "/docs/%78");
+  check "escape past an unknown first segment" `Not_found
+    (found_name router GET "/other/%78");
   check "root" `Not_found (found_name router GET "/");
   check "not absolute" `Not_found (found_name router GET "debug/gc")
 
