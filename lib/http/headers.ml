@@ -22,11 +22,11 @@ let classes =
       Char.chr
         ((if is_tchar c then 1 else 0) lor if is_field_char c then 2 else 0))
 
-let all_in cls s =
-  let n = String.length s in
-  let i = ref 0 in
+(* The bytes [from, until) of [s] are all of class [cls]. *)
+let in_class cls s from until =
+  let i = ref from in
   while
-    !i < n
+    !i < until
     && Char.code
          (String.unsafe_get classes (Char.code (String.unsafe_get s !i)))
        land cls
@@ -34,23 +34,10 @@ let all_in cls s =
   do
     incr i
   done;
-  !i = n
-
-let is_name s = s <> "" && all_in 1 s
-
-(* The bytes [from, until) of [s] are field-value characters. *)
-let values_in s from until =
-  let i = ref from in
-  while
-    !i < until
-    && Char.code
-         (String.unsafe_get classes (Char.code (String.unsafe_get s !i)))
-       land 2
-       <> 0
-  do
-    incr i
-  done;
   !i = until
+
+let is_name s = s <> "" && in_class 1 s 0 (String.length s)
+let values_in s from until = in_class 2 s from until
 
 (* Values are most of the bytes checked (a proxy checks every field it
    passes on, twice): eight at a time. A word none of whose bytes is below
